@@ -31,6 +31,21 @@ def dumps_record(record: dict[str, Any]) -> str:
         return json.dumps(finite_or_none(record), ensure_ascii=False, separators=(",", ":"))
 
 
+def record_line(record: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
+    """One record as the bytes of its attempts.jsonl line, and the record a reader will get back.
+
+    backslashreplace: a lone surrogate (it can come from a model's JSON reply) can only stand
+    inside a JSON string, where `\\udXXX` is the same character as a JSON escape; the line is
+    valid UTF-8 whatever the model wrote.
+    """
+    try:
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        record = finite_or_none(record)
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    return (text + "\n").encode("utf-8", "backslashreplace"), record
+
+
 def finite_or_none(value: Any) -> Any:
     """Replace non-finite floats (anywhere inside lists and dicts) by None."""
     if isinstance(value, float):
@@ -58,20 +73,18 @@ class AttemptsWriter:
 
     def write(self, record: dict[str, Any]) -> dict[str, Any]:
         """Append one record; returns it as a reader will see it (non-finite floats as None)."""
+        line, record = record_line(record)
+        self.write_line(line)
+        return record
+
+    def write_line(self, line: bytes) -> None:
+        """Append one line made by `record_line` (an xdist worker sends records this way)."""
         if self._fd is None:
             raise RuntimeError("attempts writer is closed")
-        try:
-            text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        except ValueError:
-            record = finite_or_none(record)
-            text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-        # backslashreplace: a lone surrogate (it can come from a model's JSON reply) can only
-        # stand inside a JSON string, where `\udXXX` is the same character as a JSON escape.
-        view = memoryview((text + "\n").encode("utf-8", "backslashreplace"))
+        view = memoryview(line)
         while view:
             view = view[os.write(self._fd, view):]
         self.written += 1
-        return record
 
     def close(self) -> None:
         if self._fd is not None:

@@ -6,6 +6,7 @@ is never lost by accident. Resume checks that the run's identity has not changed
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -95,6 +96,12 @@ class RunOutput:
         written = self.writer.write(record)
         if self.live is not None:
             self.live.add(written)
+
+    def append_line(self, line: bytes) -> None:
+        """Append a record an xdist worker has already made into its line (`record_line`)."""
+        self.writer.write_line(line)
+        if self.live is not None:
+            self.live.add(json.loads(line))
 
     def finish(self, wall_time_s: float) -> dict[str, Any]:
         self.writer.close()

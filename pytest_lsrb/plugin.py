@@ -270,12 +270,21 @@ class LsrbSession:
         record = self.pending.pop(report.nodeid, None) if self.pending else None
         if self.is_worker:
             if record is not None:
-                setattr(report, RECORD_ATTR, record)
+                from pytest_lsrb.artifacts import record_line
+
+                # Sent as the bytes of its attempts.jsonl line: one item for execnet to carry
+                # instead of a dict of dozens, and valid UTF-8 whatever the model wrote (execnet
+                # cannot send a str holding a lone surrogate).
+                setattr(report, RECORD_ATTR, record_line(record)[0])
             return
-        if record is None:
-            record = report.__dict__.pop(RECORD_ATTR, None)  # sent by a worker
-        if record is not None and self.output is not None:
+        if self.output is None:
+            return
+        if record is not None:
             self.output.append(record)
+            return
+        line = report.__dict__.pop(RECORD_ATTR, None)  # sent by a worker
+        if isinstance(line, bytes):
+            self.output.append_line(line)
 
     # -- finish --------------------------------------------------------------------------------
 

@@ -37,6 +37,23 @@ class Judgement:
     outcome: Literal["pass", "fail", "error"]
     message: str = ""
 
+    def __post_init__(self) -> None:
+        # The message quotes what a model or a tool wrote; pytest prints it and xdist sends it.
+        object.__setattr__(self, "message", printable(self.message))
+
+
+# C0 and C1 control characters (ESC and CSI start terminal escapes) and DEL.
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\n\t"}
+
+
+def printable(text: str) -> str:
+    """`text` safe to print and to send between processes: control characters (terminal escapes,
+    NUL) and lone surrogates become visible escapes; newlines, tabs and other text stay."""
+    if text.isprintable():
+        return text
+    text = text.translate(_CONTROL)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
 
 class SummaryAccumulator(Protocol):
     def add(self, record: Mapping[str, Any]) -> None: ...

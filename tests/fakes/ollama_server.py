@@ -83,6 +83,7 @@ class FakeOllama:
     retry_after_ms: str = "20"      # retry-after-ms value for rate_429_ms
     require_key: str | None = None  # when set, requests must carry `Authorization: Bearer <key>`
     serve_models: bool = True       # False: no /v1/models, like some OpenAI-compatible servers
+    reply: str | None = None        # when set, every chat answer is this text (hostile output)
     script: deque[str] = field(default_factory=deque)
     requests: list[Recorded] = field(default_factory=list)
     injected: list[str] = field(default_factory=list)
@@ -302,7 +303,8 @@ class _Handler(BaseHTTPRequestHandler):
         options = body if openai else (body.get("options") or {})
         seed = options.get("seed")
         temperature = float(options.get("temperature", 0.8) or 0.0)
-        text = "" if fault == "empty" else answer_text(body["messages"], seed, temperature)
+        text = "" if fault == "empty" else (
+            fake.reply if fake.reply is not None else answer_text(body["messages"], seed, temperature))
         if fault == "missing_field":
             self._json(200, {"model": model, "done": True})
             return
