@@ -184,6 +184,10 @@ def _trim_body(body: str) -> str:
                 return ""
             lines = lines[: err.lineno - 2]
             continue
+        except (ValueError, RecursionError, MemoryError):
+            # A lone surrogate or NUL (ValueError) or nesting past the parser's limits: no body a
+            # program can be read from, which scores the answer invalid like any unparsable one.
+            return ""
         func = tree.body[0]
         if not isinstance(func, ast.FunctionDef):
             return ""

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+from pathlib import Path
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_lsrb.equations import EquationError
+from pytest_lsrb.srbench.loaders import load_problems
+from pytest_lsrb.srbench.methods.direct import read_equation
+from pytest_lsrb.srbench.problem import Problem
 from pytest_lsrb.srbench.skeleton import INSTRUCTION, Spec, read_skeleton
 
 OSC = Spec(output="a", output_desc="acceleration", inputs=("x", "v"),
@@ -93,3 +102,37 @@ def test_initial_skeleton_is_the_reference_linear_one() -> None:
     skeleton = read_skeleton(OSC.function(OSC.initial_body()), OSC)
     assert skeleton.program.n_params == 3
     assert skeleton.program.to_expression() == "c0*x + c1*v + c2"
+
+
+# What a model may write: code-like pieces (so the parser gets deep, not just refuses the first
+# character) mixed with any character at all, lone surrogates and NUL included.
+_PIECES = ["def equation(x, v, params):\n", "    return ", "params[0] * x", " + ", "np.sin(v)", "(",
+           ")", "\n", "```python\n", "```", "    ", "\t", "import os\n", "__class__", "lambda: 0",
+           "\ud800", "\x00", "x" * 50, "(" * 120, "**", "1e308"]
+model_text = st.lists(st.sampled_from(_PIECES) | st.text(max_size=6), max_size=30).map("".join)
+
+
+@settings(max_examples=300)
+@given(text=model_text)
+def test_any_answer_reads_to_a_skeleton_or_an_equation_error(text: str) -> None:
+    """Reading an answer never raises anything but EquationError (which scores it invalid); any
+    other exception would error the test as if the harness had failed."""
+    with contextlib.suppress(EquationError):
+        read_skeleton(text, OSC)
+
+
+_LINES = ["y = ", "a = ", "params[0] * x + params[1]", "sqrt(", "x**2", "exp(-v)", "```", "\n", ";", ".",
+          "\ud800", "\x00", "(" * 200, "def f(x, v, params):\n    return x\n", "1/0", "__import__('os')"]
+answer_text = st.lists(st.sampled_from(_LINES) | st.text(max_size=6), max_size=25).map("".join)
+
+
+@functools.cache
+def _builtin_problem() -> Problem:
+    return load_problems(Path(__file__).resolve().parents[2] / "suites" / "llm_srbench" / "index.jsonl")[0]
+
+
+@settings(max_examples=300)
+@given(text=answer_text)
+def test_any_direct_answer_reads_to_an_equation_or_an_equation_error(text: str) -> None:
+    with contextlib.suppress(EquationError):
+        read_equation(text, _builtin_problem())
