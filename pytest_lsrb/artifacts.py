@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.errors import LsrbUsageError
-from pytest_lsrb.textfiles import loads_json, shown
+from pytest_lsrb.textfiles import json_message, loads_json, shown
 
 ATTEMPTS_FILE = "attempts.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -141,7 +141,7 @@ def _parse_line(path: Path, lineno: int, raw: bytes) -> dict[str, Any]:
         obj = loads_json(raw)
     except json.JSONDecodeError as exc:
         raise LsrbUsageError(
-            f"{path}:{lineno}: not a valid attempt record ({exc.msg} at column {exc.colno})."
+            f"{path}:{lineno}: not a valid attempt record ({json_message(exc)} at column {exc.colno})."
         ) from None
     if not isinstance(obj, dict) or "item_id" not in obj or "sample_index" not in obj:
         raise LsrbUsageError(

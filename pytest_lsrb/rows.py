@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from pytest_lsrb.errors import LsrbUsageError
-from pytest_lsrb.textfiles import loads_json, shown
+from pytest_lsrb.textfiles import json_message, loads_json, shown
 
 FORBIDDEN_TOKENS: tuple[str, ...] = ("sorry", "admit", "sorryAx")
 
@@ -116,7 +116,9 @@ def _parse_line(path: Path, lineno: int, line: bytes) -> Any:
     try:
         return loads_json(line)
     except json.JSONDecodeError as exc:
-        raise LsrbUsageError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno}).") from None
+        raise LsrbUsageError(
+            f"{path}:{lineno}: not valid JSON ({json_message(exc)} at column {exc.colno})."
+        ) from None
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:

@@ -61,7 +61,12 @@ def decode_utf8(raw: bytes) -> str:
 
 def json_problem(exc: json.JSONDecodeError) -> str:
     """`line L column C: what` for a JSONDecodeError."""
-    return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    return f"{json_message(exc)} at line {exc.lineno} column {exc.colno}"
+
+
+def json_message(exc: json.JSONDecodeError) -> str:
+    """The decoder's message without its own dangling "at" ("Invalid control character at")."""
+    return exc.msg.removesuffix(" at")
 
 
 def read_toml(path: Path) -> dict[str, Any]:
