@@ -21,11 +21,14 @@ Usage: python bench/bench_scale.py [--select 10000 100000 1000000] [--run 10000 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
 
 from _util import REPO, TACTIC_SUITE, Measured, pytest_cmd, run_measured, synthetic_index
+
+BENCH = Path(__file__).resolve().parent
 
 BARE = """
 import pytest
@@ -46,10 +49,10 @@ assert len(run.cases) == min(int(sys.argv[2]), int(sys.argv[5])), len(run.cases)
 """
 
 
-def best(repeat: int, cmd: list[str], cwd: Path) -> Measured:
+def best(repeat: int, cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Measured:
     runs = []
     for _ in range(repeat):
-        m = run_measured(cmd, cwd)
+        m = run_measured(cmd, cwd, env)
         if m.returncode != 0:
             raise SystemExit(f"failed ({m.returncode}): {' '.join(cmd)}\n{m.stdout[-3000:]}")
         runs.append(m)
@@ -78,6 +81,42 @@ def ratio_rows(label: str, sizes: list[int], results: dict[int, Measured], per: 
             prev_marginal = marginal
         print(f"{n:>9} {m.seconds:8.2f} {m.peak_rss_mb:8.1f} {growth}")
         prev = n
+
+
+SAMPLER = ("-p", "_rss_sampler")
+
+
+def sampler_env(out: Path, n: int) -> dict[str, str]:
+    """Environment for `_rss_sampler`: RSS after every tenth of the run's tests."""
+    path = os.pathsep.join([str(BENCH), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return {"PYTHONPATH": path, "LSRB_BENCH_RSS_EVERY": str(max(1, n // 10)), "LSRB_BENCH_RSS_OUT": str(out)}
+
+
+def read_samples(path: Path) -> list[tuple[int, float]]:
+    if not path.exists():
+        return []
+    rows = (line.split() for line in path.read_text(encoding="utf-8").splitlines())
+    return [(int(done), float(mb)) for done, mb in rows]
+
+
+def print_rss_while_running(n: int, lsrb: list[tuple[int, float]], bare: list[tuple[int, float]]) -> None:
+    """RSS as tests finish, and its slope over the second half of the run (after warm-up): the
+    plugin keeps nothing per written record when its slope matches bare pytest's."""
+    if len(lsrb) < 4 or len(bare) < 4:
+        print("\n(no RSS samples: /proc/self/statm unavailable?)")
+        return
+    print(f"\nRSS while {n} attempts run (MB after every tenth; bare: {n} no-op tests)")
+    print(f"{'finished':>9} {'lsrb MB':>8} {'bare MB':>8}")
+    for (done, mb), (_, bare_mb) in zip(lsrb, bare, strict=False):
+        print(f"{done:>9} {mb:8.1f} {bare_mb:8.1f}")
+
+    def slope(samples: list[tuple[int, float]]) -> float:
+        (n0, m0), (n1, m1) = samples[len(samples) // 2 - 1], samples[-1]
+        return (m1 - m0) * 2**20 / (n1 - n0)
+
+    s_lsrb, s_bare = slope(lsrb), slope(bare)
+    print(f"growth over the second half, bytes per test: lsrb {s_lsrb:.0f}, bare pytest {s_bare:.0f}; "
+          f"the plugin's own: {s_lsrb - s_bare:.0f} bytes per attempt written")
 
 
 def main() -> None:
@@ -114,12 +153,14 @@ def main() -> None:
             # any N-test run grows by, so the plugin's own growth is the difference.
             bare_file = tmp / f"test_bare_{n}.py"
             bare_file.write_text(BARE.format(n=n), encoding="utf-8")
-            bare_run[n] = best(args.repeat, pytest_cmd(str(bare_file)), tmp)
+            bare_run[n] = best(args.repeat, pytest_cmd(str(bare_file), *SAMPLER), tmp,
+                               sampler_env(tmp / f"rss_bare_{n}.txt", n))
             bare_collected[n] = best(args.repeat, pytest_cmd(str(bare_file), "--collect-only"), tmp)
             out = tmp / f"out_{n}"
             runs[n] = best(args.repeat, pytest_cmd(str(TACTIC_SUITE), f"--lsrb-index={indexes[n]}",
                                                    f"--lsrb-output-dir={out}", "--lsrb-overwrite",
-                                                   "--lsrb-outcome=record"), tmp)
+                                                   "--lsrb-outcome=record", *SAMPLER), tmp,
+                           sampler_env(tmp / f"rss_lsrb_{n}.txt", n))
             collected[n] = best(args.repeat, pytest_cmd(str(TACTIC_SUITE), "--collect-only",
                                                         f"--lsrb-index={indexes[n]}"), tmp)
         if args.run:
@@ -132,6 +173,9 @@ def main() -> None:
                 bare_grow = bare_run[n].peak_rss_mb - bare_collected[n].peak_rss_mb
                 print(f"{n:>9} {runs[n].peak_rss_mb:8.1f} {collected[n].peak_rss_mb:10.1f} {grow:11.1f} "
                       f"{bare_grow:13.1f} {(grow - bare_grow) * 2**20 / n:20.0f}")
+            n = max(args.run)
+            print_rss_while_running(n, read_samples(tmp / f"rss_lsrb_{n}.txt"),
+                                    read_samples(tmp / f"rss_bare_{n}.txt"))
 
 
 if __name__ == "__main__":
