@@ -277,13 +277,12 @@ class LsrbSession:
                 # cannot send a str holding a lone surrogate).
                 setattr(report, RECORD_ATTR, record_line(record)[0])
             return
+        line = report.__dict__.pop(RECORD_ATTR, None)  # sent by a worker
         if self.output is None:
             return
         if record is not None:
             self.output.append(record)
-            return
-        line = report.__dict__.pop(RECORD_ATTR, None)  # sent by a worker
-        if isinstance(line, bytes):
+        elif isinstance(line, bytes):
             self.output.append_line(line)
 
     # -- finish --------------------------------------------------------------------------------
