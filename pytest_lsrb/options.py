@@ -155,6 +155,7 @@ class RunConfig:
     suite: SuiteSpec
     output_dir: Path
     from_suite: frozenset[str] = frozenset()  # keys whose value came from suite.toml [defaults]
+    from_command_line: frozenset[str] = frozenset()  # keys given as --lsrb-NAME
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -292,4 +293,6 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
     output_dir = Path(out).expanduser() if out else Path.cwd() / "lsrb-out" / suite.name
     if not output_dir.is_absolute():
         output_dir = Path.cwd() / output_dir
-    return RunConfig(values=values, suite=suite, output_dir=output_dir, from_suite=from_suite)
+    given = frozenset(key(o.name) for o in OPTIONS if getoption(dest(o.name)) is not None)
+    return RunConfig(values=values, suite=suite, output_dir=output_dir, from_suite=from_suite,
+                     from_command_line=given)

@@ -99,6 +99,9 @@ def prepare_suite_run(root: Path, getoption: Any, rootdir: Path) -> SuiteRun:
     task = get_task(spec.task)
     config = resolve(getoption, spec, rootdir)
     try:
+        configure = getattr(task, "configure", None)  # task-specific defaults (llm_srbench)
+        if configure is not None:
+            config = configure(config)
         check_options = getattr(task, "check_options", None)  # task-specific options (llm_srbench)
         if check_options is not None:
             check_options(config.values)

@@ -8,10 +8,11 @@ per problem set and domain, symbolic accuracy, Acc_0.1 and median NMSE, in-domai
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.errors import LsrbUsageError, generation_domain
 from pytest_lsrb.srbench.evaluation import JUDGES, SUCCESS_CRITERIA, score, summary_message
@@ -20,6 +21,9 @@ from pytest_lsrb.srbench.problem import DOMAIN_ALIASES, Problem
 from pytest_lsrb.srbench.table import SrbenchSummary
 from pytest_lsrb.suite import SuiteSpec
 from pytest_lsrb.tasks.base import AttemptContext, Judgement
+
+if TYPE_CHECKING:
+    from pytest_lsrb.options import RunConfig
 
 TASK_NAME = "llm_srbench"
 
@@ -30,6 +34,17 @@ class SrbenchTask:
 
     def load_rows(self, suite: SuiteSpec, index_path: Path) -> list[Problem]:
         return load_problems(index_path)
+
+    def configure(self, config: RunConfig) -> RunConfig:
+        """The method's own sampling temperature when the command line gave none (llmsr: 0.8,
+        as its 4 samples per prompt must differ); recorded in run.json like any option."""
+        from pytest_lsrb.srbench.methods import get_method
+
+        method = get_method(str(config.values.get("sr_method") or "direct"))
+        if method.default_temperature is None or "temperature" in config.from_command_line:
+            return config
+        values = {**config.values, "temperature": float(method.default_temperature)}
+        return dataclasses.replace(config, values=values)
 
     def check_options(self, values: Mapping[str, Any]) -> None:
         """Fail before any model call on a bad method, budget, judge or success criterion."""

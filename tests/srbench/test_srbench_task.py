@@ -272,3 +272,20 @@ def test_table_lines_follow_the_paper_layout() -> None:
     assert table["all"]["acc_tau_id_pct"] == pytest.approx(66.67)
     lines = table_lines(summary)
     assert [ln.split()[0] for ln in lines[1:]] == ["lsr_transform", "lsr_synth_matsci", "all"]
+
+
+@pytest.mark.parametrize(("given", "method", "expected"), [
+    ({}, "llmsr", 0.8),               # the method's own: its 4 samples per prompt must differ
+    ({"temperature": "0"}, "llmsr", 0.0),  # the command line always wins
+    ({"temperature": "0.3"}, "llmsr", 0.3),
+    ({}, "direct", 0.0),              # the suite's default
+])
+def test_llmsr_samples_at_its_own_temperature_unless_told(given: dict[str, str], method: str,
+                                                         expected: float) -> None:
+    from pytest_lsrb.options import dest
+    from pytest_lsrb.plugin import prepare_suite_run
+
+    values = {dest(k): v for k, v in {**given, "sr-method": method, "max-items": "1"}.items()}
+    run = prepare_suite_run(SUITE, values.get, REPO)
+    assert run.config["temperature"] == expected
+    assert run.config.identity()["temperature"] == expected  # recorded in run.json, in config_hash

@@ -72,6 +72,9 @@ def _json_float(value: float) -> float | None:
 class DiscoveryMethod(Protocol):
     name: str
     default_budget: int  # model calls when --lsrb-sr-budget is not given
+    # Sampling temperature when --lsrb-temperature is not given (None: the suite's default). A
+    # method that samples one prompt several times needs > 0, or the samples are identical.
+    default_temperature: float | None
 
     def discover(
         self,

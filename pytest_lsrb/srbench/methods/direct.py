@@ -108,6 +108,7 @@ def read_equation(text: str, problem: Problem) -> Program:
 class DirectMethod:
     name = METHOD_NAME
     default_budget = DEFAULT_BUDGET
+    default_temperature = None
 
     def discover(
         self,

@@ -272,6 +272,9 @@ class LLMSRMethod:
 
     name = METHOD_NAME
     default_budget = DEFAULT_BUDGET
+    # The reference samples each prompt 4 times at the provider's default temperature (it sets
+    # none); 0.8 is Ollama's and llama.cpp's default. At 0 the 4 samples would be identical.
+    default_temperature = 0.8
 
     def discover(
         self,
