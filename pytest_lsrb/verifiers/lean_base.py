@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,11 @@ def from_failed_run(run: LeanRun, *, stage: str) -> VerificationResult | None:
     return result(stage, subkind=run.status, detail=run.detail)
 
 
-class LeanVerifierBase:
-    """Loads profiles at construction (an invalid file stops the run there) and caches backends."""
+class LeanVerifierBase(ABC):
+    """Loads profiles at construction (an invalid file stops the run there) and caches backends.
+
+    Subclasses (synthetic, repo_replay) supply `check`: how one tactic is put before Lean.
+    """
 
     mode = "lean"
 
@@ -90,8 +94,9 @@ class LeanVerifierBase:
             latency_ms=elapsed, subkind=verdict.subkind, detail=verdict.detail, profile_id=profile.id,
         )
 
+    @abstractmethod
     def check(self, row: Any, tactic: str, profile: ReplayProfile) -> VerificationResult:
-        raise NotImplementedError
+        """Lean's verdict on `tactic` for `row`'s goal (guards already passed)."""
 
     # -- backends ------------------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ _ALGEBRAIC = (sympy.Add, sympy.Mul, sympy.Pow)
 
 
 class SolveBudgetExceeded(Exception):
-    pass
+    """sympy did not solve for the pivot within the time budget (`time_budget`)."""
 
 
 @contextmanager
