@@ -76,12 +76,16 @@ class LsrbUsageError(Exception):
         super().__init__(printable(message))
 
 
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+# C0 and C1 control characters (ESC and CSI start terminal escapes), DEL, lone surrogates.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_UNPRINTABLE_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
-def printable(text: str) -> str:
-    """`text` with control characters and lone surrogates written as escapes (one safe line)."""
-    return _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], text)
+def printable(text: str, *, keep_lines: bool = False) -> str:
+    """`text` with control characters and lone surrogates written as escapes: one safe line, or
+    with `keep_lines` safe lines (newlines and tabs stay), e.g. a test's failure message."""
+    pattern = _UNPRINTABLE_BUT_LINES if keep_lines else _UNPRINTABLE
+    return pattern.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 class FatalGenerationError(Exception):

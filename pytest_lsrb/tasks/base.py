@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pytest_lsrb.adapters.base import Adapter, SamplingConfig
+from pytest_lsrb.errors import printable
 from pytest_lsrb.selection import Case
 from pytest_lsrb.verifiers.base import Verifier
 
@@ -39,20 +40,7 @@ class Judgement:
 
     def __post_init__(self) -> None:
         # The message quotes what a model or a tool wrote; pytest prints it and xdist sends it.
-        object.__setattr__(self, "message", printable(self.message))
-
-
-# C0 and C1 control characters (ESC and CSI start terminal escapes) and DEL.
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\n\t"}
-
-
-def printable(text: str) -> str:
-    """`text` safe to print and to send between processes: control characters (terminal escapes,
-    NUL) and lone surrogates become visible escapes; newlines, tabs and other text stay."""
-    if text.isprintable():
-        return text
-    text = text.translate(_CONTROL)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+        object.__setattr__(self, "message", printable(self.message, keep_lines=True))
 
 
 class SummaryAccumulator(Protocol):
