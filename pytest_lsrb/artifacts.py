@@ -25,10 +25,7 @@ RUN_FILE = "run.json"
 
 def dumps_record(record: dict[str, Any]) -> str:
     """One record as one line of strict JSON: NaN and infinities become null."""
-    try:
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except ValueError:
-        return json.dumps(finite_or_none(record), ensure_ascii=False, separators=(",", ":"))
+    return _strict_json(record)[0]
 
 
 def record_line(record: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
@@ -38,12 +35,17 @@ def record_line(record: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
     inside a JSON string, where `\\udXXX` is the same character as a JSON escape; the line is
     valid UTF-8 whatever the model wrote.
     """
+    text, record = _strict_json(record)
+    return (text + "\n").encode("utf-8", "backslashreplace"), record
+
+
+def _strict_json(record: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(`record` as compact JSON text, the record that text holds): non-finite floats as null."""
     try:
-        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False), record
     except ValueError:
         record = finite_or_none(record)
-        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-    return (text + "\n").encode("utf-8", "backslashreplace"), record
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":")), record
 
 
 def finite_or_none(value: Any) -> Any:
