@@ -49,3 +49,18 @@ def synthetic_index(path: Path, n_items: int) -> Path:
 
 def pytest_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+
+
+BARE = """
+import pytest
+
+@pytest.mark.parametrize("case", range({n}))
+def test_noop(case):
+    pass
+"""
+
+
+def bare_test_file(path: Path, n: int) -> Path:
+    """A pytest file of `n` parametrized no-op tests: the baseline the benches compare against."""
+    path.write_text(BARE.format(n=n), encoding="utf-8")
+    return path

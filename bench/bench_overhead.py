@@ -15,15 +15,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from _util import TACTIC_SUITE, pytest_cmd, run_measured, synthetic_index
-
-BARE = '''
-import pytest
-
-@pytest.mark.parametrize("case", range({n}))
-def test_noop(case):
-    pass
-'''
+from _util import TACTIC_SUITE, bare_test_file, pytest_cmd, run_measured, synthetic_index
 
 
 def best_of(repeat: int, cmd: list[str], cwd: Path, cleanup: Path | None = None):
@@ -53,8 +45,7 @@ def main() -> None:
         print(f"{'attempts':>9} {'mode':>6} {'bare s':>8} {'lsrb s':>8} {'ratio':>6} "
               f"{'bare MB':>8} {'lsrb MB':>8} {'extra MB':>8} {'lsrb run-coll':>15} {'bare run-coll':>15}")
         for n in args.sizes:
-            bare_file = tmp / f"test_bare_{n}.py"
-            bare_file.write_text(BARE.format(n=n))
+            bare_file = bare_test_file(tmp / f"test_bare_{n}.py", n)
             index = synthetic_index(tmp / f"index_{n}.jsonl", n)
             out = tmp / f"out_{n}"
             for mode in modes:

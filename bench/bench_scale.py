@@ -26,17 +26,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _util import REPO, TACTIC_SUITE, Measured, pytest_cmd, run_measured, synthetic_index
+from _util import (
+    REPO,
+    TACTIC_SUITE,
+    Measured,
+    bare_test_file,
+    pytest_cmd,
+    run_measured,
+    synthetic_index,
+)
 
 BENCH = Path(__file__).resolve().parent
 
-BARE = """
-import pytest
-
-@pytest.mark.parametrize("case", range({n}))
-def test_noop(case):
-    pass
-"""
 
 SELECT_SCRIPT = """
 import sys
@@ -151,8 +152,7 @@ def main() -> None:
         for n in args.run:
             # pytest itself keeps every test's reports: a bare file of N no-op tests shows what
             # any N-test run grows by, so the plugin's own growth is the difference.
-            bare_file = tmp / f"test_bare_{n}.py"
-            bare_file.write_text(BARE.format(n=n), encoding="utf-8")
+            bare_file = bare_test_file(tmp / f"test_bare_{n}.py", n)
             bare_run[n] = best(args.repeat, pytest_cmd(str(bare_file), *SAMPLER), tmp,
                                sampler_env(tmp / f"rss_bare_{n}.txt", n))
             bare_collected[n] = best(args.repeat, pytest_cmd(str(bare_file), "--collect-only"), tmp)

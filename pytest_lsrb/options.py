@@ -254,6 +254,7 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
         raise LsrbUsageError(
             f"{suite.root / 'suite.toml'}: unknown key(s) in [defaults]: {', '.join(sorted(unknown))}."
         )
+    given: set[str] = set()  # keys given as --lsrb-NAME
     for opt in OPTIONS:
         raw = getoption(dest(opt.name))
         if raw is None:
@@ -261,6 +262,7 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
             if key(opt.name) in suite.defaults:
                 value = suite_default(opt, value, suite)
         else:
+            given.add(key(opt.name))
             try:
                 value = raw if opt.flag else opt.type(raw)
             except ValueError:
@@ -293,6 +295,5 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
     output_dir = Path(out).expanduser() if out else Path.cwd() / "lsrb-out" / suite.name
     if not output_dir.is_absolute():
         output_dir = Path.cwd() / output_dir
-    given = frozenset(key(o.name) for o in OPTIONS if getoption(dest(o.name)) is not None)
     return RunConfig(values=values, suite=suite, output_dir=output_dir, from_suite=from_suite,
-                     from_command_line=given)
+                     from_command_line=frozenset(given))
