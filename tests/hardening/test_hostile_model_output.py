@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from fakes.ollama_server import FakeOllama
+from hostile_kit import any_character
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,7 +27,7 @@ from pytest_lsrb.tasks.base import Judgement
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "suites" / "goal_to_tactic_proposal_v1"
 
-any_text = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, blacklist_categories=()))
+any_text = st.text(alphabet=any_character)
 
 
 @given(text=any_text, number=st.floats(allow_nan=True, allow_infinity=True))
