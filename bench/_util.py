@@ -25,8 +25,14 @@ class Measured:
 def run_measured(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Measured:
     """Run `cmd` in a fresh process; wall time and the peak RSS of the process (via wait4)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env={**os.environ, **(env or {})},
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert proc.stdout is not None
     out = proc.stdout.read()
     # wait4 gives this child's own peak RSS (getrusage(RUSAGE_CHILDREN) would be a running max).

@@ -38,7 +38,10 @@ class Endpoint:
     def __init__(self, latency: float) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "fakes.ollama_server", f"--latency={latency}"],
-            cwd=REPO / "tests", stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            cwd=REPO / "tests",
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
             env={**os.environ, "PYTHONPATH": str(REPO / "tests")},
         )
         assert self.proc.stdout is not None
@@ -62,17 +65,27 @@ class Endpoint:
 def engine_once(endpoint: Endpoint, index: Path, concurrency: int) -> float:
     """The runner with the Ollama adapter, driven the way the plugin drives it, minus pytest."""
     from pytest_lsrb.adapters import create_adapter
+    from pytest_lsrb.engine.runner import Runner
+    from pytest_lsrb.engine.verifier import create_verifier
     from pytest_lsrb.plugin import prepare_suite_run
-    from pytest_lsrb.runner import Runner
-    from pytest_lsrb.verifiers import create_verifier
 
-    options = {"lsrb_index": str(index), "lsrb_adapter": "ollama", "lsrb_model": "qwen2.5:7b",
-               "lsrb_base_url": endpoint.url, "lsrb_concurrency": str(concurrency)}
+    options = {
+        "lsrb_index": str(index),
+        "lsrb_adapter": "ollama",
+        "lsrb_model": "qwen2.5:7b",
+        "lsrb_base_url": endpoint.url,
+        "lsrb_concurrency": str(concurrency),
+    }
     run = prepare_suite_run(TACTIC_SUITE, options.get, REPO)
-    runner = Runner(task=run.task, adapter=create_adapter(run.adapter_config()),
-                    verifier=create_verifier(run.verifier_config()), config=run.config,
-                    config_hash=run.config_hash, concurrency=concurrency,
-                    task_options=dict(run.config.values))
+    runner = Runner(
+        task=run.task,
+        adapter=create_adapter(run.adapter_config()),
+        verifier=create_verifier(run.verifier_config()),
+        config=run.config,
+        config_hash=run.config_hash,
+        concurrency=concurrency,
+        task_options=dict(run.config.values),
+    )
     endpoint.reset()
     try:
         cases = run.cases
@@ -90,13 +103,21 @@ def check_stats(endpoint: Endpoint, attempts: int) -> float:
     return float(stats["span_s"])
 
 
-def pytest_once(endpoint: Endpoint, index: Path, out: Path, concurrency: int,
-                extra: list[str]) -> tuple[float, float]:
+def pytest_once(
+    endpoint: Endpoint, index: Path, out: Path, concurrency: int, extra: list[str]
+) -> tuple[float, float]:
     endpoint.reset()
     cmd = pytest_cmd(
-        str(TACTIC_SUITE), f"--lsrb-index={index}", f"--lsrb-output-dir={out}", "--lsrb-overwrite",
-        "--lsrb-adapter=ollama", "--lsrb-model=qwen2.5:7b", f"--lsrb-base-url={endpoint.url}",
-        f"--lsrb-concurrency={concurrency}", "--lsrb-outcome=record", *extra,
+        str(TACTIC_SUITE),
+        f"--lsrb-index={index}",
+        f"--lsrb-output-dir={out}",
+        "--lsrb-overwrite",
+        "--lsrb-adapter=ollama",
+        "--lsrb-model=qwen2.5:7b",
+        f"--lsrb-base-url={endpoint.url}",
+        f"--lsrb-concurrency={concurrency}",
+        "--lsrb-outcome=record",
+        *extra,
     )
     m = run_measured(cmd, REPO)
     if m.returncode != 0:
@@ -106,8 +127,14 @@ def pytest_once(endpoint: Endpoint, index: Path, out: Path, concurrency: int,
 
 
 def mock_once(index: Path, out: Path, extra: list[str]) -> float:
-    cmd = pytest_cmd(str(TACTIC_SUITE), f"--lsrb-index={index}", f"--lsrb-output-dir={out}",
-                     "--lsrb-overwrite", "--lsrb-outcome=record", *extra)
+    cmd = pytest_cmd(
+        str(TACTIC_SUITE),
+        f"--lsrb-index={index}",
+        f"--lsrb-output-dir={out}",
+        "--lsrb-overwrite",
+        "--lsrb-outcome=record",
+        *extra,
+    )
     m = run_measured(cmd, REPO)
     if m.returncode != 0:
         raise SystemExit(f"mock run failed ({m.returncode}):\n{m.stdout[-3000:]}")
@@ -133,16 +160,19 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp_s:
             tmp = Path(tmp_s)
             index = synthetic_index(tmp / "index.jsonl", args.attempts)
-            print(f"{args.attempts} attempts, {args.latency * 1000:.0f} ms latency; "
-                  "ideal = attempts x latency / attempts in flight")
+            print(
+                f"{args.attempts} attempts, {args.latency * 1000:.0f} ms latency; "
+                "ideal = attempts x latency / attempts in flight"
+            )
             print(f"{'mode':>9} {'ideal s':>8} {'span s':>7} {'ratio':>6} {'wall s':>7} {'mock s':>7}")
             ideal = args.attempts * args.latency / c
             span = min(engine_once(endpoint, index, c) for _ in range(args.repeat))
             print(f"{'engine':>9} {ideal:8.2f} {span:7.2f} {span / ideal:6.2f} {'-':>7} {'-':>7}")
             for name, extra, per_process, processes in modes:
                 ideal = args.attempts * args.latency / (per_process * processes)
-                runs = [pytest_once(endpoint, index, tmp / "out", per_process, extra)
-                        for _ in range(args.repeat)]
+                runs = [
+                    pytest_once(endpoint, index, tmp / "out", per_process, extra) for _ in range(args.repeat)
+                ]
                 span, wall = min(runs)
                 mock = min(mock_once(index, tmp / "mock", extra) for _ in range(args.repeat))
                 print(f"{name:>9} {ideal:8.2f} {span:7.2f} {span / ideal:6.2f} {wall:7.2f} {mock:7.2f}")

@@ -19,13 +19,13 @@ import numpy as np
 
 from pytest_lsrb.equations import parse_function
 
-SKELETON = '''
+SKELETON = """
 def equation(x, v, params):
     spring = -params[0] * x - params[1] * x**3
     damping = -params[2] * v - params[3] * v * np.abs(v)
     drive = params[4] * np.sin(params[5] * x) + params[6] * np.exp(-params[7] * v**2)
     return spring + damping + drive + params[8] * x * v + params[9]
-'''
+"""
 
 
 def numpy_equation(x: np.ndarray, v: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -72,11 +72,14 @@ def main() -> None:
     ours_grad_s = best_of(ours_grad, number=10)
     print(f"parse + compile                     {parse_s * 1e3:8.3f} ms (once per candidate)")
     print(f"evaluate: numpy by hand             {base_eval * 1e3:8.3f} ms")
-    print(f"evaluate: Program.bind().evaluate   {ours_eval * 1e3:8.3f} ms   "
-          f"ratio {ours_eval / base_eval:.2f}x")
+    print(
+        f"evaluate: Program.bind().evaluate   {ours_eval * 1e3:8.3f} ms   ratio {ours_eval / base_eval:.2f}x"
+    )
     print(f"loss+gradient: numpy, finite diff.  {base_grad * 1e3:8.3f} ms")
-    print(f"loss+gradient: ours, reverse mode   {ours_grad_s * 1e3:8.3f} ms   "
-          f"ratio {ours_grad_s / base_grad:.2f}x")
+    print(
+        f"loss+gradient: ours, reverse mode   {ours_grad_s * 1e3:8.3f} ms   "
+        f"ratio {ours_grad_s / base_grad:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -86,8 +86,7 @@ def evaluate(data: dict) -> float:
 '''
 
 
-def _reference_child(program: str, function_to_run: str, dataset: dict[str, Any],
-                     result_queue: Any) -> None:
+def _reference_child(program: str, function_to_run: str, dataset: dict[str, Any], result_queue: Any) -> None:
     """LocalSandbox._compile_and_run_function, as in the reference (bench baseline only)."""
     try:
         namespace: dict[str, Any] = {}
@@ -169,14 +168,18 @@ def main(argv: list[str] | None = None) -> int:
             scores[name] = ours_candidate(BODY, X, y, seed=i, limits=limits)
             times[name].append(time.perf_counter() - t)
 
-    print(f"fit + score one 10-parameter skeleton on {len(y)} rows of oscillator1 "
-          f"({args.repeats} repeats, interleaved; python {sys.version.split()[0]})")
+    print(
+        f"fit + score one 10-parameter skeleton on {len(y)} rows of oscillator1 "
+        f"({args.repeats} repeats, interleaved; python {sys.version.split()[0]})"
+    )
     for name, ts in times.items():
         score = scores[name]
         nmse = math.nan if score is None else -score / var_y
         per = ", ".join(f"{t * 1000:.0f}" for t in ts)
-        print(f"  {name:15s} median {statistics.median(ts) * 1000:7.1f} ms  (per candidate ms: {per})"
-              f"  train NMSE {nmse:.5f}")
+        print(
+            f"  {name:15s} median {statistics.median(ts) * 1000:7.1f} ms  (per candidate ms: {per})"
+            f"  train NMSE {nmse:.5f}"
+        )
     ref = statistics.median(times["reference"])
     for name in variants:
         print(f"ratio reference / {name + ':':16s} {ref / statistics.median(times[name]):5.1f}x")

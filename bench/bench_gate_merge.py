@@ -17,14 +17,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_lsrb.gate import compare_dirs, gate_config
-from pytest_lsrb.merge import merge_shards
-from pytest_lsrb.options import identity_hash
-from pytest_lsrb.rows import TacticRow
-from pytest_lsrb.seeds import shard_of, stable_hash
-from pytest_lsrb.splits import SplitConfig, make_split
-from pytest_lsrb.summary import summarize_file
-from pytest_lsrb.tasks.tactic import TacticSummary
+from pytest_lsrb.core.seeds import shard_of, stable_hash
+from pytest_lsrb.engine.options import identity_hash
+from pytest_lsrb.engine.summary import summarize_file
+from pytest_lsrb.tactic.rows import TacticRow
+from pytest_lsrb.tactic.task import TacticSummary
+from pytest_lsrb.tools.gate import compare_dirs, gate_config
+from pytest_lsrb.tools.merge import merge_shards
+from pytest_lsrb.tools.splits import SplitConfig, make_split
 
 SAMPLES = 4
 SHARDS = 4
@@ -33,11 +33,22 @@ SHARDS = 4
 def record(item: str, sample: int, config_hash: str, salt: str) -> dict[str, Any]:
     ok = stable_hash(salt, item, sample) % 100 < 70
     return {
-        "item_id": item, "sample_index": sample, "attempt_seed": sample,
+        "item_id": item,
+        "sample_index": sample,
+        "attempt_seed": sample,
         "suite": "goal_to_tactic_proposal_v1",
-        "adapter": "mock", "model": "m", "config_hash": config_hash, "raw_output": "simp", "tactic": "simp",
-        "valid": ok, "nonempty": True, "contains_sorry": False, "latency_ms": 1.0,
-        "verification_mode": "none", "verification_attempted": False, "verification_success": None,
+        "adapter": "mock",
+        "model": "m",
+        "config_hash": config_hash,
+        "raw_output": "simp",
+        "tactic": "simp",
+        "valid": ok,
+        "nonempty": True,
+        "contains_sorry": False,
+        "latency_ms": 1.0,
+        "verification_mode": "none",
+        "verification_attempted": False,
+        "verification_success": None,
     }
 
 
@@ -53,12 +64,21 @@ def write_shards(root: Path, n_items: int, salt: str) -> list[Path]:
             for item in items:
                 for k in range(SAMPLES):
                     fh.write(json.dumps(record(item, k, chash, salt)) + "\n")
-        (d / "run.json").write_text(json.dumps({
-            "suite": "goal_to_tactic_proposal_v1", "config": {**config, "shard_index": s},
-            "schema_version": 1, "config_hash": chash, "selected_rows_hash": "0" * 64,
-            "shard_count": SHARDS, "shard_index": s,
-            "attempts_expected": len(items) * SAMPLES, "selected_items": n_items,
-        }))
+        (d / "run.json").write_text(
+            json.dumps(
+                {
+                    "suite": "goal_to_tactic_proposal_v1",
+                    "config": {**config, "shard_index": s},
+                    "schema_version": 1,
+                    "config_hash": chash,
+                    "selected_rows_hash": "0" * 64,
+                    "shard_count": SHARDS,
+                    "shard_index": s,
+                    "attempts_expected": len(items) * SAMPLES,
+                    "selected_items": n_items,
+                }
+            )
+        )
         dirs.append(d)
     return dirs
 
@@ -71,10 +91,19 @@ def timed(fn: Any, *args: Any, **kwargs: Any) -> float:
 
 def tactic_rows(n_items: int) -> list[TacticRow]:
     return [
-        TacticRow(item_id=f"item{i:07d}", repo_remote=f"https://github.com/o/r{i % 97}", repo_branch="main",
-                  repo_commit="0" * 40, repo_lean_version="v4.22.0", path="A.lean", start_line=1,
-                  start_column=0, end_line=1, end_column=5,
-                  goal_text=f"n : Nat\n⊢ n + {i % 500} = {i % 500} + n")
+        TacticRow(
+            item_id=f"item{i:07d}",
+            repo_remote=f"https://github.com/o/r{i % 97}",
+            repo_branch="main",
+            repo_commit="0" * 40,
+            repo_lean_version="v4.22.0",
+            path="A.lean",
+            start_line=1,
+            start_column=0,
+            end_line=1,
+            end_column=5,
+            goal_text=f"n : Nat\n⊢ n + {i % 500} = {i % 500} + n",
+        )
         for i in range(n_items)
     ]
 

@@ -35,15 +35,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--no-xdist", dest="xdist", action="store_false",
-                    help="skip the -n 2 measurements (by default both serial and -n 2 are measured)")
+    ap.add_argument(
+        "--no-xdist",
+        dest="xdist",
+        action="store_false",
+        help="skip the -n 2 measurements (by default both serial and -n 2 are measured)",
+    )
     args = ap.parse_args()
     modes = [[]] + ([["-n", "2"]] if args.xdist else [])
     ratios: list[str] = []
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
-        print(f"{'attempts':>9} {'mode':>6} {'bare s':>8} {'lsrb s':>8} {'ratio':>6} "
-              f"{'bare MB':>8} {'lsrb MB':>8} {'extra MB':>8} {'lsrb run-coll':>15} {'bare run-coll':>15}")
+        print(
+            f"{'attempts':>9} {'mode':>6} {'bare s':>8} {'lsrb s':>8} {'ratio':>6} "
+            f"{'bare MB':>8} {'lsrb MB':>8} {'extra MB':>8} {'lsrb run-coll':>15} {'bare run-coll':>15}"
+        )
         for n in args.sizes:
             bare_file = bare_test_file(tmp / f"test_bare_{n}.py", n)
             index = synthetic_index(tmp / f"index_{n}.jsonl", n)
@@ -52,25 +58,38 @@ def main() -> None:
                 bare = best_of(args.repeat, pytest_cmd(str(bare_file), *mode), tmp)
                 lsrb = best_of(
                     args.repeat,
-                    pytest_cmd(str(TACTIC_SUITE), f"--lsrb-index={index}",
-                               f"--lsrb-output-dir={out}", "--lsrb-overwrite", *mode),
+                    pytest_cmd(
+                        str(TACTIC_SUITE),
+                        f"--lsrb-index={index}",
+                        f"--lsrb-output-dir={out}",
+                        "--lsrb-overwrite",
+                        *mode,
+                    ),
                     tmp,
                 )
                 # Memory the run adds on top of collection: flat in N when written records are
                 # not kept (rows and pytest items are collection, not growth while running).
                 bare_collect = run_measured(pytest_cmd(str(bare_file), "--collect-only", *mode), tmp)
                 collect = run_measured(
-                    pytest_cmd(str(TACTIC_SUITE), f"--lsrb-index={index}", "--collect-only",
-                               f"--lsrb-output-dir={tmp / 'collect'}", "--lsrb-overwrite", *mode),
+                    pytest_cmd(
+                        str(TACTIC_SUITE),
+                        f"--lsrb-index={index}",
+                        "--collect-only",
+                        f"--lsrb-output-dir={tmp / 'collect'}",
+                        "--lsrb-overwrite",
+                        *mode,
+                    ),
                     tmp,
                 )
                 label = "-n 2" if mode else "serial"
                 ratios.append(f"{n} {label}: {lsrb.seconds / bare.seconds:.2f}x")
-                print(f"{n:>9} {label:>6} {bare.seconds:8.2f} {lsrb.seconds:8.2f} "
-                      f"{lsrb.seconds / bare.seconds:6.2f} {bare.peak_rss_mb:8.1f} "
-                      f"{lsrb.peak_rss_mb:8.1f} {lsrb.peak_rss_mb - bare.peak_rss_mb:8.1f} "
-                      f"{lsrb.peak_rss_mb - collect.peak_rss_mb:15.1f} "
-                      f"{bare.peak_rss_mb - bare_collect.peak_rss_mb:15.1f}")
+                print(
+                    f"{n:>9} {label:>6} {bare.seconds:8.2f} {lsrb.seconds:8.2f} "
+                    f"{lsrb.seconds / bare.seconds:6.2f} {bare.peak_rss_mb:8.1f} "
+                    f"{lsrb.peak_rss_mb:8.1f} {lsrb.peak_rss_mb - bare.peak_rss_mb:8.1f} "
+                    f"{lsrb.peak_rss_mb - collect.peak_rss_mb:15.1f} "
+                    f"{bare.peak_rss_mb - bare_collect.peak_rss_mb:15.1f}"
+                )
         print("wall-time ratio, mock run / bare pytest (target <= 1.3 at 10,000): " + "; ".join(ratios))
 
 

@@ -34,10 +34,24 @@ def chromium_dump(url: str, profile: Path) -> tuple[float, dict[str, str]]:
         return float("nan"), {}
     start = time.perf_counter()
     proc = subprocess.run(
-        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", "--window-size=1280,2000", "--dump-dom", url],
-        capture_output=True, text=True, timeout=300,
+        [
+            exe,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            "--window-size=1280,2000",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     seconds = time.perf_counter() - start
     tag = re.search(r"<body([^>]*)>", proc.stdout)
@@ -61,13 +75,19 @@ def main() -> int:
         init = float(attrs.get("data-lsrb-init-ms", "nan"))
         rows.append((n, build, page.stat().st_size / 1e6, load, init, attrs.get("data-lsrb-rows-dom", "?")))
     base = rows[0]
-    print(f"{'attempts':>9} {'build s':>8} {'x':>6} {'MB':>7} {'x':>6} {'load s':>7} {'x':>6} "
-          f"{'init ms':>8} {'x':>6} {'rows in DOM':>11}")
+    print(
+        f"{'attempts':>9} {'build s':>8} {'x':>6} {'MB':>7} {'x':>6} {'load s':>7} {'x':>6} "
+        f"{'init ms':>8} {'x':>6} {'rows in DOM':>11}"
+    )
     for n, build, mb, load, init, dom in rows:
-        print(f"{n:>9} {build:>8.2f} {build / base[1]:>6.1f} {mb:>7.2f} {mb / base[2]:>6.1f} {load:>7.2f} "
-              f"{load / base[3]:>6.1f} {init:>8.1f} {init / base[4]:>6.1f} {dom:>11}")
-    print(f"(x = ratio to {base[0]} attempts; linear scaling of build/size/init would be "
-          f"{rows[-1][0] / base[0]:.0f}x; pages in {root})")
+        print(
+            f"{n:>9} {build:>8.2f} {build / base[1]:>6.1f} {mb:>7.2f} {mb / base[2]:>6.1f} {load:>7.2f} "
+            f"{load / base[3]:>6.1f} {init:>8.1f} {init / base[4]:>6.1f} {dom:>11}"
+        )
+    print(
+        f"(x = ratio to {base[0]} attempts; linear scaling of build/size/init would be "
+        f"{rows[-1][0] / base[0]:.0f}x; pages in {root})"
+    )
     if not args.keep:
         shutil.rmtree(root, ignore_errors=True)
     return 0

@@ -42,7 +42,7 @@ BENCH = Path(__file__).resolve().parent
 SELECT_SCRIPT = """
 import sys
 from pathlib import Path
-from pytest_lsrb.options import dest
+from pytest_lsrb.engine.options import dest
 from pytest_lsrb.plugin import prepare_suite_run
 values = {dest("index"): sys.argv[1], dest("max-items"): sys.argv[2]}
 run = prepare_suite_run(Path(sys.argv[3]), values.get, Path(sys.argv[4]))
@@ -66,8 +66,10 @@ def ratio_rows(label: str, sizes: list[int], results: dict[int, Measured], per: 
     imports, pytest) cancel out of it, so linear growth shows as a marginal ratio near 1 (a
     quadratic step would show ~10)."""
     print(f"\n{label}")
-    print(f"{'rows':>9} {'seconds':>8} {'peak MB':>8} {'x rows':>7} {'x time':>7} {'x MB':>6} "
-          f"{'marginal us/' + per:>20} {'x marginal':>10}")
+    print(
+        f"{'rows':>9} {'seconds':>8} {'peak MB':>8} {'x rows':>7} {'x time':>7} {'x MB':>6} "
+        f"{'marginal us/' + per:>20} {'x marginal':>10}"
+    )
     prev: int | None = None
     prev_marginal: float | None = None
     for n in sizes:
@@ -77,8 +79,10 @@ def ratio_rows(label: str, sizes: list[int], results: dict[int, Measured], per: 
             p = results[prev]
             marginal = (m.seconds - p.seconds) / (n - prev) * 1e6
             x_marginal = f"{marginal / prev_marginal:10.2f}" if prev_marginal else f"{'':>10}"
-            growth = (f"{n / prev:7.1f} {m.seconds / p.seconds:7.2f} {m.peak_rss_mb / p.peak_rss_mb:6.2f} "
-                      f"{marginal:20.1f} {x_marginal}")
+            growth = (
+                f"{n / prev:7.1f} {m.seconds / p.seconds:7.2f} {m.peak_rss_mb / p.peak_rss_mb:6.2f} "
+                f"{marginal:20.1f} {x_marginal}"
+            )
             prev_marginal = marginal
         print(f"{n:>9} {m.seconds:8.2f} {m.peak_rss_mb:8.1f} {growth}")
         prev = n
@@ -116,8 +120,10 @@ def print_rss_while_running(n: int, lsrb: list[tuple[int, float]], bare: list[tu
         return (m1 - m0) * 2**20 / (n1 - n0)
 
     s_lsrb, s_bare = slope(lsrb), slope(bare)
-    print(f"growth over the second half, bytes per test: lsrb {s_lsrb:.0f}, bare pytest {s_bare:.0f}; "
-          f"the plugin's own: {s_lsrb - s_bare:.0f} bytes per attempt written")
+    print(
+        f"growth over the second half, bytes per test: lsrb {s_lsrb:.0f}, bare pytest {s_bare:.0f}; "
+        f"the plugin's own: {s_lsrb - s_bare:.0f} bytes per attempt written"
+    )
 
 
 def main() -> None:
@@ -134,15 +140,32 @@ def main() -> None:
         engine: dict[int, Measured] = {}
         collect: dict[int, Measured] = {}
         for n in args.select:
-            engine[n] = best(args.repeat, [sys.executable, "-c", SELECT_SCRIPT, str(indexes[n]), k,
-                                           str(TACTIC_SUITE), str(REPO), str(n)], tmp)
-            collect[n] = best(args.repeat, pytest_cmd(str(TACTIC_SUITE), "--collect-only",
-                                                      f"--lsrb-index={indexes[n]}", f"--lsrb-max-items={k}"),
-                              tmp)
+            engine[n] = best(
+                args.repeat,
+                [
+                    sys.executable,
+                    "-c",
+                    SELECT_SCRIPT,
+                    str(indexes[n]),
+                    k,
+                    str(TACTIC_SUITE),
+                    str(REPO),
+                    str(n),
+                ],
+                tmp,
+            )
+            collect[n] = best(
+                args.repeat,
+                pytest_cmd(
+                    str(TACTIC_SUITE), "--collect-only", f"--lsrb-index={indexes[n]}", f"--lsrb-max-items={k}"
+                ),
+                tmp,
+            )
         if args.select:
             print(f"selection of {k} items from indexes of {', '.join(map(str, args.select))} rows")
-            ratio_rows("engine: prepare_suite_run (validate, select, shard, expand)", args.select, engine,
-                       "row")
+            ratio_rows(
+                "engine: prepare_suite_run (validate, select, shard, expand)", args.select, engine, "row"
+            )
             ratio_rows("plugin: pytest --collect-only", args.select, collect, "row")
 
         runs: dict[int, Measured] = {}
@@ -153,29 +176,50 @@ def main() -> None:
             # pytest itself keeps every test's reports: a bare file of N no-op tests shows what
             # any N-test run grows by, so the plugin's own growth is the difference.
             bare_file = bare_test_file(tmp / f"test_bare_{n}.py", n)
-            bare_run[n] = best(args.repeat, pytest_cmd(str(bare_file), *SAMPLER), tmp,
-                               sampler_env(tmp / f"rss_bare_{n}.txt", n))
+            bare_run[n] = best(
+                args.repeat,
+                pytest_cmd(str(bare_file), *SAMPLER),
+                tmp,
+                sampler_env(tmp / f"rss_bare_{n}.txt", n),
+            )
             bare_collected[n] = best(args.repeat, pytest_cmd(str(bare_file), "--collect-only"), tmp)
             out = tmp / f"out_{n}"
-            runs[n] = best(args.repeat, pytest_cmd(str(TACTIC_SUITE), f"--lsrb-index={indexes[n]}",
-                                                   f"--lsrb-output-dir={out}", "--lsrb-overwrite",
-                                                   "--lsrb-outcome=record", *SAMPLER), tmp,
-                           sampler_env(tmp / f"rss_lsrb_{n}.txt", n))
-            collected[n] = best(args.repeat, pytest_cmd(str(TACTIC_SUITE), "--collect-only",
-                                                        f"--lsrb-index={indexes[n]}"), tmp)
+            runs[n] = best(
+                args.repeat,
+                pytest_cmd(
+                    str(TACTIC_SUITE),
+                    f"--lsrb-index={indexes[n]}",
+                    f"--lsrb-output-dir={out}",
+                    "--lsrb-overwrite",
+                    "--lsrb-outcome=record",
+                    *SAMPLER,
+                ),
+                tmp,
+                sampler_env(tmp / f"rss_lsrb_{n}.txt", n),
+            )
+            collected[n] = best(
+                args.repeat,
+                pytest_cmd(str(TACTIC_SUITE), "--collect-only", f"--lsrb-index={indexes[n]}"),
+                tmp,
+            )
         if args.run:
             ratio_rows("mock runs (every row, 1 sample)", args.run, runs, "attempt")
             print("\nmemory a run adds over its own --collect-only (bare: N no-op tests)")
-            print(f"{'attempts':>9} {'run MB':>8} {'collect MB':>10} {'run-collect':>11} "
-                  f"{'bare run-coll':>13} {'plugin bytes/attempt':>20}")
+            print(
+                f"{'attempts':>9} {'run MB':>8} {'collect MB':>10} {'run-collect':>11} "
+                f"{'bare run-coll':>13} {'plugin bytes/attempt':>20}"
+            )
             for n in args.run:
                 grow = runs[n].peak_rss_mb - collected[n].peak_rss_mb
                 bare_grow = bare_run[n].peak_rss_mb - bare_collected[n].peak_rss_mb
-                print(f"{n:>9} {runs[n].peak_rss_mb:8.1f} {collected[n].peak_rss_mb:10.1f} {grow:11.1f} "
-                      f"{bare_grow:13.1f} {(grow - bare_grow) * 2**20 / n:20.0f}")
+                print(
+                    f"{n:>9} {runs[n].peak_rss_mb:8.1f} {collected[n].peak_rss_mb:10.1f} {grow:11.1f} "
+                    f"{bare_grow:13.1f} {(grow - bare_grow) * 2**20 / n:20.0f}"
+                )
             n = max(args.run)
-            print_rss_while_running(n, read_samples(tmp / f"rss_lsrb_{n}.txt"),
-                                    read_samples(tmp / f"rss_bare_{n}.txt"))
+            print_rss_while_running(
+                n, read_samples(tmp / f"rss_lsrb_{n}.txt"), read_samples(tmp / f"rss_bare_{n}.txt")
+            )
 
 
 if __name__ == "__main__":

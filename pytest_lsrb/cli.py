@@ -11,8 +11,8 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pytest_lsrb.errors import LsrbUsageError
-from pytest_lsrb.suite import builtin_suites_dir
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.suite import builtin_suites_dir
 
 EXIT_USAGE = 2
 
@@ -32,7 +32,7 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_import_sorrydb(args: argparse.Namespace, extra: list[str]) -> int:
-    from pytest_lsrb.importers.sorrydb import import_sorrydb, write_index
+    from pytest_lsrb.tactic.sorrydb import import_sorrydb, write_index
 
     rows = import_sorrydb(Path(args.file))
     write_index(rows, Path(args.output))
@@ -42,7 +42,7 @@ def cmd_import_sorrydb(args: argparse.Namespace, extra: list[str]) -> int:
 
 def cmd_split(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb split INDEX --out DIR`: freeze splits and write the contamination report."""
-    from pytest_lsrb import contamination, splits
+    from pytest_lsrb.tools import contamination, splits
 
     index = Path(args.index)
     rows, suite = splits.load_index_rows(index, args.suite)
@@ -50,27 +50,27 @@ def cmd_split(args: argparse.Namespace, extra: list[str]) -> int:
         fractions=splits.parse_fractions(args.splits), seed=args.seed, group_by=args.group_by
     )
     cutoff = contamination.parse_cutoff(args.cutoff) if args.cutoff else None
-    result = splits.make_split(
-        rows, config, source=index, suite=suite, out_dir=Path(args.out), cutoff=cutoff
-    )
+    result = splits.make_split(rows, config, source=index, suite=suite, out_dir=Path(args.out), cutoff=cutoff)
     print(splits.dumps_summary(result))
     return 0
 
 
 def cmd_merge(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb merge SHARD_DIR... --out DIR`: the shards of one run become the unsharded run."""
-    from pytest_lsrb.merge import merge_shards
+    from pytest_lsrb.tools.merge import merge_shards
 
     summary = merge_shards([Path(d) for d in args.shards], Path(args.out), overwrite=args.overwrite)
-    print(f"merged {len(args.shards)} shards: {summary['attempts']}/{summary['attempts_expected']} "
-          f"attempts of {summary['items']} items -> {args.out}")
+    print(
+        f"merged {len(args.shards)} shards: {summary['attempts']}/{summary['attempts_expected']} "
+        f"attempts of {summary['items']} items -> {args.out}"
+    )
     return 0
 
 
 def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb compare BASELINE CURRENT`: the regression gate, offline (exit 6 on a regression)."""
-    from pytest_lsrb import gate
-    from pytest_lsrb.artifacts import write_json_atomic
+    from pytest_lsrb.output.files import write_json_atomic
+    from pytest_lsrb.tools import gate
 
     config = gate.gate_config(args.baseline, args.max_drop, args.min, args.alpha, prefix="--")
     result = gate.compare_dirs(config, Path(args.current))
@@ -93,7 +93,7 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
 
 def cmd_schema(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb schema [NAME]`: print a published JSON Schema (no NAME: list them)."""
-    from pytest_lsrb import schemas
+    from pytest_lsrb.tools import schemas
 
     if args.name is None:
         print(schemas.listing())
@@ -123,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser(
-        "run", help="run a suite with pytest (extra arguments go to pytest)",
+        "run",
+        help="run a suite with pytest (extra arguments go to pytest)",
         description="Run a built-in suite by name (or a suite folder). Extra arguments go to pytest, "
         "e.g. `lsrb run goal_to_tactic_proposal_v1 --lsrb-adapter=ollama --lsrb-model=qwen2.5:7b -n 4`.",
     )
@@ -133,31 +134,47 @@ def build_parser() -> argparse.ArgumentParser:
     imp = sub.add_parser("import", help="convert external data into index rows")
     imp_sub = imp.add_subparsers(dest="source", required=True, metavar="SOURCE")
     sorrydb = imp_sub.add_parser("sorrydb", help="SorryDB sorry records -> index.jsonl")
-    sorrydb.add_argument("file", help="SorryDB JSON file ({\"sorries\": [...]})")
+    sorrydb.add_argument("file", help='SorryDB JSON file ({"sorries": [...]})')
     sorrydb.add_argument("-o", "--output", required=True, help="index.jsonl to write")
     sorrydb.set_defaults(func=cmd_import_sorrydb)
 
     split = sub.add_parser(
-        "split", help="freeze an index into splits and report contamination",
+        "split",
+        help="freeze an index into splits and report contamination",
         description="Write split_manifest.json (the index's SHA-256, the split config, each split's "
         "item ids with a hash of each row) and contamination_report.json into --out. Select a split "
         "in a run with --lsrb-split-policy manifest:DIR/split_manifest.json#NAME.",
     )
     split.add_argument("index", help="the index to split (e.g. index.jsonl)")
     split.add_argument("--out", required=True, help="folder for the manifest and the report")
-    split.add_argument("--splits", default="dev=0.2,test=0.8",
-                       help="NAME=FRACTION,... summing to 1 (default: dev=0.2,test=0.8)")
+    split.add_argument(
+        "--splits",
+        default="dev=0.2,test=0.8",
+        help="NAME=FRACTION,... summing to 1 (default: dev=0.2,test=0.8)",
+    )
     split.add_argument("--seed", type=int, default=0, help="assignment seed (default: 0)")
-    split.add_argument("--group-by", default=None, metavar="FIELD",
-                       help="keep every item sharing this row field in one split; `repo` = repo_remote")
-    split.add_argument("--cutoff", default=None, metavar="DATE",
-                       help="a model's training cutoff (ISO date): report items dated before it")
-    split.add_argument("--suite", default="goal_to_tactic_proposal_v1",
-                       help="suite whose row model reads the index (name or folder)")
+    split.add_argument(
+        "--group-by",
+        default=None,
+        metavar="FIELD",
+        help="keep every item sharing this row field in one split; `repo` = repo_remote",
+    )
+    split.add_argument(
+        "--cutoff",
+        default=None,
+        metavar="DATE",
+        help="a model's training cutoff (ISO date): report items dated before it",
+    )
+    split.add_argument(
+        "--suite",
+        default="goal_to_tactic_proposal_v1",
+        help="suite whose row model reads the index (name or folder)",
+    )
     split.set_defaults(func=cmd_split)
 
     merge = sub.add_parser(
-        "merge", help="merge the shards of one run into the unsharded run",
+        "merge",
+        help="merge the shards of one run into the unsharded run",
         description="Combine shard output directories (--lsrb-shard-count/--lsrb-shard-index) into one "
         "attempts.jsonl and a recomputed summary.json, equal to the unsharded run's except timing. "
         "Refuses shards of different runs, overlapping shards and incomplete coverage.",
@@ -168,35 +185,48 @@ def build_parser() -> argparse.ArgumentParser:
     merge.set_defaults(func=cmd_merge)
 
     compare = sub.add_parser(
-        "compare", help="the regression gate, offline: exit 6 when CURRENT is worse than BASELINE",
+        "compare",
+        help="the regression gate, offline: exit 6 when CURRENT is worse than BASELINE",
         description="Compare two output directories item by item, exactly as --lsrb-baseline does at "
         "the end of a run: thresholds per metric and a paired significance test. Exit status 0 when "
         "no threshold is broken, 6 on a regression, 2 on a usage error.",
     )
     compare.add_argument("baseline", help="the baseline run's output directory")
     compare.add_argument("current", help="the current run's output directory")
-    compare.add_argument("--max-drop", default=None, metavar="METRIC=X[,...]",
-                         help="allowed drop per metric (default: pass_at_1=0, any significant drop)")
+    compare.add_argument(
+        "--max-drop",
+        default=None,
+        metavar="METRIC=X[,...]",
+        help="allowed drop per metric (default: pass_at_1=0, any significant drop)",
+    )
     compare.add_argument("--min", default=None, metavar="METRIC=X[,...]", help="floor per metric")
-    compare.add_argument("--alpha", type=float, default=None,
-                         help="significance level of the paired test (default: 0.05)")
+    compare.add_argument(
+        "--alpha", type=float, default=None, help="significance level of the paired test (default: 0.05)"
+    )
     compare.add_argument("--json", default=None, metavar="PATH", help="also write the result as JSON")
     compare.set_defaults(func=cmd_compare)
 
     report = sub.add_parser(
-        "report", help="write a self-contained HTML report of a run (optionally against a baseline)",
+        "report",
+        help="write a self-contained HTML report of a run (optionally against a baseline)",
         description="Read OUTPUT_DIR (run.json, attempts.jsonl, summary.json) and write one HTML file "
         "with no external resources: metrics, pass@k curve, latency, error taxonomies, breakdowns, "
         "and a filterable table of every attempt. With --baseline, metric deltas and flipped items.",
     )
     report.add_argument("output_dir", help="the run's output directory (--lsrb-output-dir)")
     report.add_argument("--baseline", default=None, metavar="DIR", help="a baseline run's output directory")
-    report.add_argument("-o", "--output", default=None, metavar="FILE",
-                        help="HTML file to write (default: OUTPUT_DIR/report.html)")
+    report.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="FILE",
+        help="HTML file to write (default: OUTPUT_DIR/report.html)",
+    )
     report.set_defaults(func=cmd_report)
 
     schema = sub.add_parser(
-        "schema", help="print a published JSON Schema (index_row, attempt_record, summary, ...)",
+        "schema",
+        help="print a published JSON Schema (index_row, attempt_record, summary, ...)",
         description="Print the JSON Schema (draft 2020-12) of an lsrb file format, generated from the "
         "pydantic models. Without NAME, list the schemas.",
     )
@@ -209,7 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
     srbench = sub.add_parser("srbench", help="LLM-SRBench problem sets")
     srbench_sub = srbench.add_subparsers(dest="action", required=True, metavar="ACTION")
     generate = srbench_sub.add_parser(
-        "generate", help="generate LSR-Transform (from an AI-Feynman table) and LSR-Synth problems",
+        "generate",
+        help="generate LSR-Transform (from an AI-Feynman table) and LSR-Synth problems",
         description="Write problems as index.jsonl + data/*.npz, deterministic from --seed; run them "
         "with `pytest suites/llm_srbench --lsrb-index OUT/index.jsonl`.",
     )

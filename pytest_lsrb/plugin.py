@@ -27,20 +27,21 @@ import pytest
 # This module is loaded in every pytest session of everyone who installs the package, so its
 # module-level imports stay light: the engine is imported only once a suite is actually run.
 from pytest_lsrb.adapters.base import AdapterConfig
-from pytest_lsrb.errors import LsrbUsageError
-from pytest_lsrb.options import RunConfig, add_options
-from pytest_lsrb.pending import PendingAttempt
-from pytest_lsrb.schedule import Schedule, deep_load_scheduler, queue_depth
-from pytest_lsrb.selection import Case
-from pytest_lsrb.suite import SuiteSpec, discover_suite_roots, load_suite, suite_root_of
-from pytest_lsrb.verifiers.base import VerifierConfig
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.selection import Case
+from pytest_lsrb.engine.options import RunConfig, add_options
+from pytest_lsrb.engine.schedule import Schedule, deep_load_scheduler, queue_depth
+from pytest_lsrb.engine.suite import SuiteSpec, discover_suite_roots, load_suite, suite_root_of
+from pytest_lsrb.engine.verifier import VerifierConfig
+from pytest_lsrb.session.pending import PendingAttempt
 
 if TYPE_CHECKING:
-    from pytest_lsrb import gate, outputs
     from pytest_lsrb.adapters.base import Adapter
-    from pytest_lsrb.runner import Attempt, Runner
-    from pytest_lsrb.tasks.base import Task
-    from pytest_lsrb.verifiers.base import Verifier
+    from pytest_lsrb.engine.runner import Attempt, Runner
+    from pytest_lsrb.engine.task import Task
+    from pytest_lsrb.engine.verifier import Verifier
+    from pytest_lsrb.output import rundir as outputs
+    from pytest_lsrb.tools import gate
 
 RECORD_ATTR = "lsrb_record"
 PLUGIN_NAME = "lsrb-session"
@@ -85,10 +86,10 @@ class SuiteRun:
 
 def prepare_suite_run(root: Path, getoption: Any, rootdir: Path) -> SuiteRun:
     """Load, validate, select, shard and expand: pure of side effects on the output directory."""
-    from pytest_lsrb.options import resolve
-    from pytest_lsrb.selection import expand, select, selected_rows_hash, shard
-    from pytest_lsrb.splits import split_policy_predicate
-    from pytest_lsrb.tasks import TASKS, get_task
+    from pytest_lsrb.core.selection import expand, select, selected_rows_hash, shard
+    from pytest_lsrb.engine.options import resolve
+    from pytest_lsrb.engine.task import TASKS, get_task
+    from pytest_lsrb.tools.splits import split_policy_predicate
 
     spec = load_suite(root)
     if spec.task not in TASKS:
@@ -179,10 +180,11 @@ class LsrbSession:
         self.config.pluginmanager.register(AttemptSetup(self), PLUGIN_NAME + "-setup")
         if self.is_worker:
             return
-        from pytest_lsrb import gate, outputs
         from pytest_lsrb.adapters import create_adapter
-        from pytest_lsrb.stop import StopSignal
-        from pytest_lsrb.verifiers import create_verifier
+        from pytest_lsrb.engine.stop import StopSignal
+        from pytest_lsrb.engine.verifier import create_verifier
+        from pytest_lsrb.output import rundir as outputs
+        from pytest_lsrb.tools import gate
 
         try:
             self.gate = gate.preflight(run.config.values, run.spec.name)
@@ -212,7 +214,7 @@ class LsrbSession:
         run = self.run
         if run is None or not run.config["resume"]:
             return {}
-        from pytest_lsrb import outputs
+        from pytest_lsrb.output import rundir as outputs
 
         return outputs.finished_judgements(run)
 
@@ -273,7 +275,7 @@ class LsrbSession:
         record = self.pending.pop(report.nodeid, None) if self.pending else None
         if self.is_worker:
             if record is not None:
-                from pytest_lsrb.artifacts import record_line
+                from pytest_lsrb.output.files import record_line
 
                 # Sent as the bytes of its attempts.jsonl line: one item for execnet to carry
                 # instead of a dict of dozens, and valid UTF-8 whatever the model wrote (execnet
@@ -293,8 +295,8 @@ class LsrbSession:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.is_worker or self.output is None or self.run is None:
             return
-        from pytest_lsrb import gate
-        from pytest_lsrb.stop import StopSignal
+        from pytest_lsrb.engine.stop import StopSignal
+        from pytest_lsrb.tools import gate
 
         wall = (datetime.now(timezone.utc) - self.started).total_seconds()
         self.summary = self.output.finish(wall_time_s=wall)
@@ -311,7 +313,8 @@ class LsrbSession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.summary is None:
             return
-        from pytest_lsrb import gate, terminal
+        from pytest_lsrb.session import terminal
+        from pytest_lsrb.tools import gate
 
         if self.output is not None:
             terminal.write_summary(terminalreporter, self.summary, self.output.dir)
@@ -386,7 +389,7 @@ class AttemptSetup:
 
 def run_attempt(session: LsrbSession, item: pytest.Item, case: Case, runner: Runner) -> Attempt:
     """Run (or resume) `case`'s attempt for `item`'s setup; queue its record for logreport."""
-    from pytest_lsrb.runner import RunStopped
+    from pytest_lsrb.engine.runner import RunStopped
 
     upcoming: list[Case] = []
     if runner.concurrency > 1:
@@ -462,7 +465,7 @@ def lsrb_adapter(lsrb_suite_run: SuiteRun) -> Iterator[Adapter]:
 @pytest.fixture(scope="session")
 def lsrb_verifier(lsrb_suite_run: SuiteRun) -> Iterator[Verifier]:
     """The verifier chosen by --lsrb-verification."""
-    from pytest_lsrb.verifiers import create_verifier
+    from pytest_lsrb.engine.verifier import create_verifier
 
     try:
         verifier = create_verifier(lsrb_suite_run.verifier_config())
@@ -479,8 +482,8 @@ def lsrb_runner(
     lsrb_adapter: Adapter,
     lsrb_verifier: Verifier,
 ) -> Iterator[Runner]:
-    from pytest_lsrb.runner import Runner
-    from pytest_lsrb.stop import StopSignal
+    from pytest_lsrb.engine.runner import Runner
+    from pytest_lsrb.engine.stop import StopSignal
 
     session = _session(pytestconfig)
     concurrency = lsrb_suite_run.config["concurrency"] or lsrb_adapter.default_concurrency

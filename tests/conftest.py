@@ -21,6 +21,7 @@ from lsrb_testing import SHARED_DATA, TACTIC_SUITE, RunSuite, SuiteResult
 settings.register_profile("lsrb", deadline=None, print_blob=True)
 settings.load_profile("lsrb")
 
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
@@ -32,17 +33,39 @@ def shared_data() -> Path:
 def run_suite(tmp_path: Path) -> RunSuite:
     """`run_suite(*pytest_args, suite=TACTIC_SUITE, out=None, env=None)` in a subprocess."""
 
-    def run(*args: str, suite: Path = TACTIC_SUITE, out: Path | None = None,
-            env: dict[str, str] | None = None, timeout: float = 300) -> SuiteResult:
+    def run(
+        *args: str,
+        suite: Path = TACTIC_SUITE,
+        out: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 300,
+    ) -> SuiteResult:
         out_dir = out or tmp_path / "out"
         # Plugins the suite run does not use are left out: half the start-up cost of each run.
-        cmd = [sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider",
-               "-p", "no:benchmark", "-p", "no:hypothesispytest", "-p", "no:syrupy",
-               "-p", "no:anyio", f"--lsrb-output-dir={out_dir}", *args]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(suite),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:benchmark",
+            "-p",
+            "no:hypothesispytest",
+            "-p",
+            "no:syrupy",
+            "-p",
+            "no:anyio",
+            f"--lsrb-output-dir={out_dir}",
+            *args,
+        ]
         full_env = {**os.environ, **(env or {})}
         full_env.pop("PYTEST_ADDOPTS", None)
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=full_env,
-                              timeout=timeout)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, cwd=tmp_path, env=full_env, timeout=timeout
+        )
         return SuiteResult(proc.returncode, proc.stdout, proc.stderr, out_dir)
 
     return run

@@ -15,7 +15,6 @@ TACTIC_SUITE = SUITES / "goal_to_tactic_proposal_v1"
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
-
 @dataclass
 class SuiteResult:
     returncode: int
@@ -35,5 +34,3 @@ class SuiteResult:
 
 
 RunSuite = Callable[..., SuiteResult]
-
-

@@ -10,8 +10,8 @@ from pytest_lsrb.adapters.base import (
     Message,
     SamplingConfig,
 )
-from pytest_lsrb.errors import LsrbUsageError
-from pytest_lsrb.registry import load_class
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.registry import load_class
 
 ADAPTERS: dict[str, str] = {
     "mock": "pytest_lsrb.adapters.mock:MockAdapter",
@@ -26,7 +26,7 @@ def create_adapter(config: AdapterConfig) -> Adapter:
     if config.cache_dir and getattr(adapter, "cacheable", True):
         from pathlib import Path
 
-        from pytest_lsrb.cache import CachingAdapter, ResponseCache
+        from pytest_lsrb.adapters.cache import CachingAdapter, ResponseCache
 
         try:
             cache = ResponseCache(Path(config.cache_dir).expanduser())

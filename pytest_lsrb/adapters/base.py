@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from pytest_lsrb.errors import generation_domain
+from pytest_lsrb.core.errors import generation_domain
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,13 @@ class GenerationResult:
 
     @classmethod
     def failure(cls, kind: str, message: str, latency_ms: float, http_attempts: int = 1) -> GenerationResult:
-        return cls(text="", latency_ms=latency_ms, error_kind=kind, error_message=message,
-                   http_attempts=http_attempts)
+        return cls(
+            text="",
+            latency_ms=latency_ms,
+            error_kind=kind,
+            error_message=message,
+            http_attempts=http_attempts,
+        )
 
 
 @dataclass(frozen=True)

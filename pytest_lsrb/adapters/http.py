@@ -26,9 +26,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from pytest_lsrb.adapters.base import GenerationResult
-from pytest_lsrb.errors import FATAL_GENERATION_KINDS, RETRYABLE_GENERATION_KINDS
-from pytest_lsrb.redaction import redact, strip_userinfo
-from pytest_lsrb.seeds import stable_hash
+from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, RETRYABLE_GENERATION_KINDS
+from pytest_lsrb.core.redaction import redact, strip_userinfo
+from pytest_lsrb.core.seeds import stable_hash
 
 log = logging.getLogger("pytest_lsrb.http")
 
@@ -240,8 +240,9 @@ class HttpEndpoint:
             data = response.json()
         except ValueError as exc:
             shown = body[:80].decode("utf-8", errors="replace")
-            return Failure("bad_response", self.redact(f"malformed JSON ({exc}); body starts {shown!r}"),
-                           status=status)
+            return Failure(
+                "bad_response", self.redact(f"malformed JSON ({exc}); body starts {shown!r}"), status=status
+            )
         try:
             return parse(data)
         except ResponseError as exc:
@@ -279,8 +280,16 @@ class HttpEndpoint:
             if result.kind not in RETRYABLE_GENERATION_KINDS or sent > retries:
                 return self._outcome(None, result, sent, start)
             wait = self.retry.delay(sent - 1, result.retry_after_s, rng)
-            log.info("%s %s%s: %s; retry %d/%d in %.2fs", method, self.shown_url, path,
-                     result.message, sent, retries, wait)
+            log.info(
+                "%s %s%s: %s; retry %d/%d in %.2fs",
+                method,
+                self.shown_url,
+                path,
+                result.message,
+                sent,
+                retries,
+                wait,
+            )
             self.state.stop.wait(wait)  # woken early when the endpoint stops
 
     def _outcome(self, value: T | None, failure: Failure | None, sent: int, start: float) -> Outcome[T]:
@@ -290,8 +299,12 @@ class HttpEndpoint:
         with self._lock:
             if self.state.fatal is None:
                 self.state.fatal = failure
-                log.warning("%s refused with %s (%s); no further requests will be sent",
-                            self.shown_url, failure.kind, failure.message)
+                log.warning(
+                    "%s refused with %s (%s); no further requests will be sent",
+                    self.shown_url,
+                    failure.kind,
+                    failure.message,
+                )
         self.state.stop.set()
 
     def _stopped_failure(self) -> Failure | None:
@@ -323,8 +336,9 @@ def to_result(outcome: Outcome[tuple[str, dict[str, int]]]) -> GenerationResult:
         )
     assert outcome.value is not None
     text, usage = outcome.value
-    return GenerationResult(text=text, latency_ms=outcome.latency_ms,
-                            http_attempts=outcome.http_attempts, usage=dict(usage))
+    return GenerationResult(
+        text=text, latency_ms=outcome.latency_ms, http_attempts=outcome.http_attempts, usage=dict(usage)
+    )
 
 
 def api_key_from_env(name: str | None) -> str | None:

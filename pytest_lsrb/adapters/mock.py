@@ -25,7 +25,7 @@ class MockAdapter:
         return None
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
-        from pytest_lsrb.tasks import get_task
+        from pytest_lsrb.engine.task import get_task
 
         start = time.perf_counter()
         text = get_task(request.task).mock_answer(request.context, request.seed)

@@ -20,7 +20,7 @@ from pytest_lsrb.adapters.http import (
     to_result,
     token_usage,
 )
-from pytest_lsrb.errors import LsrbUsageError
+from pytest_lsrb.core.errors import LsrbUsageError
 
 DEFAULT_BASE_URL = "http://localhost:11434"
 DEFAULT_CONCURRENCY = 8  # Ollama queues what it cannot run (OLLAMA_NUM_PARALLEL) and 503s beyond
@@ -39,8 +39,9 @@ def parse_chat(data: Any) -> tuple[str, dict[str, int]]:
         raise bad_response("the /api/chat answer has no message.content string")
     text: str = message["content"]
     if not text.strip():
-        raise ResponseError("empty_output", f"the model returned no text (done_reason: "
-                                            f"{data.get('done_reason', 'unknown')})")
+        raise ResponseError(
+            "empty_output", f"the model returned no text (done_reason: {data.get('done_reason', 'unknown')})"
+        )
     return text, token_usage(data, _USAGE_FIELDS)
 
 
@@ -119,8 +120,9 @@ class OllamaAdapter:
         }
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
-        outcome = self.http.call("POST", "/api/chat", self.payload(request), parse=parse_chat,
-                                 seed=request.seed)
+        outcome = self.http.call(
+            "POST", "/api/chat", self.payload(request), parse=parse_chat, seed=request.seed
+        )
         return to_result(outcome)
 
     def identity(self) -> Mapping[str, Any]:

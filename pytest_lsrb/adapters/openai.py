@@ -22,7 +22,7 @@ from pytest_lsrb.adapters.http import (
     to_result,
     token_usage,
 )
-from pytest_lsrb.errors import LsrbUsageError
+from pytest_lsrb.core.errors import LsrbUsageError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_CONCURRENCY = 8
@@ -56,8 +56,10 @@ def parse_chat_completion(data: Any) -> tuple[str, dict[str, int]]:
     usage = data.get("usage")
     counts = token_usage(usage, _USAGE_FIELDS) if isinstance(usage, dict) else {}
     if not content or not content.strip():
-        raise ResponseError("empty_output", f"the model returned no text (finish_reason: "
-                                            f"{choice.get('finish_reason', 'unknown')})")
+        raise ResponseError(
+            "empty_output",
+            f"the model returned no text (finish_reason: {choice.get('finish_reason', 'unknown')})",
+        )
     return content, counts
 
 
@@ -95,9 +97,7 @@ class OpenAIAdapter:
         failure = outcome.failure
         if failure is not None:
             if failure.kind in ("connection", "timeout"):
-                raise LsrbUsageError(
-                    f"--lsrb-base-url: cannot reach {url} ({failure.message})."
-                )
+                raise LsrbUsageError(f"--lsrb-base-url: cannot reach {url} ({failure.message}).")
             if failure.kind == "auth":
                 if self.api_key_env:
                     raise LsrbUsageError(
@@ -145,8 +145,9 @@ class OpenAIAdapter:
         return body
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
-        outcome = self.http.call("POST", "/chat/completions", self.payload(request),
-                                 parse=parse_chat_completion, seed=request.seed)
+        outcome = self.http.call(
+            "POST", "/chat/completions", self.payload(request), parse=parse_chat_completion, seed=request.seed
+        )
         return to_result(outcome)
 
     def identity(self) -> Mapping[str, Any]:

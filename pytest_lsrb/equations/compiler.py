@@ -101,8 +101,14 @@ def compile_ir(root: Node) -> tuple[list[Instr], int]:
 class BoundProgram:
     """A compiled program bound to one set of rows: evaluate it for many parameter vectors."""
 
-    def __init__(self, instrs: Sequence[Instr], result: int, n_params: int,
-                 columns: Mapping[str, np.ndarray], n_rows: int) -> None:
+    def __init__(
+        self,
+        instrs: Sequence[Instr],
+        result: int,
+        n_params: int,
+        columns: Mapping[str, np.ndarray],
+        n_rows: int,
+    ) -> None:
         self.n_rows = n_rows
         self.n_params = n_params
         self._result = result
@@ -212,7 +218,6 @@ class BoundProgram:
         for k, col in cols.items():
             grad[k] = float(np.sum(col))
         return self._shape(regs[self._result]), grad
-
 
     def mse_and_grad(self, params: Any, target: Any) -> tuple[float, np.ndarray]:
         """(mean((y - target)²), its gradient) with one forward and one reverse pass; inf and

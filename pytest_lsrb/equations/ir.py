@@ -91,8 +91,7 @@ _SPECS: list[OpSpec] = [
     OpSpec("add", 2, np.add, "Add", lambda i, a, o: 1.0, "+", 10),
     OpSpec("sub", 2, np.subtract, "Add", lambda i, a, o: 1.0 if i == 0 else -1.0, "-", 10),
     OpSpec("mul", 2, np.multiply, "Mul", lambda i, a, o: a[1] if i == 0 else a[0], "*", 20),
-    OpSpec("div", 2, np.divide, "Mul",
-           lambda i, a, o: 1.0 / a[1] if i == 0 else -o / a[1], "/", 20),
+    OpSpec("div", 2, np.divide, "Mul", lambda i, a, o: 1.0 / a[1] if i == 0 else -o / a[1], "/", 20),
     OpSpec("neg", 1, np.negative, "Mul", lambda i, a, o: -1.0, "-", 30),
     OpSpec("pow", 2, np.power, "Pow", _pow_partial, "**", 40),
     # comparisons: 1.0 or 0.0, only useful inside where()
@@ -120,8 +119,13 @@ _SPECS: list[OpSpec] = [
     OpSpec("arcsin", 1, np.arcsin, "asin", lambda i, a, o: 1.0 / np.sqrt(1.0 - a[0] * a[0])),
     OpSpec("arccos", 1, np.arccos, "acos", lambda i, a, o: -1.0 / np.sqrt(1.0 - a[0] * a[0])),
     OpSpec("arctan", 1, np.arctan, "atan", lambda i, a, o: 1.0 / (1.0 + a[0] * a[0])),
-    OpSpec("arctan2", 2, np.arctan2, "atan2",
-           lambda i, a, o: (a[1] if i == 0 else -a[0]) / (a[0] * a[0] + a[1] * a[1])),
+    OpSpec(
+        "arctan2",
+        2,
+        np.arctan2,
+        "atan2",
+        lambda i, a, o: (a[1] if i == 0 else -a[0]) / (a[0] * a[0] + a[1] * a[1]),
+    ),
     OpSpec("sinh", 1, np.sinh, "sinh", lambda i, a, o: np.cosh(a[0])),
     OpSpec("cosh", 1, np.cosh, "cosh", lambda i, a, o: np.sinh(a[0])),
     OpSpec("tanh", 1, np.tanh, "tanh", lambda i, a, o: 1.0 - o * o),
@@ -129,10 +133,20 @@ _SPECS: list[OpSpec] = [
     OpSpec("arccosh", 1, np.arccosh, "acosh", lambda i, a, o: 1.0 / np.sqrt(a[0] * a[0] - 1.0)),
     OpSpec("arctanh", 1, np.arctanh, "atanh", lambda i, a, o: 1.0 / (1.0 - a[0] * a[0])),
     OpSpec("hypot", 2, np.hypot, "hypot", lambda i, a, o: a[i] / o),
-    OpSpec("maximum", 2, np.maximum, "Max",
-           lambda i, a, o: np.where(a[0] >= a[1], 1.0, 0.0) if i == 0 else np.where(a[0] >= a[1], 0.0, 1.0)),
-    OpSpec("minimum", 2, np.minimum, "Min",
-           lambda i, a, o: np.where(a[0] <= a[1], 1.0, 0.0) if i == 0 else np.where(a[0] <= a[1], 0.0, 1.0)),
+    OpSpec(
+        "maximum",
+        2,
+        np.maximum,
+        "Max",
+        lambda i, a, o: np.where(a[0] >= a[1], 1.0, 0.0) if i == 0 else np.where(a[0] >= a[1], 0.0, 1.0),
+    ),
+    OpSpec(
+        "minimum",
+        2,
+        np.minimum,
+        "Min",
+        lambda i, a, o: np.where(a[0] <= a[1], 1.0, 0.0) if i == 0 else np.where(a[0] <= a[1], 0.0, 1.0),
+    ),
 ]
 
 OPS: Final[dict[str, OpSpec]] = {spec.name: spec for spec in _SPECS}

@@ -43,15 +43,43 @@ MAX_PARAMS = 10
 PARAMS_NAME = "params"
 
 _CONST_PARAM = re.compile(r"^c(\d+)$")
-_DANGEROUS_BUILTINS = frozenset({
-    "eval", "exec", "compile", "open", "getattr", "setattr", "delattr", "globals", "locals",
-    "vars", "input", "breakpoint", "exit", "quit", "type", "object", "dir", "help", "memoryview",
-    "super", "classmethod", "staticmethod", "property", "print", "format",
-})
+_DANGEROUS_BUILTINS = frozenset(
+    {
+        "eval",
+        "exec",
+        "compile",
+        "open",
+        "getattr",
+        "setattr",
+        "delattr",
+        "globals",
+        "locals",
+        "vars",
+        "input",
+        "breakpoint",
+        "exit",
+        "quit",
+        "type",
+        "object",
+        "dir",
+        "help",
+        "memoryview",
+        "super",
+        "classmethod",
+        "staticmethod",
+        "property",
+        "print",
+        "format",
+    }
+)
 _ALLOWED_IMPORTS = frozenset({"numpy", "math"})
 
 _BINOPS: dict[type[ast.operator], str] = {
-    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
+    ast.Add: "add",
+    ast.Sub: "sub",
+    ast.Mult: "mul",
+    ast.Div: "div",
+    ast.Pow: "pow",
 }
 _CMPOPS: dict[type[ast.cmpop], str] = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 
@@ -296,12 +324,22 @@ def _constant_value(node: Node) -> float | None:
 
 def _describe(node: ast.AST) -> str:
     names = {
-        ast.Lambda: "a lambda", ast.ListComp: "a list comprehension",
-        ast.SetComp: "a set comprehension", ast.DictComp: "a dict comprehension",
-        ast.GeneratorExp: "a generator expression", ast.JoinedStr: "an f-string",
-        ast.BoolOp: "'and'/'or'", ast.List: "a list", ast.Tuple: "a tuple", ast.Dict: "a dict",
-        ast.Set: "a set", ast.Await: "await", ast.Yield: "yield", ast.YieldFrom: "yield",
-        ast.NamedExpr: "an assignment expression", ast.Starred: "a starred expression",
+        ast.Lambda: "a lambda",
+        ast.ListComp: "a list comprehension",
+        ast.SetComp: "a set comprehension",
+        ast.DictComp: "a dict comprehension",
+        ast.GeneratorExp: "a generator expression",
+        ast.JoinedStr: "an f-string",
+        ast.BoolOp: "'and'/'or'",
+        ast.List: "a list",
+        ast.Tuple: "a tuple",
+        ast.Dict: "a dict",
+        ast.Set: "a set",
+        ast.Await: "await",
+        ast.Yield: "yield",
+        ast.YieldFrom: "yield",
+        ast.NamedExpr: "an assignment expression",
+        ast.Starred: "a starred expression",
     }
     return names.get(type(node), f"a {type(node).__name__} expression")
 
@@ -313,8 +351,11 @@ def _short(text: str, limit: int = 40) -> str:
 def _explicit_param_indices(tree: ast.AST, variables: set[str], const_names: bool) -> list[int]:
     found: list[int] = []
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
-                and node.value.id == PARAMS_NAME):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == PARAMS_NAME
+        ):
             idx = _int_literal(node.slice)
             if idx is not None:
                 found.append(idx)
@@ -368,7 +409,10 @@ def parse_expression_ir(
     assert isinstance(tree, ast.Expression)
     explicit = _explicit_param_indices(tree, set(variables), const_names=True)
     builder = _Builder(
-        variables, free_params=free_params, max_params=max_params, const_names=True,
+        variables,
+        free_params=free_params,
+        max_params=max_params,
+        const_names=True,
         first_free_index=max(explicit) + 1 if explicit else 0,
     )
     root = builder.expr(tree.body)
@@ -414,8 +458,9 @@ def parse_function_ir(
     inputs = [n for n in arg_names if n != PARAMS_NAME]
     if len(set(arg_names)) != len(arg_names):
         raise EquationError("bad_signature", "duplicate argument names")
-    builder = _Builder(variables, free_params=False, max_params=max_params, const_names=False,
-                       first_free_index=0)
+    builder = _Builder(
+        variables, free_params=False, max_params=max_params, const_names=False, first_free_index=0
+    )
     if set(inputs) <= set(variables):
         binding = {n: n for n in inputs}
     elif len(inputs) == len(variables):
@@ -485,14 +530,21 @@ def _unpack(builder: _Builder, value: ast.expr, count: int, stmt: ast.stmt) -> l
         if len(value.elts) != count:
             raise _forbid("unpacking a different number of values", stmt)
         return [builder.expr(v) for v in value.elts]
-    if (isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)
-            and value.value.id == PARAMS_NAME and isinstance(value.slice, ast.Slice)):
+    if (
+        isinstance(value, ast.Subscript)
+        and isinstance(value.value, ast.Name)
+        and value.value.id == PARAMS_NAME
+        and isinstance(value.slice, ast.Slice)
+    ):
         sl = value.slice
         if sl.step is not None:
             raise _forbid("a params slice with a step", stmt)
         lo = 0 if sl.lower is None else _int_literal(sl.lower)
-        hi = lo + count if sl.upper is None and lo is not None else (
-            _int_literal(sl.upper) if sl.upper is not None else None)
+        hi = (
+            lo + count
+            if sl.upper is None and lo is not None
+            else (_int_literal(sl.upper) if sl.upper is not None else None)
+        )
         if lo is None or hi is None or hi - lo != count:
             raise _forbid("a params slice that does not match the names it unpacks into", stmt)
         return [builder.param(i, f"params[{i}]", stmt) for i in range(lo, hi)]
@@ -513,7 +565,7 @@ def _check_import(stmt: ast.Import | ast.ImportFrom) -> None:
     if isinstance(stmt, ast.ImportFrom):
         raise _forbid("'from ... import'", stmt)
     for alias in stmt.names:
-        if alias.name not in _ALLOWED_IMPORTS or (alias.asname not in (None, "np") ):
+        if alias.name not in _ALLOWED_IMPORTS or (alias.asname not in (None, "np")):
             raise _forbid(f"importing '{alias.name}'", stmt)
         if alias.asname == "np" and alias.name != "numpy":
             raise _forbid(f"importing '{alias.name}' as np", stmt)
@@ -533,8 +585,11 @@ def _check_annotation(node: ast.expr | None) -> None:
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
-    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
-            and isinstance(stmt.value.value, str))
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
 
 
 def _dedent(text: str) -> str:

@@ -43,11 +43,18 @@ class Program:
         self._instrs, self._result = compile_ir(parsed.root)
 
     @classmethod
-    def from_ir(cls, root: Node, variables: Sequence[str], n_params: int = 0,
-                param_names: Sequence[str] | None = None, source: str = "") -> Program:
+    def from_ir(
+        cls,
+        root: Node,
+        variables: Sequence[str],
+        n_params: int = 0,
+        param_names: Sequence[str] | None = None,
+        source: str = "",
+    ) -> Program:
         names = tuple(param_names) if param_names is not None else tuple(f"c{i}" for i in range(n_params))
-        parsed = ParseResult(root=root, variables=tuple(variables), n_params=n_params,
-                             param_names=names, kind="expression")
+        parsed = ParseResult(
+            root=root, variables=tuple(variables), n_params=n_params, param_names=names, kind="expression"
+        )
         prog = cls(parsed, source)
         prog.used_variables = frozenset(_used_variables(root))
         if not source:
@@ -133,6 +140,7 @@ class Program:
                 s = _num_text(values[i])
                 return f"({s})" if s.startswith("-") else s
         else:
+
             def ptext(i: int) -> str:
                 return self._param_symbol_name(i)
 
@@ -172,15 +180,17 @@ def parse_function(text: str, variables: Sequence[str], *, max_params: int = MAX
     return Program(parse_function_ir(text, variables, max_params=max_params), text)
 
 
-def parse_equation(text: str, variables: Sequence[str], *, free_params: bool = False,
-                   max_params: int = MAX_PARAMS) -> Program:
+def parse_equation(
+    text: str, variables: Sequence[str], *, free_params: bool = False, max_params: int = MAX_PARAMS
+) -> Program:
     """A function if the text contains `def `, else an expression (an `y = ...`/`y: ...` prefix
     naming no variable is dropped)."""
     stripped = text.strip()
     if "def " in stripped:
         return parse_function(stripped, variables, max_params=max_params)
-    return parse_expression(_drop_lhs(stripped, variables), variables, free_params=free_params,
-                            max_params=max_params)
+    return parse_expression(
+        _drop_lhs(stripped, variables), variables, free_params=free_params, max_params=max_params
+    )
 
 
 def _drop_lhs(text: str, variables: Sequence[str]) -> str:

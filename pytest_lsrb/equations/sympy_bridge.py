@@ -17,8 +17,12 @@ import sympy
 from pytest_lsrb.equations.errors import EquationError
 from pytest_lsrb.equations.ir import OPS, Node, Num, Op, Param, Var, dag_nodes
 
-_COMPARE = {"lt": sympy.StrictLessThan, "le": sympy.LessThan, "gt": sympy.StrictGreaterThan,
-            "ge": sympy.GreaterThan}
+_COMPARE = {
+    "lt": sympy.StrictLessThan,
+    "le": sympy.LessThan,
+    "gt": sympy.StrictGreaterThan,
+    "ge": sympy.GreaterThan,
+}
 
 
 def sympy_number(value: float) -> sympy.Expr:
@@ -97,9 +101,22 @@ def _sympy_op(node: Op, a: list[Any], relations: dict[int, Any]) -> Any:
 # -- sympy -> IR -------------------------------------------------------------------------------
 
 _SYMPY_FUNCS: dict[str, str] = {
-    "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tan": "tan", "asin": "arcsin",
-    "acos": "arccos", "atan": "arctan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
-    "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "Abs": "abs", "sign": "sign",
+    "exp": "exp",
+    "log": "log",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "asin": "arcsin",
+    "acos": "arccos",
+    "atan": "arctan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "tanh": "tanh",
+    "asinh": "arcsinh",
+    "acosh": "arccosh",
+    "atanh": "arctanh",
+    "Abs": "abs",
+    "sign": "sign",
     "atan2": "arctan2",
 }
 
@@ -186,8 +203,12 @@ def from_sympy(expr: Any, variables: Sequence[str], param_symbols: Mapping[str, 
         raise EquationError("forbidden_construct", f"the sympy construct {fname} has no equation form")
 
     def _cond(c: Any) -> Node:
-        names = {sympy.StrictLessThan: "lt", sympy.LessThan: "le", sympy.StrictGreaterThan: "gt",
-                 sympy.GreaterThan: "ge"}
+        names = {
+            sympy.StrictLessThan: "lt",
+            sympy.LessThan: "le",
+            sympy.StrictGreaterThan: "gt",
+            sympy.GreaterThan: "ge",
+        }
         for cls, name in names.items():
             if isinstance(c, cls):
                 return Op(name, (conv(c.lhs), conv(c.rhs)))

@@ -41,6 +41,13 @@ def report_command(output_dir: Path, out_file: Path | None, baseline_dir: Path |
 
 
 __all__ = [
-    "Flip", "RunData", "build_report", "comparison_lines", "find_flips", "format_comparison",
-    "load_run", "report_command", "write_report",
+    "Flip",
+    "RunData",
+    "build_report",
+    "comparison_lines",
+    "find_flips",
+    "format_comparison",
+    "load_run",
+    "report_command",
+    "write_report",
 ]

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_lsrb.metrics import mean_pass_at_k, percentile
+from pytest_lsrb.core.metrics import mean_pass_at_k, percentile
+from pytest_lsrb.engine.task import Judgement
 from pytest_lsrb.report.data import RunData, attempt_succeeded, item_facets
-from pytest_lsrb.tasks.base import Judgement
 
 
 @dataclass(frozen=True)
@@ -208,8 +208,14 @@ def facet_keys(facet: str) -> Callable[[Scored], list[str]]:
 # -- LLM-SRBench: the paper's Table 1 ------------------------------------------------------------
 
 # Column groups in the paper's order; anything else follows in name order.
-PAPER_GROUP_ORDER = ("lsr_transform", "lsr_synth/chemistry", "lsr_synth/biology", "lsr_synth/physics",
-                     "lsr_synth/material_science", "lsr_synth/matsci")
+PAPER_GROUP_ORDER = (
+    "lsr_transform",
+    "lsr_synth/chemistry",
+    "lsr_synth/biology",
+    "lsr_synth/physics",
+    "lsr_synth/material_science",
+    "lsr_synth/matsci",
+)
 
 
 @dataclass(frozen=True)
@@ -260,6 +266,7 @@ def equation_table(scored: Iterable[Scored]) -> list[EquationGroup]:
         groups[name].append(rec)
     out = []
     for name, recs in groups.items():
+
         def values(field: str, recs: list[Mapping[str, Any]] = recs) -> list[float]:
             return [v for v in (_number(r.get(field)) for r in recs) if v is not None]
 
@@ -309,8 +316,9 @@ def prediction_samples(scored: Iterable[Scored], limit: int = 12) -> list[Predic
             current = best.get(key)
             rank = math.inf if nmse is None else nmse
             if current is None or rank < (math.inf if current.nmse is None else current.nmse):
-                best[key] = PredictionSample(s.item_id, int(s.record.get("sample_index") or 0), split,
-                                             points, nmse)
+                best[key] = PredictionSample(
+                    s.item_id, int(s.record.get("sample_index") or 0), split, points, nmse
+                )
     ordered = sorted(best.values(), key=lambda p: (p.item_id, p.split != "in-domain"))
     return ordered[:limit]
 

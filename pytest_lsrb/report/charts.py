@@ -70,10 +70,15 @@ def _svg(width: int, height: int, label: str, body: list[str]) -> str:
 
 
 def empty_chart(message: str, width: int = 520, height: int = 60) -> str:
-    return _svg(width, height, message, [
-        f"<text x='{width / 2:.0f}' y='{height / 2 + 4:.0f}' text-anchor='middle' fill='#777'>"
-        f"{esc(message)}</text>"
-    ])
+    return _svg(
+        width,
+        height,
+        message,
+        [
+            f"<text x='{width / 2:.0f}' y='{height / 2 + 4:.0f}' text-anchor='middle' fill='#777'>"
+            f"{esc(message)}</text>"
+        ],
+    )
 
 
 # -- bars --------------------------------------------------------------------------------------
@@ -88,8 +93,15 @@ class Bar:
     note: str = ""  # shown in the tooltip
 
 
-def bar_chart(bars: Sequence[Bar], title: str, *, value_max: float | None = None,
-              percent: bool = False, width: int = 520, max_bars: int = 30) -> str:
+def bar_chart(
+    bars: Sequence[Bar],
+    title: str,
+    *,
+    value_max: float | None = None,
+    percent: bool = False,
+    width: int = 520,
+    max_bars: int = 30,
+) -> str:
     """Horizontal bars with the value printed at the end of each bar."""
     if not bars:
         return empty_chart(f"{title}: none")
@@ -100,8 +112,11 @@ def bar_chart(bars: Sequence[Bar], title: str, *, value_max: float | None = None
     row_h = 30 if has_base else 22
     top, right = 8, 70
     height = top + row_h * len(shown) + (22 if hidden else 8)
-    top_value = value_max if value_max is not None else max(
-        [b.value for b in shown] + [b.baseline or 0.0 for b in shown] + [1e-12])
+    top_value = (
+        value_max
+        if value_max is not None
+        else max([b.value for b in shown] + [b.baseline or 0.0 for b in shown] + [1e-12])
+    )
     plot_w = width - label_w - right
 
     def length(v: float) -> float:
@@ -114,20 +129,29 @@ def bar_chart(bars: Sequence[Bar], title: str, *, value_max: float | None = None
     for i, b in enumerate(shown):
         y = top + i * row_h
         label = b.label if len(b.label) <= 32 else b.label[:31] + "…"
-        tip = f"{b.label}: {text(b.value)}" + (f" (baseline {text(b.baseline)})" if b.baseline is not None
-                                               else "") + (f" — {b.note}" if b.note else "")
+        tip = (
+            f"{b.label}: {text(b.value)}"
+            + (f" (baseline {text(b.baseline)})" if b.baseline is not None else "")
+            + (f" — {b.note}" if b.note else "")
+        )
         body.append(f"<g><title>{esc(tip)}</title>")
         body.append(f"<text x='{label_w - 6}' y='{y + 15}' text-anchor='end' fill='#333'>{esc(label)}</text>")
         bar_y, bar_h = y + 3, 14
         if has_base:
             base = b.baseline or 0.0
-            body.append(f"<rect x='{label_w}' y='{y + 2}' width='{length(base):.1f}' height='6' "
-                        f"fill='{BASELINE_COLOR}'/>")
+            body.append(
+                f"<rect x='{label_w}' y='{y + 2}' width='{length(base):.1f}' height='6' "
+                f"fill='{BASELINE_COLOR}'/>"
+            )
             bar_y, bar_h = y + 10, 14
-        body.append(f"<rect x='{label_w}' y='{bar_y}' width='{length(b.value):.1f}' height='{bar_h}' "
-                    f"fill='{esc(b.color)}' rx='2'/>")
-        body.append(f"<text x='{label_w + length(b.value) + 5:.1f}' y='{bar_y + 11}' fill='#333'>"
-                    f"{esc(text(b.value))}</text></g>")
+        body.append(
+            f"<rect x='{label_w}' y='{bar_y}' width='{length(b.value):.1f}' height='{bar_h}' "
+            f"fill='{esc(b.color)}' rx='2'/>"
+        )
+        body.append(
+            f"<text x='{label_w + length(b.value) + 5:.1f}' y='{bar_y + 11}' fill='#333'>"
+            f"{esc(text(b.value))}</text></g>"
+        )
     if hidden:
         body.append(f"<text x='{label_w}' y='{height - 6}' fill='#777'>… and {hidden} more</text>")
     return _svg(width, height, title, body)
@@ -163,30 +187,44 @@ class Frame:
         span = self.y1 - self.y0 or 1.0
         return self.height - self.bottom - (y - self.y0) / span * (self.height - self.top - self.bottom)
 
-    def axes(self, x_label: str, y_label: str, x_ticks: Sequence[float], y_ticks: Sequence[float],
-             y_fmt: str = "num") -> list[str]:
+    def axes(
+        self,
+        x_label: str,
+        y_label: str,
+        x_ticks: Sequence[float],
+        y_ticks: Sequence[float],
+        y_fmt: str = "num",
+    ) -> list[str]:
         out = []
         bottom, left = self.height - self.bottom, self.left
         for t in y_ticks:
             y = self.sy(t)
             text = f"{t * 100:.0f}%" if y_fmt == "pct" else fmt_num(t)
-            out.append(f"<line x1='{left}' x2='{self.width - self.right}' y1='{y:.1f}' y2='{y:.1f}' "
-                       "stroke='#e5e5e5'/>")
+            out.append(
+                f"<line x1='{left}' x2='{self.width - self.right}' y1='{y:.1f}' y2='{y:.1f}' "
+                "stroke='#e5e5e5'/>"
+            )
             out.append(f"<text x='{left - 6}' y='{y + 4:.1f}' text-anchor='end' fill='#555'>{text}</text>")
         for t in x_ticks:
             x = self.sx(t)
             out.append(f"<line x1='{x:.1f}' x2='{x:.1f}' y1='{bottom}' y2='{bottom + 4}' stroke='#555'/>")
-            out.append(f"<text x='{x:.1f}' y='{bottom + 16}' text-anchor='middle' fill='#555'>"
-                       f"{fmt_num(t)}</text>")
-        out.append(f"<line x1='{left}' x2='{self.width - self.right}' y1='{bottom}' y2='{bottom}' "
-                   "stroke='#555'/>")
+            out.append(
+                f"<text x='{x:.1f}' y='{bottom + 16}' text-anchor='middle' fill='#555'>{fmt_num(t)}</text>"
+            )
+        out.append(
+            f"<line x1='{left}' x2='{self.width - self.right}' y1='{bottom}' y2='{bottom}' stroke='#555'/>"
+        )
         out.append(f"<line x1='{left}' x2='{left}' y1='{self.top}' y2='{bottom}' stroke='#555'/>")
         mid_x = (left + self.width - self.right) / 2
-        out.append(f"<text x='{mid_x:.0f}' y='{self.height - 6}' text-anchor='middle' fill='#333'>"
-                   f"{esc(x_label)}</text>")
+        out.append(
+            f"<text x='{mid_x:.0f}' y='{self.height - 6}' text-anchor='middle' fill='#333'>"
+            f"{esc(x_label)}</text>"
+        )
         mid_y = (self.top + bottom) / 2
-        out.append(f"<text transform='translate(13 {mid_y:.0f}) rotate(-90)' text-anchor='middle' "
-                   f"fill='#333'>{esc(y_label)}</text>")
+        out.append(
+            f"<text transform='translate(13 {mid_y:.0f}) rotate(-90)' text-anchor='middle' "
+            f"fill='#333'>{esc(y_label)}</text>"
+        )
         return out
 
 
@@ -201,9 +239,17 @@ class Series:
     dashed: bool = False
 
 
-def line_chart(series: Sequence[Series], title: str, *, x_label: str, y_label: str,
-               y_range: tuple[float, float] = (0.0, 1.0), percent: bool = True,
-               width: int = 520, height: int = 280) -> str:
+def line_chart(
+    series: Sequence[Series],
+    title: str,
+    *,
+    x_label: str,
+    y_label: str,
+    y_range: tuple[float, float] = (0.0, 1.0),
+    percent: bool = True,
+    width: int = 520,
+    height: int = 280,
+) -> str:
     series = [s for s in series if s.points]
     if not series:
         return empty_chart(f"{title}: no data")
@@ -220,16 +266,20 @@ def line_chart(series: Sequence[Series], title: str, *, x_label: str, y_label: s
         body.append(f"<polyline points='{pts}' fill='none' stroke='{esc(s.color)}' stroke-width='2'{dash}/>")
         for x, y in s.points:
             value = f"{y * 100:.1f}%" if percent else fmt_num(y)
-            body.append(f"<circle cx='{frame.sx(x):.1f}' cy='{frame.sy(y):.1f}' r='3.5' "
-                        f"fill='{esc(s.color)}'><title>{esc(s.name)}: k={fmt_num(x)} → {value}</title>"
-                        "</circle>")
+            body.append(
+                f"<circle cx='{frame.sx(x):.1f}' cy='{frame.sy(y):.1f}' r='3.5' "
+                f"fill='{esc(s.color)}'><title>{esc(s.name)}: k={fmt_num(x)} → {value}</title>"
+                "</circle>"
+            )
     if len(series) > 1:
         # The legend goes under the plot, where no line can run through it.
         for i, s in enumerate(series):
             y = height + 8 + i * 18
             dash = " stroke-dasharray='5 4'" if s.dashed else ""
-            body.append(f"<line x1='{frame.left}' x2='{frame.left + 24}' y1='{y}' y2='{y}' "
-                        f"stroke='{esc(s.color)}' stroke-width='2'{dash}/>")
+            body.append(
+                f"<line x1='{frame.left}' x2='{frame.left + 24}' y1='{y}' y2='{y}' "
+                f"stroke='{esc(s.color)}' stroke-width='2'{dash}/>"
+            )
             name = s.name if len(s.name) <= 60 else s.name[:59] + "…"
             body.append(f"<text x='{frame.left + 30}' y='{y + 4}' fill='#333'>{esc(name)}</text>")
         return _svg(width, height + 10 + 18 * len(series), title, body)
@@ -239,8 +289,16 @@ def line_chart(series: Sequence[Series], title: str, *, x_label: str, y_label: s
 # -- histogram ---------------------------------------------------------------------------------
 
 
-def histogram(values: Sequence[float], title: str, *, x_label: str, bins: int = 30,
-              baseline: Sequence[float] | None = None, width: int = 520, height: int = 260) -> str:
+def histogram(
+    values: Sequence[float],
+    title: str,
+    *,
+    x_label: str,
+    bins: int = 30,
+    baseline: Sequence[float] | None = None,
+    width: int = 520,
+    height: int = 260,
+) -> str:
     """Counts per bin; bins are logarithmic when the values span more than two decades."""
     finite = [v for v in values if math.isfinite(v) and v >= 0]
     base = [v for v in (baseline or []) if math.isfinite(v) and v >= 0]
@@ -252,8 +310,11 @@ def histogram(values: Sequence[float], title: str, *, x_label: str, bins: int = 
     if hi == lo:
         lo, hi = (lo * 0.9, hi * 1.1) if lo > 0 else (0.0, 1.0)
         log = False
-    edges = ([10 ** (math.log10(lo) + i * (math.log10(hi) - math.log10(lo)) / bins) for i in range(bins + 1)]
-             if log else [lo + i * (hi - lo) / bins for i in range(bins + 1)])
+    edges = (
+        [10 ** (math.log10(lo) + i * (math.log10(hi) - math.log10(lo)) / bins) for i in range(bins + 1)]
+        if log
+        else [lo + i * (hi - lo) / bins for i in range(bins + 1)]
+    )
 
     def counts(vals: Sequence[float]) -> list[int]:
         out = [0] * bins
@@ -268,19 +329,25 @@ def histogram(values: Sequence[float], title: str, *, x_label: str, bins: int = 
     cur, old = counts(finite), counts(base) if base else None
     top = max(cur + (old or []) + [1])
     frame = Frame(width, height, edges[0], edges[-1], 0, top * 1.05, x_log=log)
-    x_ticks = ([10.0 ** e for e in range(math.ceil(math.log10(lo)), math.floor(math.log10(hi)) + 1)]
-               if log else nice_ticks(lo, hi, 6))
+    x_ticks = (
+        [10.0**e for e in range(math.ceil(math.log10(lo)), math.floor(math.log10(hi)) + 1)]
+        if log
+        else nice_ticks(lo, hi, 6)
+    )
     y_ticks = [t for t in nice_ticks(0, top, 4) if t == int(t)]
     body = frame.axes(x_label + (" (log scale)" if log else ""), "attempts", x_ticks, y_ticks)
     for i in range(bins):
         x_a, x_b = frame.sx(edges[i]), frame.sx(edges[i + 1])
         tip = f"{fmt_num(edges[i])}–{fmt_num(edges[i + 1])}: {cur[i]}" + (
-            f" (baseline {old[i]})" if old is not None else "")
+            f" (baseline {old[i]})" if old is not None else ""
+        )
         if cur[i]:
             y = frame.sy(cur[i])
-            body.append(f"<rect x='{x_a + 0.5:.1f}' y='{y:.1f}' width='{max(0.5, x_b - x_a - 1):.1f}' "
-                        f"height='{frame.sy(0) - y:.1f}' fill='{PALETTE[0]}'>"
-                        f"<title>{esc(tip)}</title></rect>")
+            body.append(
+                f"<rect x='{x_a + 0.5:.1f}' y='{y:.1f}' width='{max(0.5, x_b - x_a - 1):.1f}' "
+                f"height='{frame.sy(0) - y:.1f}' fill='{PALETTE[0]}'>"
+                f"<title>{esc(tip)}</title></rect>"
+            )
     if old is not None:
         # The baseline as a step outline over the bars.
         steps = [f"{frame.sx(edges[0]):.1f},{frame.sy(0):.1f}"]
@@ -288,18 +355,29 @@ def histogram(values: Sequence[float], title: str, *, x_label: str, bins: int = 
             y = frame.sy(old[i])
             steps += [f"{frame.sx(edges[i]):.1f},{y:.1f}", f"{frame.sx(edges[i + 1]):.1f},{y:.1f}"]
         steps.append(f"{frame.sx(edges[-1]):.1f},{frame.sy(0):.1f}")
-        body.append(f"<polyline points='{' '.join(steps)}' fill='none' stroke='#333' stroke-width='1.5' "
-                    "stroke-dasharray='4 2'><title>baseline</title></polyline>")
-        body.append(f"<text x='{frame.width - frame.right}' y='{frame.top + 4}' text-anchor='end' "
-                    "fill='#333'>bars: this run · dashed: baseline</text>")
+        body.append(
+            f"<polyline points='{' '.join(steps)}' fill='none' stroke='#333' stroke-width='1.5' "
+            "stroke-dasharray='4 2'><title>baseline</title></polyline>"
+        )
+        body.append(
+            f"<text x='{frame.width - frame.right}' y='{frame.top + 4}' text-anchor='end' "
+            "fill='#333'>bars: this run · dashed: baseline</text>"
+        )
     return _svg(width, height, title, body)
 
 
 # -- scatter (predicted vs true) ---------------------------------------------------------------
 
 
-def scatter(points: Sequence[tuple[float, float]], title: str, *, x_label: str = "true",
-            y_label: str = "predicted", width: int = 260, height: int = 240) -> str:
+def scatter(
+    points: Sequence[tuple[float, float]],
+    title: str,
+    *,
+    x_label: str = "true",
+    y_label: str = "predicted",
+    width: int = 260,
+    height: int = 240,
+) -> str:
     """Predicted against true values with the y = x line a perfect equation would sit on."""
     pts = [(x, y) for x, y in points if math.isfinite(x) and math.isfinite(y)]
     if not pts:
@@ -313,9 +391,13 @@ def scatter(points: Sequence[tuple[float, float]], title: str, *, x_label: str =
     frame = Frame(width, height, lo, hi, lo, hi, left=50, bottom=36, top=10)
     ticks = nice_ticks(lo, hi, 4)
     body = frame.axes(x_label, y_label, ticks, ticks)
-    body.append(f"<line x1='{frame.sx(lo):.1f}' y1='{frame.sy(lo):.1f}' x2='{frame.sx(hi):.1f}' "
-                f"y2='{frame.sy(hi):.1f}' stroke='#999' stroke-dasharray='4 3'/>")
+    body.append(
+        f"<line x1='{frame.sx(lo):.1f}' y1='{frame.sy(lo):.1f}' x2='{frame.sx(hi):.1f}' "
+        f"y2='{frame.sy(hi):.1f}' stroke='#999' stroke-dasharray='4 3'/>"
+    )
     for x, y in pts:
-        body.append(f"<circle cx='{frame.sx(x):.1f}' cy='{frame.sy(y):.1f}' r='2.5' fill='{PALETTE[0]}' "
-                    "fill-opacity='0.7'/>")
+        body.append(
+            f"<circle cx='{frame.sx(x):.1f}' cy='{frame.sy(y):.1f}' r='2.5' fill='{PALETTE[0]}' "
+            "fill-opacity='0.7'/>"
+        )
     return _svg(width, height, title, body)

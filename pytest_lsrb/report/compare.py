@@ -123,9 +123,7 @@ class Flip:
         return "regressed" if self.before[1] > 0 else "improved"
 
 
-def find_flips(
-    baseline: Mapping[str, tuple[int, int]], current: Mapping[str, tuple[int, int]]
-) -> list[Flip]:
+def find_flips(baseline: Mapping[str, tuple[int, int]], current: Mapping[str, tuple[int, int]]) -> list[Flip]:
     """Items present in both runs whose solved state changed; regressions first, then by id."""
     flips = [
         Flip(item, baseline[item], current[item])
@@ -208,8 +206,10 @@ def format_comparison(
     lines = [f"baseline {who(base)}  ->  current {who(cur)}"]
     bh, ch = base.get("selected_rows_hash"), cur.get("selected_rows_hash")
     if bh and ch and bh != ch:
-        lines.append("note: the runs selected different items (selected_rows_hash differs); "
-                     "deltas compare different sets.")
+        lines.append(
+            "note: the runs selected different items (selected_rows_hash differs); "
+            "deltas compare different sets."
+        )
     changed = config_changes(base, cur)
     if changed:
         lines.append("config changed: " + ", ".join(changed))
@@ -249,8 +249,9 @@ class Comparison:
 
 def compare(baseline: RunData, current: RunData) -> Comparison:
     b, c = score(baseline), score(current)
-    return Comparison(baseline, current, b, c, metric_deltas(baseline.summary, current.summary),
-                      flips_between(b, c))
+    return Comparison(
+        baseline, current, b, c, metric_deltas(baseline.summary, current.summary), flips_between(b, c)
+    )
 
 
 def comparison_lines(baseline_dir: Path, current_dir: Path) -> list[str]:

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_lsrb.artifacts import ATTEMPTS_FILE, RUN_FILE, SUMMARY_FILE, AttemptsReadReport, read_json
-from pytest_lsrb.errors import MODEL_DOMAINS, LsrbUsageError
-from pytest_lsrb.records import record_key
-from pytest_lsrb.summary import latest_records
-from pytest_lsrb.tasks.base import Judgement
+from pytest_lsrb.core.errors import MODEL_DOMAINS, LsrbUsageError
+from pytest_lsrb.engine.records import record_key
+from pytest_lsrb.engine.summary import latest_records
+from pytest_lsrb.engine.task import Judgement
+from pytest_lsrb.output.files import ATTEMPTS_FILE, RUN_FILE, SUMMARY_FILE, AttemptsReadReport, read_json
 
 # Index files larger than this are not joined (the report then groups by record fields only).
 MAX_INDEX_BYTES = 256 * 1024 * 1024
@@ -95,7 +95,7 @@ class RunData:
 
     def answer_field(self) -> str:
         try:
-            from pytest_lsrb.tasks import get_task
+            from pytest_lsrb.engine.task import get_task
 
             return str(get_task(self.task_name).answer_field)
         except (LsrbUsageError, ImportError, AttributeError):
@@ -112,15 +112,14 @@ def load_run(path: Path) -> RunData:
         raise LsrbUsageError(f"{path}: not a directory (expected an lsrb output directory).")
     run_file, summary_file, attempts_file = path / RUN_FILE, path / SUMMARY_FILE, path / ATTEMPTS_FILE
     if not (run_file.exists() or summary_file.exists() or attempts_file.exists()):
-        raise LsrbUsageError(
-            f"{path}: holds no lsrb run (no {RUN_FILE}, {ATTEMPTS_FILE} or {SUMMARY_FILE})."
-        )
+        raise LsrbUsageError(f"{path}: holds no lsrb run (no {RUN_FILE}, {ATTEMPTS_FILE} or {SUMMARY_FILE}).")
     warnings: list[str] = []
     header = _read_object(run_file) if run_file.exists() else {}
     summary = _read_object(summary_file) if summary_file.exists() else None
     if summary is None:
-        warnings.append(f"{summary_file} is missing (the run did not finish); metrics come from "
-                        f"{ATTEMPTS_FILE}.")
+        warnings.append(
+            f"{summary_file} is missing (the run did not finish); metrics come from {ATTEMPTS_FILE}."
+        )
     report = AttemptsReadReport()
     records = list(latest_records(attempts_file, report)) if attempts_file.exists() else []
     warnings += report.warnings
@@ -129,8 +128,10 @@ def load_run(path: Path) -> RunData:
     if index is not None:
         run.index_rows = _read_index(index, {str(r["item_id"]) for r in records}, warnings)
     elif records and isinstance(run.config.get("index"), str):
-        warnings.append(f"the run's index {run.config['index']} is not here (or has changed since the run); "
-                        "breakdowns use record fields only.")
+        warnings.append(
+            f"the run's index {run.config['index']} is not here (or has changed since the run); "
+            "breakdowns use record fields only."
+        )
     if summary is None and records:
         run.summary = provisional_summary(run)
     return run
@@ -138,13 +139,21 @@ def load_run(path: Path) -> RunData:
 
 def provisional_summary(run: RunData) -> dict[str, Any]:
     """What summary.json would say about the records so far (for a run that did not finish)."""
-    from pytest_lsrb.summary import Summarizer
+    from pytest_lsrb.engine.summary import Summarizer
 
     summarizer = Summarizer(run.samples_per_item)
     for rec in run.records:
         summarizer.add(rec)
-    keys = ("suite", "config", "config_hash", "selected_rows_hash", "selected_items", "shard_count",
-            "shard_index", "attempts_expected")
+    keys = (
+        "suite",
+        "config",
+        "config_hash",
+        "selected_rows_hash",
+        "selected_items",
+        "shard_count",
+        "shard_index",
+        "attempts_expected",
+    )
     head = {k: run.header[k] for k in keys if k in run.header}
     return {**head, **summarizer.finish(), "complete": False}
 
@@ -161,8 +170,8 @@ def find_index(config: Mapping[str, Any], suite: str) -> Path | None:
 
     A built-in suite's index is recorded relative to the suite folder; anything else in full.
     """
-    from pytest_lsrb.options import file_sha256
-    from pytest_lsrb.suite import builtin_suites_dir
+    from pytest_lsrb.engine.options import file_sha256
+    from pytest_lsrb.engine.suite import builtin_suites_dir
 
     index = config.get("index")
     if not isinstance(index, str) or not index:
@@ -205,8 +214,8 @@ def _read_index(path: Path, wanted: set[str], warnings: list[str]) -> dict[str, 
 def judge_for(task_name: str) -> Judge:
     """The task's own judgement (as the test saw it), or a generic one for an unknown task."""
     try:
-        from pytest_lsrb.runner import judge
-        from pytest_lsrb.tasks import get_task
+        from pytest_lsrb.engine.runner import judge
+        from pytest_lsrb.engine.task import get_task
 
         task = get_task(task_name)
     except (LsrbUsageError, ImportError):

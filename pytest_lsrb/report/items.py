@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_lsrb.artifacts import finite_or_none
+from pytest_lsrb.output.files import finite_or_none
 from pytest_lsrb.report.aggregate import Scored, equation_group_name
 from pytest_lsrb.report.compare import Flip
 
@@ -20,18 +20,54 @@ from pytest_lsrb.report.compare import Flip
 MAX_TEXT = 20_000
 MAX_ANSWER = 4_000
 
-COLUMNS = ("item", "k", "outcome", "answer", "verdict", "latency", "group", "base", "flip",
-           "raw", "prompt", "message", "extra")
+COLUMNS = (
+    "item",
+    "k",
+    "outcome",
+    "answer",
+    "verdict",
+    "latency",
+    "group",
+    "base",
+    "flip",
+    "raw",
+    "prompt",
+    "message",
+    "extra",
+)
 
 # Record fields shown in the detail view besides the ones that have their own column.
 _DETAIL_FIELDS = (
-    "generation_error_kind", "generation_error_domain", "generation_error_message",
-    "verification_mode", "verification_outcome", "verification_error_kind",
-    "verification_error_domain", "verification_error_subkind", "verification_detail",
-    "verification_latency_ms", "repo_replay_profile_id", "valid", "nonempty", "contains_sorry",
-    "cached", "model_calls", "attempt_seed", "model", "prompt_hash",
-    "problem_set", "domain", "nmse_id", "nmse_ood", "acc_tau_id", "acc_tau_ood", "r2_id", "r2_ood",
-    "symbolic_match", "method", "equation",
+    "generation_error_kind",
+    "generation_error_domain",
+    "generation_error_message",
+    "verification_mode",
+    "verification_outcome",
+    "verification_error_kind",
+    "verification_error_domain",
+    "verification_error_subkind",
+    "verification_detail",
+    "verification_latency_ms",
+    "repo_replay_profile_id",
+    "valid",
+    "nonempty",
+    "contains_sorry",
+    "cached",
+    "model_calls",
+    "attempt_seed",
+    "model",
+    "prompt_hash",
+    "problem_set",
+    "domain",
+    "nmse_id",
+    "nmse_ood",
+    "acc_tau_id",
+    "acc_tau_ood",
+    "r2_id",
+    "r2_ood",
+    "symbolic_match",
+    "method",
+    "equation",
 )
 
 
@@ -100,31 +136,45 @@ def item_payload(
         if answer in (None, ""):
             answer = rec.get("proposal")
         extra = {f: finite_or_none(rec[f]) for f in _DETAIL_FIELDS if rec.get(f) is not None}
-        extra = {k: clean_text(v, 2000) if isinstance(v, str) else v for k, v in extra.items()
-                 if isinstance(v, (str, int, float, bool))}
+        extra = {
+            k: clean_text(v, 2000) if isinstance(v, str) else v
+            for k, v in extra.items()
+            if isinstance(v, (str, int, float, bool))
+        }
         latency = rec.get("latency_ms")
         sample = int(rec["sample_index"])
-        rows.append([
-            clean_text(s.item_id, 500),
-            sample,
-            s.judgement.outcome,
-            clean_text(answer, MAX_ANSWER),
-            clean_text(verdict_of(rec), 200),
-            round(float(latency), 3) if isinstance(latency, (int, float)) else None,
-            clean_text(group_of(s), 200),
-            base_outcome.get((s.item_id, sample), "") if baseline is not None else "",
-            flip_of.get(s.item_id, ""),
-            clean_text(rec.get("raw_output")),
-            key,
-            clean_text(s.judgement.message, 2000),
-            extra,
-        ])
-    return {"columns": list(COLUMNS), "rows": finite_or_none(rows), "prompts": prompts,
-            "baseline": baseline is not None}
+        rows.append(
+            [
+                clean_text(s.item_id, 500),
+                sample,
+                s.judgement.outcome,
+                clean_text(answer, MAX_ANSWER),
+                clean_text(verdict_of(rec), 200),
+                round(float(latency), 3) if isinstance(latency, (int, float)) else None,
+                clean_text(group_of(s), 200),
+                base_outcome.get((s.item_id, sample), "") if baseline is not None else "",
+                flip_of.get(s.item_id, ""),
+                clean_text(rec.get("raw_output")),
+                key,
+                clean_text(s.judgement.message, 2000),
+                extra,
+            ]
+        )
+    return {
+        "columns": list(COLUMNS),
+        "rows": finite_or_none(rows),
+        "prompts": prompts,
+        "baseline": baseline is not None,
+    }
 
 
 def json_for_script(obj: Any) -> str:
     """JSON that can sit inside a <script> element: no `<`, `>` or `&` appears literally."""
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )

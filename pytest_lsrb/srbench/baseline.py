@@ -36,19 +36,37 @@ def term_library(inputs: Sequence[str]) -> list[tuple[str, float]]:
     lib: list[tuple[str, float]] = []
     for u in inputs:
         lib += [
-            (u, 4.0), (f"{u}**2", 3.0), (f"{u}**3", 2.0), (f"1/{u}", 1.0),
-            (f"np.sin({u})", 1.0), (f"np.cos({u})", 1.0), (f"np.exp({u})", 0.7),
-            (f"np.exp(-{u})", 0.7), (f"np.tanh({u})", 0.7), (f"np.abs({u})", 0.7),
-            (f"{u}*np.abs({u})", 1.0), (f"np.sqrt(np.abs({u}))", 0.7),
-            (f"np.log(np.abs({u}) + 1)", 0.5), (f"1/(1 + {u}**2)", 0.5),
-            (f"np.sin({P}*{u})", 1.0), (f"np.cos({P}*{u})", 0.7), (f"np.exp(-{P}*{u})", 1.0),
-            (f"np.exp(-{P}*{u}**2)", 0.5), (f"np.abs({u})**{P}", 0.7), (f"np.tanh({P}*{u})", 0.5),
+            (u, 4.0),
+            (f"{u}**2", 3.0),
+            (f"{u}**3", 2.0),
+            (f"1/{u}", 1.0),
+            (f"np.sin({u})", 1.0),
+            (f"np.cos({u})", 1.0),
+            (f"np.exp({u})", 0.7),
+            (f"np.exp(-{u})", 0.7),
+            (f"np.tanh({u})", 0.7),
+            (f"np.abs({u})", 0.7),
+            (f"{u}*np.abs({u})", 1.0),
+            (f"np.sqrt(np.abs({u}))", 0.7),
+            (f"np.log(np.abs({u}) + 1)", 0.5),
+            (f"1/(1 + {u}**2)", 0.5),
+            (f"np.sin({P}*{u})", 1.0),
+            (f"np.cos({P}*{u})", 0.7),
+            (f"np.exp(-{P}*{u})", 1.0),
+            (f"np.exp(-{P}*{u}**2)", 0.5),
+            (f"np.abs({u})**{P}", 0.7),
+            (f"np.tanh({P}*{u})", 0.5),
         ]
     for i, u in enumerate(inputs):
-        for w in inputs[i + 1:]:
+        for w in inputs[i + 1 :]:
             lib += [
-                (f"{u}*{w}", 3.0), (f"{u}**2*{w}", 1.5), (f"{u}*{w}**2", 1.5), (f"{u}/{w}", 1.0),
-                (f"{w}/{u}", 1.0), (f"np.sin({u})*{w}", 0.5), (f"{u}*np.exp(-{P}*{w})", 0.5),
+                (f"{u}*{w}", 3.0),
+                (f"{u}**2*{w}", 1.5),
+                (f"{u}*{w}**2", 1.5),
+                (f"{u}/{w}", 1.0),
+                (f"{w}/{u}", 1.0),
+                (f"np.sin({u})*{w}", 0.5),
+                (f"{u}*np.exp(-{P}*{w})", 0.5),
                 (f"{u}*np.exp({w})", 0.3),
             ]
     return lib

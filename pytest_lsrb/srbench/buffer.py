@@ -49,7 +49,7 @@ def softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
     p = np.exp(z)
     p /= p.sum()
     top = int(np.argmax(p))
-    p[top] = 1.0 - (p[:top].sum() + p[top + 1:].sum())
+    p[top] = 1.0 - (p[:top].sum() + p[top + 1 :].sum())
     return p
 
 
@@ -118,8 +118,9 @@ class ExperienceBuffer(Generic[T]):
         island_id = int(rng.integers(len(self.islands)))
         return island_id, self.islands[island_id].sample(rng)
 
-    def register(self, item: T, score: float, length: int, island_id: int | None,
-                 rng: np.random.Generator) -> None:
+    def register(
+        self, item: T, score: float, length: int, island_id: int | None, rng: np.random.Generator
+    ) -> None:
         """Store a scored skeleton in its island (every island when `island_id` is None, as for
         the starting skeleton). Scores must be finite: invalid candidates never enter."""
         if not math.isfinite(score):
@@ -142,7 +143,7 @@ class ExperienceBuffer(Generic[T]):
         n = len(self.islands)
         noisy = np.array(self.best_score) + rng.standard_normal(n) * 1e-6
         order = np.argsort(noisy, kind="stable")
-        reset, keep = order[: n // 2], order[n // 2:]
+        reset, keep = order[: n // 2], order[n // 2 :]
         for island_id in reset:
             founder = self.best_item[int(rng.choice(keep))]
             self.islands[island_id] = Island(self.config)

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from pytest_lsrb.errors import VERIFICATION_OUTCOME_DOMAINS
+from pytest_lsrb.core.errors import VERIFICATION_OUTCOME_DOMAINS
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
 from pytest_lsrb.srbench.metrics import TAU, SplitMetrics, split_metrics
 from pytest_lsrb.srbench.problem import SPLITS, Problem
@@ -24,12 +24,18 @@ JUDGES: Final = ("sympy", "llm", "both", "none")
 
 # Verification outcomes of an equation; their error domains live in errors.VERIFICATION_OUTCOME_DOMAINS.
 EQUATION_OUTCOMES: Final = (
-    "accurate", "symbolic_match", "inaccurate", "symbolic_mismatch", "not_finite", "no_equation",
+    "accurate",
+    "symbolic_match",
+    "inaccurate",
+    "symbolic_mismatch",
+    "not_finite",
+    "no_equation",
     "not_applicable",
 )
 
-_EMPTY = SplitMetrics(nmse=None, r2=None, acc_tau=False, frac_within_tau=0.0, num_valid_points=0,
-                      num_points=0)
+_EMPTY = SplitMetrics(
+    nmse=None, r2=None, acc_tau=False, frac_within_tau=0.0, num_valid_points=0, num_points=0
+)
 
 
 def all_inputs(problem: Problem) -> dict[str, np.ndarray]:
@@ -79,8 +85,12 @@ def score(
         llm_match = llm.match if llm is not None else (False if not result.found else None)
         fields.update(symbolic_match_sympy=verdict.match, symbolic_match_llm=llm_match)
     if not verify:
-        fields.update(verification_mode="none", verification_attempted=False, verification_success=None,
-                      verification_outcome="not_attempted")
+        fields.update(
+            verification_mode="none",
+            verification_attempted=False,
+            verification_success=None,
+            verification_outcome="not_attempted",
+        )
         return fields
     outcome = _outcome(result, id_m, verdict, success)
     attempted = outcome != "not_applicable"
@@ -97,8 +107,9 @@ def score(
     return fields
 
 
-def _symbolic(problem: Problem, result: DiscoveryResult, judge: str,
-              llm: SymbolicVerdict | None) -> SymbolicVerdict:
+def _symbolic(
+    problem: Problem, result: DiscoveryResult, judge: str, llm: SymbolicVerdict | None
+) -> SymbolicVerdict:
     if not problem.has_ground_truth:
         return NOT_APPLICABLE
     if judge == "none":
@@ -108,8 +119,12 @@ def _symbolic(problem: Problem, result: DiscoveryResult, judge: str,
             return SymbolicVerdict(match=False, method="no_proposal")
         return llm if llm is not None else SymbolicVerdict(match=None, method="llm_error")
     program = result.program if result.found else None
-    return symbolic_match(program, problem.ground_truth(), all_inputs(problem),
-                          params=list(result.params) if program is not None else None)
+    return symbolic_match(
+        program,
+        problem.ground_truth(),
+        all_inputs(problem),
+        params=list(result.params) if program is not None else None,
+    )
 
 
 def _outcome(result: DiscoveryResult, id_m: SplitMetrics, verdict: SymbolicVerdict, success: str) -> str:

@@ -179,13 +179,27 @@ def fit_program(
             starts += 1
             status = _run_bfgs(obj, candidate, limits)
     if obj.best_x is None:
-        return FitResult(params=tuple(1.0 for _ in range(n)), mse=math.inf, nmse=math.inf,
-                         status="nonfinite" if status == "ok" else status, method="bfgs",
-                         evaluations=obj.evals, starts=starts,
-                         seconds=time.perf_counter() - start,
-                         message="the equation is not finite on the data for any parameters tried")
-    result = _result(bound.evaluate(obj.best_x), y, tuple(float(v) for v in obj.best_x), var_y,
-                     "bfgs", obj.evals + 1, starts, start)
+        return FitResult(
+            params=tuple(1.0 for _ in range(n)),
+            mse=math.inf,
+            nmse=math.inf,
+            status="nonfinite" if status == "ok" else status,
+            method="bfgs",
+            evaluations=obj.evals,
+            starts=starts,
+            seconds=time.perf_counter() - start,
+            message="the equation is not finite on the data for any parameters tried",
+        )
+    result = _result(
+        bound.evaluate(obj.best_x),
+        y,
+        tuple(float(v) for v in obj.best_x),
+        var_y,
+        "bfgs",
+        obj.evals + 1,
+        starts,
+        start,
+    )
     if result.valid and status != "ok":
         return FitResult(**{**result.__dict__, "status": status})
     return result
@@ -199,22 +213,38 @@ def _run_bfgs(obj: _Objective, x0: np.ndarray, limits: FitLimits, max_iter: int 
 
     def stalled(_xk: np.ndarray) -> None:
         history.append(obj.best_loss)
-        if (len(history) > STALL_ITERATIONS
-                and history[-STALL_ITERATIONS - 1] - history[-1] <= limits.ftol * history[-1]):
+        if (
+            len(history) > STALL_ITERATIONS
+            and history[-STALL_ITERATIONS - 1] - history[-1] <= limits.ftol * history[-1]
+        ):
             raise _Stop("ok")
 
     try:
         with np.errstate(all="ignore"):
-            minimize(obj, x0, jac=True, method="BFGS", callback=stalled,
-                     options={"maxiter": max_iter or limits.max_iter, "gtol": limits.gtol})
+            minimize(
+                obj,
+                x0,
+                jac=True,
+                method="BFGS",
+                callback=stalled,
+                options={"maxiter": max_iter or limits.max_iter, "gtol": limits.gtol},
+            )
     except _Stop as stop:
         return stop.status
     return "ok"
 
 
-def _screen_starts(program: Program, X: Mapping[str, Any] | np.ndarray, y: np.ndarray, n: int,
-                   seed: int, limits: FitLimits, stop_at: float,
-                   incumbent: np.ndarray | None, scale: float) -> np.ndarray | None:
+def _screen_starts(
+    program: Program,
+    X: Mapping[str, Any] | np.ndarray,
+    y: np.ndarray,
+    n: int,
+    seed: int,
+    limits: FitLimits,
+    stop_at: float,
+    incumbent: np.ndarray | None,
+    scale: float,
+) -> np.ndarray | None:
     """The best of `limits.restarts` seeded starts after a short BFGS on a row subset, if it
     beats the incumbent there; None otherwise."""
     rng = np.random.default_rng([abs(int(seed)), n, 0x5EED])
@@ -269,19 +299,41 @@ def _good_enough(nmse: float) -> bool:
     return math.isfinite(nmse) and nmse <= GOOD_ENOUGH_NMSE
 
 
-def _result(yhat: np.ndarray, y: np.ndarray, params: tuple[float, ...], var_y: float,
-            method: Literal["bfgs", "lstsq", "none"], evals: int, starts: int,
-            start: float) -> FitResult:
+def _result(
+    yhat: np.ndarray,
+    y: np.ndarray,
+    params: tuple[float, ...],
+    var_y: float,
+    method: Literal["bfgs", "lstsq", "none"],
+    evals: int,
+    starts: int,
+    start: float,
+) -> FitResult:
     r = yhat - y
     mse = float(r @ r) / r.shape[0] if r.shape[0] else math.inf
     if not math.isfinite(mse):
-        return FitResult(params=params, mse=math.inf, nmse=math.inf, status="nonfinite",
-                         method=method, evaluations=evals, starts=starts,
-                         seconds=time.perf_counter() - start,
-                         message="the fitted equation is not finite on every row")
+        return FitResult(
+            params=params,
+            mse=math.inf,
+            nmse=math.inf,
+            status="nonfinite",
+            method=method,
+            evaluations=evals,
+            starts=starts,
+            seconds=time.perf_counter() - start,
+            message="the fitted equation is not finite on every row",
+        )
     nmse = mse / var_y if var_y > 0 else (0.0 if mse == 0 else math.inf)
-    return FitResult(params=params, mse=mse, nmse=nmse, status="ok", method=method,
-                     evaluations=evals, starts=starts, seconds=time.perf_counter() - start)
+    return FitResult(
+        params=params,
+        mse=mse,
+        nmse=nmse,
+        status="ok",
+        method=method,
+        evaluations=evals,
+        starts=starts,
+        seconds=time.perf_counter() - start,
+    )
 
 
 def _json_float(value: float) -> float | None:

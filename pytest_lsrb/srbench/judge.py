@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
+from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, parse_expression
 from pytest_lsrb.equations.ir import Op, dag_nodes
-from pytest_lsrb.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.srbench.methods.base import TASK_NAME
 from pytest_lsrb.srbench.problem import Problem
 from pytest_lsrb.srbench.symbolic import SymbolicVerdict
@@ -42,8 +42,12 @@ _VERDICT = re.compile(r"\b(yes|no)\b", re.I)
 
 
 def judge_prompt(problem: Problem, equation: str) -> str:
-    return PROMPT.format(variables=", ".join(problem.inputs), output=problem.output,
-                         truth=problem.expression, proposal=equation)
+    return PROMPT.format(
+        variables=", ".join(problem.inputs),
+        output=problem.output,
+        truth=problem.expression,
+        proposal=equation,
+    )
 
 
 def read_verdict(text: str) -> bool | None:
@@ -52,16 +56,21 @@ def read_verdict(text: str) -> bool | None:
     return None if not found else found[-1].lower() == "yes"
 
 
-def llm_judge(problem: Problem, equation: str, adapter: Adapter, sampling: SamplingConfig,
-              seed: int) -> tuple[SymbolicVerdict, dict[str, Any]]:
+def llm_judge(
+    problem: Problem, equation: str, adapter: Adapter, sampling: SamplingConfig, seed: int
+) -> tuple[SymbolicVerdict, dict[str, Any]]:
     """(verdict, record fields: the judge's raw answer, error and latency)."""
     request = GenerationRequest(
         messages=(Message("user", judge_prompt(problem, equation)),),
         seed=stable_hash(JUDGE_METHOD, seed) & ((1 << SEED_BITS) - 1),
         sampling=sampling,
         task=TASK_NAME,
-        context={"method": JUDGE_METHOD, "inputs": problem.inputs, "truth": problem.expression,
-                 "proposal": equation},
+        context={
+            "method": JUDGE_METHOD,
+            "inputs": problem.inputs,
+            "truth": problem.expression,
+            "proposal": equation,
+        },
     )
     result = adapter.generate(request)
     fields: dict[str, Any] = {
@@ -83,8 +92,11 @@ def _shape(text: str, inputs: list[str]) -> tuple[frozenset[str], frozenset[str]
         prog = parse_expression(text, inputs, free_params=True)
     except EquationError:
         return None
-    ops = frozenset(n.name for n in dag_nodes(prog.root)
-                    if isinstance(n, Op) and n.name not in ("add", "sub", "mul", "div", "neg"))
+    ops = frozenset(
+        n.name
+        for n in dag_nodes(prog.root)
+        if isinstance(n, Op) and n.name not in ("add", "sub", "mul", "div", "neg")
+    )
     return ops, prog.used_variables
 
 
@@ -95,6 +107,9 @@ def mock_judge_answer(context: Mapping[str, Any]) -> str:
     truth = _shape(str(context.get("truth") or ""), inputs)
     proposal = _shape(str(context.get("proposal") or ""), inputs)
     same = truth is not None and truth == proposal
-    reason = "Both use the same functions of the same variables." if same else (
-        "They use different functions or variables.")
+    reason = (
+        "Both use the same functions of the same variables."
+        if same
+        else ("They use different functions or variables.")
+    )
     return f"{reason}\n{'yes' if same else 'no'}"

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_lsrb.errors import LsrbUsageError
+from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.srbench.fit import FitLimits
 
 

@@ -26,10 +26,10 @@ from typing import Any, Final
 import numpy as np
 from pydantic import ValidationError
 
-from pytest_lsrb.errors import LsrbUsageError
-from pytest_lsrb.rows import iter_jsonl
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.rows import iter_jsonl
+from pytest_lsrb.core.textfiles import loads_json
 from pytest_lsrb.srbench.problem import SPLITS, SYNTH_SET, TRANSFORM_SET, Problem
-from pytest_lsrb.textfiles import loads_json
 
 RELEASE_FILE: Final = "lsr_bench_data.hdf5"
 # Older releases named the splits differently.
@@ -39,7 +39,10 @@ SPLIT_ALIASES: Final[dict[str, tuple[str, ...]]] = {
     "ood_test": ("ood_test", "ood_test_data"),
 }
 RELEASE_SPLITS: Final = (
-    "lsr_transform", "lsr_synth_chem_react", "lsr_synth_bio_pop_growth", "lsr_synth_phys_osc",
+    "lsr_transform",
+    "lsr_synth_chem_react",
+    "lsr_synth_bio_pop_growth",
+    "lsr_synth_phys_osc",
     "lsr_synth_matsci",
 )
 CSV_FILES: Final[dict[str, tuple[str, ...]]] = {
@@ -49,7 +52,14 @@ CSV_FILES: Final[dict[str, tuple[str, ...]]] = {
 }
 METADATA_FILE: Final = "metadata.json"
 META_FIELDS: Final[tuple[str, ...]] = (
-    "name", "symbols", "symbol_descs", "symbol_properties", "expression", "desc", "problem_set", "domain",
+    "name",
+    "symbols",
+    "symbol_descs",
+    "symbol_properties",
+    "expression",
+    "desc",
+    "problem_set",
+    "domain",
 )
 
 # What LLM-SR's published problems are about, for CSV folders that come without metadata.
@@ -57,26 +67,31 @@ KNOWN_CSV_PROBLEMS: Final[dict[str, dict[str, Any]]] = {
     "oscillator1": {
         "symbol_descs": {"a": "acceleration", "x": "current position", "v": "velocity"},
         "desc": "Acceleration of a damped nonlinear oscillator with a driving force, as a function "
-                "of its position and velocity.",
+        "of its position and velocity.",
         "domain": "phys_osc",
     },
     "oscillator2": {
         "symbol_descs": {"a": "acceleration", "t": "time", "x": "current position", "v": "velocity"},
         "desc": "Acceleration of a damped nonlinear oscillator with a driving force, as a function "
-                "of time, position and velocity.",
+        "of time, position and velocity.",
         "domain": "phys_osc",
     },
     "bactgrow": {
-        "symbol_descs": {"db": "population growth rate", "B": "population density",
-                         "S": "substrate concentration", "T": "temperature", "pH": "pH level"},
+        "symbol_descs": {
+            "db": "population growth rate",
+            "B": "population density",
+            "S": "substrate concentration",
+            "T": "temperature",
+            "pH": "pH level",
+        },
         "desc": "Growth rate of an E. coli population as a function of population density, "
-                "substrate concentration, temperature and pH.",
+        "substrate concentration, temperature and pH.",
         "domain": "bio_pop_growth",
     },
     "stressstrain": {
         "symbol_descs": {"stress": "stress", "strain": "strain", "temp": "temperature"},
         "desc": "Stress in an aluminium rod as a function of strain and temperature, across its "
-                "elastic and plastic regions.",
+        "elastic and plastic regions.",
         "domain": "matsci",
     },
 }

@@ -121,8 +121,9 @@ def median_or_none(values: list[float]) -> float | None:
     """Median where None/nan stand for +inf (an invalid equation is the worst fit)."""
     if not values:
         return None
-    clean = sorted(math.inf if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
-                   for v in values)
+    clean = sorted(
+        math.inf if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in values
+    )
     mid = len(clean) // 2
     med = clean[mid] if len(clean) % 2 else (clean[mid - 1] + clean[mid]) / 2
     return med if math.isfinite(med) else None

@@ -29,7 +29,10 @@ SYNTH_DOMAINS: Final[dict[str, str]] = {
 DOMAIN_ALIASES: Final[dict[str, str]] = {
     **{d: d for d in SYNTH_DOMAINS},
     **{v: k for k, v in SYNTH_DOMAINS.items()},
-    "chem": "chem_react", "bio": "bio_pop_growth", "phys": "phys_osc", "material": "matsci",
+    "chem": "chem_react",
+    "bio": "bio_pop_growth",
+    "phys": "phys_osc",
+    "material": "matsci",
 }
 
 

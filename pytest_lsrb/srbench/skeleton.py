@@ -48,9 +48,13 @@ class Spec:
         """From `Problem.context()` (name, output, output_desc, inputs, input_descs, desc)."""
         inputs = tuple(context["inputs"])
         descs = tuple(context.get("input_descs") or inputs)
-        return cls(output=str(context["output"]),
-                   output_desc=str(context.get("output_desc") or context["output"]),
-                   inputs=inputs, input_descs=descs, desc=str(context.get("desc") or ""))
+        return cls(
+            output=str(context["output"]),
+            output_desc=str(context.get("output_desc") or context["output"]),
+            inputs=inputs,
+            input_descs=descs,
+            desc=str(context.get("desc") or ""),
+        )
 
     # -- the specification --------------------------------------------------------------------
 
@@ -59,26 +63,32 @@ class Spec:
         return f"def {name}({args}, params: np.ndarray) -> np.ndarray:"
 
     def docstring(self) -> str:
-        args = "\n".join(f"{INDENT * 2}{v}: A numpy array representing observations of {d}."
-                         for v, d in zip(self.inputs, self.input_descs, strict=True))
-        return (f'{INDENT}""" Mathematical function for {self.output_desc}\n\n'
-                f"{INDENT}Args:\n{args}\n"
-                f"{INDENT * 2}params: Array of numeric constants or parameters to be optimized\n\n"
-                f"{INDENT}Return:\n"
-                f"{INDENT * 2}A numpy array representing {self.output_desc} as the result of applying "
-                f"the mathematical function to the inputs.\n"
-                f'{INDENT}"""')
+        args = "\n".join(
+            f"{INDENT * 2}{v}: A numpy array representing observations of {d}."
+            for v, d in zip(self.inputs, self.input_descs, strict=True)
+        )
+        return (
+            f'{INDENT}""" Mathematical function for {self.output_desc}\n\n'
+            f"{INDENT}Args:\n{args}\n"
+            f"{INDENT * 2}params: Array of numeric constants or parameters to be optimized\n\n"
+            f"{INDENT}Return:\n"
+            f"{INDENT * 2}A numpy array representing {self.output_desc} as the result of applying "
+            f"the mathematical function to the inputs.\n"
+            f'{INDENT}"""'
+        )
 
     def preface(self) -> str:
         descs = list(self.input_descs)
         given = descs[-1] if len(descs) < 2 else ", ".join(descs[:-1]) + ", and " + descs[-1]
         context = f"\n{self.desc.strip()}\n" if self.desc.strip() else ""
-        return (f'"""\nFind the mathematical function skeleton that represents {self.output_desc}, '
-                f'given data on {given}.\n{context}"""\n\n\n'
-                "import numpy as np\n\n"
-                "#Initialize parameters\n"
-                f"MAX_NPARAMS = {MAX_NPARAMS}\n"
-                "params = [1.0]*MAX_NPARAMS\n")
+        return (
+            f'"""\nFind the mathematical function skeleton that represents {self.output_desc}, '
+            f'given data on {given}.\n{context}"""\n\n\n'
+            "import numpy as np\n\n"
+            "#Initialize parameters\n"
+            f"MAX_NPARAMS = {MAX_NPARAMS}\n"
+            "params = [1.0]*MAX_NPARAMS\n"
+        )
 
     def initial_body(self) -> str:
         """The reference's starting skeleton: linear in every input plus a constant."""
@@ -164,7 +174,7 @@ def _split_def(code: str) -> tuple[str | None, str]:
     for i, line in enumerate(lines):
         stripped = line.lstrip()
         if stripped.startswith("def ") and stripped.rstrip().endswith(":"):
-            return stripped.rstrip(), "\n".join(lines[i + 1:])
+            return stripped.rstrip(), "\n".join(lines[i + 1 :])
     return None, code
 
 
@@ -199,9 +209,13 @@ def _trim_body(body: str) -> str:
         kept = lines[: end - 1]
         # Drop a leading docstring: the specification supplies its own.
         first = func.body[0]
-        if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str) and len(func.body) > 1):
-            kept = lines[(first.end_lineno or 1) - 1: end - 1]
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+            and len(func.body) > 1
+        ):
+            kept = lines[(first.end_lineno or 1) - 1 : end - 1]
         return "\n".join(line.rstrip() for line in kept if line.strip()) + "\n"
     return ""
 

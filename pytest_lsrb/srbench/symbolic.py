@@ -61,8 +61,9 @@ class SymbolicVerdict:
         }
 
 
-NOT_APPLICABLE: Final = SymbolicVerdict(match=None, method="not_applicable",
-                                        detail="the problem has no ground-truth equation")
+NOT_APPLICABLE: Final = SymbolicVerdict(
+    match=None, method="not_applicable", detail="the problem has no ground-truth equation"
+)
 
 
 # -- structure ---------------------------------------------------------------------------------
@@ -91,8 +92,7 @@ def same_structure(proposal: Program, truth: Program) -> bool:
     p_params = [sympy.Symbol(f"_p{i}") for i in range(proposal.n_params)]
     try:
         p = _abstracted(proposal.to_sympy(syms, p_params), set(p_params))
-        t = _abstracted(truth.to_sympy(syms, [sympy.Symbol(f"_t{i}") for i in range(truth.n_params)]),
-                        set())
+        t = _abstracted(truth.to_sympy(syms, [sympy.Symbol(f"_t{i}") for i in range(truth.n_params)]), set())
     except (TypeError, ValueError, RecursionError):
         return False
     return sympy.srepr(p) == sympy.srepr(t)
@@ -107,11 +107,21 @@ def promote_constants(program: Program) -> tuple[Program, list[float]]:
     memo: dict[int, Node] = {}
     extra: list[float] = []
     nodes = dag_nodes(program.root)
-    exponents = {id(n.args[1]) for n in nodes if isinstance(n, Op) and n.name == "pow"
-                 and isinstance(n.args[1], Num) and _structural_exponent(n.args[1].value)}
+    exponents = {
+        id(n.args[1])
+        for n in nodes
+        if isinstance(n, Op)
+        and n.name == "pow"
+        and isinstance(n.args[1], Num)
+        and _structural_exponent(n.args[1].value)
+    }
     for node in nodes:
-        if (isinstance(node, Num) and node.value not in _STRUCTURAL and id(node) not in exponents
-                and math.isfinite(node.value)):
+        if (
+            isinstance(node, Num)
+            and node.value not in _STRUCTURAL
+            and id(node) not in exponents
+            and math.isfinite(node.value)
+        ):
             memo[id(node)] = Param(program.n_params + len(extra))
             extra.append(node.value)
         elif isinstance(node, Op):
@@ -124,8 +134,9 @@ def promote_constants(program: Program) -> tuple[Program, list[float]]:
     return promoted, extra
 
 
-def _sample_points(columns: Mapping[str, np.ndarray], truth: Program, rng: np.random.Generator
-                   ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+def _sample_points(
+    columns: Mapping[str, np.ndarray], truth: Program, rng: np.random.Generator
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
     names = list(truth.variables)
     n = len(next(iter(columns.values())))
     rows = rng.permutation(n)
@@ -148,7 +159,7 @@ def _sample_points(columns: Mapping[str, np.ndarray], truth: Program, rng: np.ra
     yp = truth.evaluate(probe)
     good = np.isfinite(yp)
     if good.sum() < 20:  # the truth is not defined beyond the data: probe with unused data rows
-        rest = {k: v[ok][FIT_POINTS:FIT_POINTS + PROBE_POINTS] for k, v in data.items()}
+        rest = {k: v[ok][FIT_POINTS : FIT_POINTS + PROBE_POINTS] for k, v in data.items()}
         if len(next(iter(rest.values()))) < 10:
             rest = fit
         return fit, rest
@@ -162,8 +173,13 @@ def _relative_rms(a: np.ndarray, b: np.ndarray) -> float:
     return value if math.isfinite(value) else math.inf
 
 
-def refit(program: Program, X: Mapping[str, np.ndarray], target: np.ndarray,
-          starts: Sequence[np.ndarray], rng: np.random.Generator) -> tuple[np.ndarray, float]:
+def refit(
+    program: Program,
+    X: Mapping[str, np.ndarray],
+    target: np.ndarray,
+    starts: Sequence[np.ndarray],
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, float]:
     """Least-squares fit of the program's parameters to `target`: (params, relative RMS)."""
     n = program.n_params
     if n == 0:
@@ -191,8 +207,16 @@ def refit(program: Program, X: Mapping[str, np.ndarray], target: np.ndarray,
             candidates.append(rng.choice([-1.0, 1.0], n) * 10 ** rng.uniform(-1.5, 1.5, n))
         with np.errstate(all="ignore"):
             try:
-                sol = least_squares(resid, candidates[i], jac=jac, method="lm", max_nfev=100 * (n + 1),
-                                    xtol=1e-15, ftol=1e-15, gtol=1e-15)
+                sol = least_squares(
+                    resid,
+                    candidates[i],
+                    jac=jac,
+                    method="lm",
+                    max_nfev=100 * (n + 1),
+                    xtol=1e-15,
+                    ftol=1e-15,
+                    gtol=1e-15,
+                )
             except (ValueError, np.linalg.LinAlgError):
                 continue
         r = _relative_rms(bound.evaluate(sol.x), target)
@@ -218,13 +242,16 @@ def _linear_solution(bound: Any, target: np.ndarray, n: int, rng: np.random.Gene
     return np.asarray(sol)
 
 
-def _sympy_confirms(program: Program, params: np.ndarray, truth: Program, scale: float,
-                    positive: set[str]) -> bool:
+def _sympy_confirms(
+    program: Program, params: np.ndarray, truth: Program, scale: float, positive: set[str]
+) -> bool:
     """Whether sympy reduces (fitted proposal - truth), expanded (with trig and log identities
     expanded too), to terms whose coefficients are all negligible next to the truth's scale.
     Variables whose data are all positive are declared positive (so sqrt(x**2) is x)."""
-    syms = {name: sympy.Symbol(name, positive=True) if name in positive else sympy.Symbol(name, real=True)
-            for name in truth.variables}
+    syms = {
+        name: sympy.Symbol(name, positive=True) if name in positive else sympy.Symbol(name, real=True)
+        for name in truth.variables
+    }
     tol = 1e-6 * max(scale, 1e-12)
 
     def negligible(expr: Any) -> bool:
@@ -262,25 +289,33 @@ def symbolic_match(
     rng = np.random.default_rng([seed, 0x5EB])
     points = _sample_points(columns, truth, rng)
     if points is None:
-        return SymbolicVerdict(match=None, method="no_domain",
-                               detail="the ground truth is not finite on the data")
+        return SymbolicVerdict(
+            match=None, method="no_domain", detail="the ground truth is not finite on the data"
+        )
     fit_X, probe_X = points
     target = truth.evaluate(fit_X)
     promoted, literals = promote_constants(proposal)
     start = [*(params if params is not None else []), *literals]
     p, resid = refit(promoted, fit_X, target, [np.array(start)], rng)
     if not resid <= FIT_TOL:
-        return SymbolicVerdict(match=False, method="no_match", residual=resid,
-                               detail="no choice of constants reproduces the ground truth")
+        return SymbolicVerdict(
+            match=False,
+            method="no_match",
+            residual=resid,
+            detail="no choice of constants reproduces the ground truth",
+        )
     with np.errstate(all="ignore"):
         probe_truth = truth.evaluate(probe_X)
         probe_pred = promoted.evaluate(probe_X, p)
         scale = math.sqrt(float(np.mean(probe_truth**2))) or 1.0
         rel = np.abs(probe_pred - probe_truth) / np.maximum(np.abs(probe_truth), 1e-9 * scale)
     if not (np.isfinite(rel).all() and float(rel.max()) <= PROBE_TOL):
-        return SymbolicVerdict(match=False, method="no_match", residual=resid,
-                               detail="the refitted proposal departs from the truth outside the data")
+        return SymbolicVerdict(
+            match=False,
+            method="no_match",
+            residual=resid,
+            detail="the refitted proposal departs from the truth outside the data",
+        )
     positive = {k for k, v in columns.items() if len(v) and float(np.min(v)) > 0}
     confirmed = _sympy_confirms(promoted, p, truth, scale, positive)
-    return SymbolicVerdict(match=True, method="refit+sympy" if confirmed else "refit+numeric",
-                           residual=resid)
+    return SymbolicVerdict(match=True, method="refit+sympy" if confirmed else "refit+numeric", residual=resid)

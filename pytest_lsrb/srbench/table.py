@@ -17,7 +17,10 @@ from typing import Any, Final
 from pytest_lsrb.srbench.metrics import median_or_none
 
 GROUP_ORDER: Final = (
-    "lsr_transform", "lsr_synth_chem_react", "lsr_synth_bio_pop_growth", "lsr_synth_phys_osc",
+    "lsr_transform",
+    "lsr_synth_chem_react",
+    "lsr_synth_bio_pop_growth",
+    "lsr_synth_phys_osc",
     "lsr_synth_matsci",
 )
 ALL: Final = "all"
@@ -100,11 +103,15 @@ class SrbenchSummary:
             "sr_median_nmse_id": overall["median_nmse_id"],
             "sr_median_nmse_ood": overall["median_nmse_ood"],
             "sr_judge_pairs": self.judge_pairs,
-            "sr_judge_agreement": (round(self.judge_agree / self.judge_pairs, 4)
-                                   if self.judge_pairs else None),
+            "sr_judge_agreement": (
+                round(self.judge_agree / self.judge_pairs, 4) if self.judge_pairs else None
+            ),
             "terminal_extra_keys": [
-                "sr_symbolic_accuracy_pct", "sr_acc_tau_id_pct", "sr_acc_tau_ood_pct",
-                "sr_median_nmse_id", "sr_median_nmse_ood",
+                "sr_symbolic_accuracy_pct",
+                "sr_acc_tau_id_pct",
+                "sr_acc_tau_ood_pct",
+                "sr_median_nmse_id",
+                "sr_median_nmse_ood",
                 *(["sr_judge_agreement"] if self.judge_pairs else []),
             ],
         }
@@ -113,8 +120,10 @@ class SrbenchSummary:
 def table_lines(summary: Mapping[str, Any]) -> list[str]:
     """Table 1 as fixed-width text (for a terminal or a report)."""
     table = summary.get("srbench_table") or {}
-    head = (f"{'group':<26} {'n':>4} {'SA%':>6} {'Acc0.1 ID%':>10} {'Acc0.1 OOD%':>11} "
-            f"{'NMSE ID':>10} {'NMSE OOD':>10}")
+    head = (
+        f"{'group':<26} {'n':>4} {'SA%':>6} {'Acc0.1 ID%':>10} {'Acc0.1 OOD%':>11} "
+        f"{'NMSE ID':>10} {'NMSE OOD':>10}"
+    )
     lines = [head]
 
     def f(v: Any, width: int, fmt: str) -> str:

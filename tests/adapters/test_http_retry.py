@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_lsrb.adapters.http import RetryPolicy, classify_status, error_text, parse_retry_after
-from pytest_lsrb.errors import GENERATION_ERROR_DOMAINS
-from pytest_lsrb.redaction import redact, strip_userinfo
+from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS
+from pytest_lsrb.core.redaction import redact, strip_userinfo
 
 
 @given(st.integers(0, 30), st.integers(0, 2**31 - 1), st.floats(0.001, 5), st.floats(0.001, 60))

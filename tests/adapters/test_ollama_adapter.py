@@ -13,7 +13,7 @@ from fakes.ollama_server import FakeOllama, answer_text
 from pytest_lsrb.adapters import create_adapter
 from pytest_lsrb.adapters.base import AdapterConfig
 from pytest_lsrb.adapters.ollama import DEFAULT_BASE_URL, OllamaAdapter
-from pytest_lsrb.errors import LsrbUsageError, generation_domain
+from pytest_lsrb.core.errors import LsrbUsageError, generation_domain
 
 
 def ollama(fake: FakeOllama, **overrides: object) -> OllamaAdapter:

@@ -9,7 +9,7 @@ from fakes.ollama_server import FakeOllama, answer_text
 from pytest_lsrb.adapters import create_adapter
 from pytest_lsrb.adapters.http import ResponseError
 from pytest_lsrb.adapters.openai import OpenAIAdapter, api_base, parse_chat_completion
-from pytest_lsrb.errors import LsrbUsageError
+from pytest_lsrb.core.errors import LsrbUsageError
 
 KEY_ENV = "LSRB_TEST_OPENAI_KEY"
 
@@ -44,8 +44,14 @@ def test_chat_completion_sends_seed_temperature_and_max_tokens(fake: FakeOllama)
     assert result.text == answer_text(msgs, 99, 0.8)
     (sent,) = fake.chat_requests()
     assert sent.path == "/v1/chat/completions"
-    assert sent.body == {"model": "qwen2.5:7b", "messages": msgs, "seed": 99, "temperature": 0.8,
-                         "max_tokens": 12, "stream": False}
+    assert sent.body == {
+        "model": "qwen2.5:7b",
+        "messages": msgs,
+        "seed": 99,
+        "temperature": 0.8,
+        "max_tokens": 12,
+        "stream": False,
+    }
     assert "Authorization" not in sent.headers
 
 
@@ -126,8 +132,9 @@ def test_transient_faults_are_retried_through_v1(fake: FakeOllama) -> None:
 
 def test_empty_and_null_content_are_empty_output() -> None:
     for content in ("", "  \n", None):
-        body = {"choices": [{"message": {"role": "assistant", "content": content},
-                             "finish_reason": "length"}]}
+        body = {
+            "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "length"}]
+        }
         with pytest.raises(ResponseError) as info:
             parse_chat_completion(body)
         assert info.value.kind == "empty_output"

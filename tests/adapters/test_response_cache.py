@@ -14,7 +14,7 @@ from fakes.ollama_server import FakeOllama
 
 from pytest_lsrb.adapters import create_adapter
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, Message, SamplingConfig
-from pytest_lsrb.cache import CACHE_FILE, CachingAdapter, ResponseCache, cache_key
+from pytest_lsrb.adapters.cache import CACHE_FILE, CachingAdapter, ResponseCache, cache_key
 
 
 def cached(fake: FakeOllama, cache_dir: Path, **overrides: object) -> CachingAdapter:
@@ -89,8 +89,7 @@ def _variants(base: GenerationRequest) -> list[GenerationRequest]:
         dataclasses.replace(base, sampling=dataclasses.replace(s, stop=("\n",))),
         dataclasses.replace(base, messages=(*base.messages[:-1], Message("user", "other goal"))),
         dataclasses.replace(base, messages=base.messages[1:]),
-        dataclasses.replace(base, messages=(Message("user", base.messages[0].content),
-                                            *base.messages[1:])),
+        dataclasses.replace(base, messages=(Message("user", base.messages[0].content), *base.messages[1:])),
     ]
 
 
@@ -101,15 +100,23 @@ def test_the_key_covers_every_sampling_setting_messages_and_seed() -> None:
     assert len(keys) == 1 + len(_variants(base))
     assert cache_key(identity, base) == cache_key(dict(identity), make_request())
     # every SamplingConfig field is in the key, including ones added later
-    assert {f.name for f in dataclasses.fields(SamplingConfig)} == {"temperature", "max_tokens", "top_p",
-                                                                    "stop"}
+    assert {f.name for f in dataclasses.fields(SamplingConfig)} == {
+        "temperature",
+        "max_tokens",
+        "top_p",
+        "stop",
+    }
 
 
 def test_the_key_covers_the_endpoint() -> None:
     request = make_request()
     base = {"adapter": "ollama", "model": "m", "base_url": "http://h"}
-    others = [{**base, "adapter": "openai"}, {**base, "model": "n"}, {**base, "base_url": "http://g"},
-              {**base, "max_tokens_field": "max_completion_tokens"}]
+    others = [
+        {**base, "adapter": "openai"},
+        {**base, "model": "n"},
+        {**base, "base_url": "http://g"},
+        {**base, "max_tokens_field": "max_completion_tokens"},
+    ]
     keys = {cache_key(i, request) for i in [base, *others]}
     assert len(keys) == 5
 
@@ -165,7 +172,7 @@ def test_four_processes_with_threads_share_one_cache(tmp_path: Path) -> None:
 
 
 def test_an_unusable_cache_dir_is_a_usage_error(tmp_path: Path) -> None:
-    from pytest_lsrb.errors import LsrbUsageError
+    from pytest_lsrb.core.errors import LsrbUsageError
 
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")

@@ -140,7 +140,8 @@ def test_missing_params_or_columns_are_caller_errors() -> None:
 
 def test_bound_program_reuses_the_fixed_part() -> None:
     prog = parse_function(
-        "def f(x, v, params):\n    s = np.sin(x) * np.exp(v)\n    return params[0] * s + params[1]", XV)
+        "def f(x, v, params):\n    s = np.sin(x) * np.exp(v)\n    return params[0] * s + params[1]", XV
+    )
     bound = prog.bind(DATA)
     base = np.sin(DATA["x"]) * np.exp(DATA["v"])
     for a, b in [(1.0, 0.0), (2.0, -1.0)]:

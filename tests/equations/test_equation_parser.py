@@ -38,8 +38,9 @@ def test_free_params_allocate_after_explicit_indices() -> None:
     p = parse_expression("a*exp(b*x) + c0", ["x"], free_params=True)
     assert p.n_params == 3
     assert p.param_names == ("c0", "a", "b")
-    np.testing.assert_allclose(p.evaluate({"x": np.array([0.0, 1.0])}, [1.0, 2.0, 3.0]),
-                               [2.0 + 1.0, 2.0 * np.exp(3.0) + 1.0])
+    np.testing.assert_allclose(
+        p.evaluate({"x": np.array([0.0, 1.0])}, [1.0, 2.0, 3.0]), [2.0 + 1.0, 2.0 * np.exp(3.0) + 1.0]
+    )
 
 
 def test_unknown_name_without_free_params() -> None:
@@ -108,9 +109,11 @@ def test_function_may_use_a_subset_of_variables() -> None:
 
 
 def test_local_reuse_is_shared_not_duplicated() -> None:
-    src = "def f(x, params):\n" + "".join(
-        f"    a{i} = a{i - 1} * a{i - 1}\n" if i else "    a0 = x + params[0]\n" for i in range(8)
-    ) + "    return a7\n"
+    src = (
+        "def f(x, params):\n"
+        + "".join(f"    a{i} = a{i - 1} * a{i - 1}\n" if i else "    a0 = x + params[0]\n" for i in range(8))
+        + "    return a7\n"
+    )
     p = parse_function(src, ["x"])
     assert p.node_count > 200  # the tree doubles at each step...
     np.testing.assert_allclose(p.evaluate({"x": np.array([1.0])}, [0.0]), [1.0])
@@ -172,8 +175,10 @@ def test_expression_refusals(source: str, kind: str) -> None:
         ("def f(x, v, params=None):\n    return x", "bad_signature"),
         ("def f(*args, params):\n    return 1", "bad_signature"),
         ("def f(x, v, params):\n    return x\ndef g(x, v, params):\n    return v", "bad_signature"),
-        ("def f(x, v, params):\n    for i in range(3):\n        x = x + 1\n    return x",
-         "forbidden_construct"),
+        (
+            "def f(x, v, params):\n    for i in range(3):\n        x = x + 1\n    return x",
+            "forbidden_construct",
+        ),
         ("def f(x, v, params):\n    if x:\n        return x\n    return v", "forbidden_construct"),
         ("def f(x, v, params):\n    params = 1\n    return x", "forbidden_construct"),
         ("def f(x, v, params):\n    np = 1\n    return x", "forbidden_construct"),

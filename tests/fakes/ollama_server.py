@@ -29,30 +29,49 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-TACTICS = ("simp", "omega", "rfl", "exact Nat.add_zero n", "constructor", "intro h", "aesop",
-           "linarith", "norm_num", "exact ⟨hp, hq⟩")
+TACTICS = (
+    "simp",
+    "omega",
+    "rfl",
+    "exact Nat.add_zero n",
+    "constructor",
+    "intro h",
+    "aesop",
+    "linarith",
+    "norm_num",
+    "exact ⟨hp, hq⟩",
+)
 
 # Fault name -> what the server does instead of answering normally.
 FAULTS = (
-    "busy_503",        # Ollama's queue is full
-    "rate_429",        # a proxy's rate limit with Retry-After (seconds)
-    "rate_429_ms",     # ... with retry-after-ms
-    "server_500",      # an internal error
-    "malformed",       # 200 with a body that is not JSON
-    "truncated",       # 200 with half a JSON document (Content-Length matches the half)
-    "cut_body",        # Content-Length promises more than is sent, then the connection closes
-    "missing_field",   # 200 JSON without message.content
-    "drop",            # connection closed without any answer
-    "slow",            # answers, but only after `slow_s`
-    "empty",           # 200 with empty content
-    "not_found_404",   # the model does not exist
-    "quota_429",       # OpenAI-style insufficient_quota
-    "auth_401",        # a gateway rejects the key
-    "echo_auth_500",   # a broken proxy echoes the request's Authorization header in its error
+    "busy_503",  # Ollama's queue is full
+    "rate_429",  # a proxy's rate limit with Retry-After (seconds)
+    "rate_429_ms",  # ... with retry-after-ms
+    "server_500",  # an internal error
+    "malformed",  # 200 with a body that is not JSON
+    "truncated",  # 200 with half a JSON document (Content-Length matches the half)
+    "cut_body",  # Content-Length promises more than is sent, then the connection closes
+    "missing_field",  # 200 JSON without message.content
+    "drop",  # connection closed without any answer
+    "slow",  # answers, but only after `slow_s`
+    "empty",  # 200 with empty content
+    "not_found_404",  # the model does not exist
+    "quota_429",  # OpenAI-style insufficient_quota
+    "auth_401",  # a gateway rejects the key
+    "echo_auth_500",  # a broken proxy echoes the request's Authorization header in its error
 )
 # Faults a retry can get past; used for random fault injection.
-TRANSIENT_FAULTS = ("busy_503", "rate_429_ms", "server_500", "malformed", "truncated", "cut_body",
-                    "missing_field", "drop", "slow")
+TRANSIENT_FAULTS = (
+    "busy_503",
+    "rate_429_ms",
+    "server_500",
+    "malformed",
+    "truncated",
+    "cut_body",
+    "missing_field",
+    "drop",
+    "slow",
+)
 
 
 def answer_text(messages: list[dict[str, Any]], seed: int | None, temperature: float) -> str:
@@ -74,16 +93,16 @@ class Recorded:
 @dataclass
 class FakeOllama:
     models: tuple[str, ...] = ("smollm2:135m", "qwen2.5:7b")
-    latency_s: float = 0.0          # added to every chat answer
-    fault_rate: float = 0.0         # probability of a random transient fault per chat request
+    latency_s: float = 0.0  # added to every chat answer
+    fault_rate: float = 0.0  # probability of a random transient fault per chat request
     fault_seed: int = 0
     faults: tuple[str, ...] = TRANSIENT_FAULTS
     slow_s: float = 0.3
-    retry_after: str = "1"          # Retry-After value for rate_429
-    retry_after_ms: str = "20"      # retry-after-ms value for rate_429_ms
+    retry_after: str = "1"  # Retry-After value for rate_429
+    retry_after_ms: str = "20"  # retry-after-ms value for rate_429_ms
     require_key: str | None = None  # when set, requests must carry `Authorization: Bearer <key>`
-    serve_models: bool = True       # False: no /v1/models, like some OpenAI-compatible servers
-    reply: str | None = None        # when set, every chat answer is this text (hostile output)
+    serve_models: bool = True  # False: no /v1/models, like some OpenAI-compatible servers
+    reply: str | None = None  # when set, every chat answer is this text (hostile output)
     script: deque[str] = field(default_factory=deque)
     requests: list[Recorded] = field(default_factory=list)
     injected: list[str] = field(default_factory=list)
@@ -111,8 +130,9 @@ class FakeOllama:
         server.daemon_threads = True
         server.request_queue_size = 128
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -211,8 +231,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             return raw.decode("utf-8", errors="replace")
 
-    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None,
-              length: int | None = None) -> None:
+    def _send(
+        self, status: int, body: bytes, headers: dict[str, str] | None = None, length: int | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(body) if length is None else length))
@@ -225,11 +246,18 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(obj).encode("utf-8"), headers)
 
-    def _error(self, status: int, message: str, openai: bool, headers: dict[str, str] | None = None,
-               code: str | None = None) -> None:
+    def _error(
+        self,
+        status: int,
+        message: str,
+        openai: bool,
+        headers: dict[str, str] | None = None,
+        code: str | None = None,
+    ) -> None:
         if openai:
-            self._json(status, {"error": {"message": message, "type": code or "api_error",
-                                          "code": code}}, headers)
+            self._json(
+                status, {"error": {"message": message, "type": code or "api_error", "code": code}}, headers
+            )
         else:
             self._json(status, {"error": message}, headers)
 
@@ -248,21 +276,38 @@ class _Handler(BaseHTTPRequestHandler):
             fake.record(Recorded("GET", self.path, dict(self.headers.items()), None))
         if self.path == "/_stats":
             with fake._lock:
-                span = (fake.last_answer_at - fake.first_chat_at
-                        if fake.first_chat_at is not None and fake.last_answer_at is not None else None)
+                span = (
+                    fake.last_answer_at - fake.first_chat_at
+                    if fake.first_chat_at is not None and fake.last_answer_at is not None
+                    else None
+                )
                 chats = sum(1 for r in fake.requests if r.method == "POST")
             self._json(200, {"span_s": span, "chats": chats, "max_in_flight": fake.max_in_flight})
             return
         if self.path == "/api/tags":
             if not self._authorized(False):
                 return
-            self._json(200, {"models": [{"name": m, "model": m, "size": 1, "digest": "0" * 64,
-                                         "details": {"format": "gguf"}} for m in fake.models]})
+            self._json(
+                200,
+                {
+                    "models": [
+                        {"name": m, "model": m, "size": 1, "digest": "0" * 64, "details": {"format": "gguf"}}
+                        for m in fake.models
+                    ]
+                },
+            )
         elif self.path == "/v1/models" and fake.serve_models:
             if not self._authorized(True):
                 return
-            self._json(200, {"object": "list", "data": [
-                {"id": m, "object": "model", "created": 0, "owned_by": "library"} for m in fake.models]})
+            self._json(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {"id": m, "object": "model", "created": 0, "owned_by": "library"} for m in fake.models
+                    ],
+                },
+            )
         else:
             self._send(404, b"404 page not found")
 
@@ -303,8 +348,11 @@ class _Handler(BaseHTTPRequestHandler):
         options = body if openai else (body.get("options") or {})
         seed = options.get("seed")
         temperature = float(options.get("temperature", 0.8) or 0.0)
-        text = "" if fault == "empty" else (
-            fake.reply if fake.reply is not None else answer_text(body["messages"], seed, temperature))
+        text = (
+            ""
+            if fault == "empty"
+            else (fake.reply if fake.reply is not None else answer_text(body["messages"], seed, temperature))
+        )
         if fault == "missing_field":
             self._json(200, {"model": model, "done": True})
             return
@@ -313,27 +361,49 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _completion(self, model: str, text: str, openai: bool) -> dict[str, Any]:
         if openai:
-            return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": model,
-                    "system_fingerprint": "fp_ollama",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 20, "completion_tokens": 3, "total_tokens": 23}}
-        return {"model": model, "created_at": "2026-01-01T00:00:00Z",
-                "message": {"role": "assistant", "content": text}, "done_reason": "stop",
-                "done": True, "total_duration": 1, "prompt_eval_count": 20, "eval_count": 3}
+            return {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "system_fingerprint": "fp_ollama",
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                ],
+                "usage": {"prompt_tokens": 20, "completion_tokens": 3, "total_tokens": 23},
+            }
+        return {
+            "model": model,
+            "created_at": "2026-01-01T00:00:00Z",
+            "message": {"role": "assistant", "content": text},
+            "done_reason": "stop",
+            "done": True,
+            "total_duration": 1,
+            "prompt_eval_count": 20,
+            "eval_count": 3,
+        }
 
     def _fault(self, fault: str, openai: bool, model: str) -> bool:
         """Act out `fault`; True when the request has been answered (or dropped)."""
         fake = self.server_fake
         if fault == "busy_503":
-            self._error(503, "server busy, please try again.  maximum pending requests exceeded",
-                        openai)
+            self._error(503, "server busy, please try again.  maximum pending requests exceeded", openai)
         elif fault == "rate_429":
-            self._error(429, "too many requests", openai, {"Retry-After": fake.retry_after},
-                        code="rate_limit_exceeded")
+            self._error(
+                429,
+                "too many requests",
+                openai,
+                {"Retry-After": fake.retry_after},
+                code="rate_limit_exceeded",
+            )
         elif fault == "rate_429_ms":
-            self._error(429, "too many requests", openai, {"retry-after-ms": fake.retry_after_ms},
-                        code="rate_limit_exceeded")
+            self._error(
+                429,
+                "too many requests",
+                openai,
+                {"retry-after-ms": fake.retry_after_ms},
+                code="rate_limit_exceeded",
+            )
         elif fault == "server_500":
             self._error(500, "llama runner process has terminated: exit status 2", openai)
         elif fault == "malformed":
@@ -353,9 +423,17 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault == "not_found_404":
             self._error(404, f'model "{model}" not found, try pulling it first', openai)
         elif fault == "quota_429":
-            self._json(429, {"error": {"message": "You exceeded your current quota, please check your "
-                                                  "plan and billing details.",
-                                       "type": "insufficient_quota", "code": "insufficient_quota"}})
+            self._json(
+                429,
+                {
+                    "error": {
+                        "message": "You exceeded your current quota, please check your "
+                        "plan and billing details.",
+                        "type": "insufficient_quota",
+                        "code": "insufficient_quota",
+                    }
+                },
+            )
         elif fault == "auth_401":
             self._error(401, "Incorrect API key provided.", True, code="invalid_api_key")
         elif fault == "echo_auth_500":

@@ -14,7 +14,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from pytest_lsrb.errors import LsrbUsageError
+from pytest_lsrb.core.errors import LsrbUsageError
 
 # Any JSON value, small: what a hostile file puts where a field should be.
 json_scalars = (
@@ -65,9 +65,28 @@ def byte_mutations(draw: st.DrawFn, data: bytes) -> bytes:
         if op == "truncate":
             del out[pos:]
         elif op == "insert":
-            out[pos:pos] = draw(st.binary(min_size=1, max_size=8) | st.sampled_from(
-                [b"\xff", b"\xc3", b"\x00", b"\n", b"\r", b"{", b"}", b"[", b"]", b'"', b",", b":",
-                 b"\xef\xbb\xbf", b"9" * 5000, b"[" * 3000]))
+            out[pos:pos] = draw(
+                st.binary(min_size=1, max_size=8)
+                | st.sampled_from(
+                    [
+                        b"\xff",
+                        b"\xc3",
+                        b"\x00",
+                        b"\n",
+                        b"\r",
+                        b"{",
+                        b"}",
+                        b"[",
+                        b"]",
+                        b'"',
+                        b",",
+                        b":",
+                        b"\xef\xbb\xbf",
+                        b"9" * 5000,
+                        b"[" * 3000,
+                    ]
+                )
+            )
         elif op == "overwrite" and pos < len(out):
             out[pos] = draw(st.integers(0, 255))
         elif op == "delete":

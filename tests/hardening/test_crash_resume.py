@@ -33,9 +33,9 @@ from typing import Any
 import pytest
 from fakes.ollama_server import FakeOllama
 
-from pytest_lsrb.artifacts import AttemptsReadReport, iter_attempts
-from pytest_lsrb.records import strip_timing
-from pytest_lsrb.summary import SUMMARY_TIMING_KEYS
+from pytest_lsrb.engine.records import strip_timing
+from pytest_lsrb.engine.summary import SUMMARY_TIMING_KEYS
+from pytest_lsrb.output.files import AttemptsReadReport, iter_attempts
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "suites" / "goal_to_tactic_proposal_v1"
@@ -86,8 +86,12 @@ def pytest_runtest_logreport(report):
 
 # (mode, N, delay, xdist): by default six points, the `slow` set adds 22 more.
 DEFAULT_POINTS = [
-    ("kill", 1, 0.0, False), ("torn", 17, 0.0, False), ("timer", 30, 0.02, False),
-    ("kill", 9, 0.0, True), ("torn", 25, 0.0, True), ("timer", 40, 0.01, True),
+    ("kill", 1, 0.0, False),
+    ("torn", 17, 0.0, False),
+    ("timer", 30, 0.02, False),
+    ("kill", 9, 0.0, True),
+    ("torn", 25, 0.0, True),
+    ("timer", 40, 0.01, True),
 ]
 SLOW_POINTS = [
     *[("kill", n, 0.0, False) for n in (3, 12, 21, 36, 47)],
@@ -113,17 +117,45 @@ def suite_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def run(suite: Path, fake: FakeOllama, out: Path, *extra: str, env: dict[str, str] | None = None,
-        ) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider", "-p", "no:benchmark",
-           "--lsrb-adapter=ollama", "--lsrb-model=qwen2.5:7b", f"--lsrb-base-url={fake.url}",
-           f"--lsrb-max-items={ITEMS}", f"--lsrb-samples={SAMPLES}", "--lsrb-outcome=record",
-           f"--lsrb-output-dir={out}", *extra]
-    full_env = {k: v for k, v in os.environ.items()
-                if k != "PYTEST_ADDOPTS" and not k.startswith("LSRB_KILL")}
+def run(
+    suite: Path,
+    fake: FakeOllama,
+    out: Path,
+    *extra: str,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(suite),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:benchmark",
+        "--lsrb-adapter=ollama",
+        "--lsrb-model=qwen2.5:7b",
+        f"--lsrb-base-url={fake.url}",
+        f"--lsrb-max-items={ITEMS}",
+        f"--lsrb-samples={SAMPLES}",
+        "--lsrb-outcome=record",
+        f"--lsrb-output-dir={out}",
+        *extra,
+    ]
+    full_env = {
+        k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS" and not k.startswith("LSRB_KILL")
+    }
     full_env.update(env or {})
-    proc = subprocess.Popen(cmd, cwd=out.parent, env=full_env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=out.parent,
+        env=full_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         stdout, stderr = proc.communicate(timeout=300)
     finally:
@@ -153,8 +185,7 @@ def calls_by_seed(fake: FakeOllama) -> Counter[int]:
 
 
 @pytest.fixture(scope="module")
-def reference(suite_copy: Path, fake: FakeOllama, tmp_path_factory: pytest.TempPathFactory
-              ) -> dict[str, Any]:
+def reference(suite_copy: Path, fake: FakeOllama, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The uninterrupted run: its records by attempt, its summary, and seed -> attempt."""
     out = tmp_path_factory.mktemp("reference") / "out"
     proc = run(suite_copy, fake, out)
@@ -168,8 +199,16 @@ def reference(suite_copy: Path, fake: FakeOllama, tmp_path_factory: pytest.TempP
     return {"records": by_key, "seeds": seeds, "summary": comparable(summary)}
 
 
-def kill_and_resume(mode: str, after: int, delay: float, xdist: bool, tmp_path: Path,
-                    suite_copy: Path, fake: FakeOllama, reference: dict[str, Any]) -> None:
+def kill_and_resume(
+    mode: str,
+    after: int,
+    delay: float,
+    xdist: bool,
+    tmp_path: Path,
+    suite_copy: Path,
+    fake: FakeOllama,
+    reference: dict[str, Any],
+) -> None:
     out = tmp_path / "out"
     workers = ("-n", "2") if xdist else ()
     env = {"LSRB_KILL_AFTER": str(after), "LSRB_KILL_MODE": mode, "LSRB_KILL_DELAY": str(delay)}
@@ -209,20 +248,38 @@ def kill_and_resume(mode: str, after: int, delay: float, xdist: bool, tmp_path: 
     assert sum((calls_at_crash - before_calls).values()) >= len(finished)
 
 
-@pytest.mark.parametrize(("mode", "after", "delay", "xdist"), DEFAULT_POINTS,
-                         ids=[f"{m}-{n}{'-n2' if x else ''}" for m, n, _, x in DEFAULT_POINTS])
+@pytest.mark.parametrize(
+    ("mode", "after", "delay", "xdist"),
+    DEFAULT_POINTS,
+    ids=[f"{m}-{n}{'-n2' if x else ''}" for m, n, _, x in DEFAULT_POINTS],
+)
 def test_a_killed_run_resumes_to_the_uninterrupted_result(
-    mode: str, after: int, delay: float, xdist: bool, tmp_path: Path, suite_copy: Path,
-    fake: FakeOllama, reference: dict[str, Any],
+    mode: str,
+    after: int,
+    delay: float,
+    xdist: bool,
+    tmp_path: Path,
+    suite_copy: Path,
+    fake: FakeOllama,
+    reference: dict[str, Any],
 ) -> None:
     kill_and_resume(mode, after, delay, xdist, tmp_path, suite_copy, fake, reference)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("mode", "after", "delay", "xdist"), SLOW_POINTS,
-                         ids=[f"{m}-{n}{'-n2' if x else ''}" for m, n, _, x in SLOW_POINTS])
+@pytest.mark.parametrize(
+    ("mode", "after", "delay", "xdist"),
+    SLOW_POINTS,
+    ids=[f"{m}-{n}{'-n2' if x else ''}" for m, n, _, x in SLOW_POINTS],
+)
 def test_more_kill_points(
-    mode: str, after: int, delay: float, xdist: bool, tmp_path: Path, suite_copy: Path,
-    fake: FakeOllama, reference: dict[str, Any],
+    mode: str,
+    after: int,
+    delay: float,
+    xdist: bool,
+    tmp_path: Path,
+    suite_copy: Path,
+    fake: FakeOllama,
+    reference: dict[str, Any],
 ) -> None:
     kill_and_resume(mode, after, delay, xdist, tmp_path, suite_copy, fake, reference)

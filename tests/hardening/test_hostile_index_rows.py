@@ -20,18 +20,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_lsrb.adapters import AdapterConfig, create_adapter
-from pytest_lsrb.artifacts import dumps_record
-from pytest_lsrb.options import dest
+from pytest_lsrb.core.rows import load_jsonl
+from pytest_lsrb.engine.options import dest
+from pytest_lsrb.engine.runner import Runner
+from pytest_lsrb.engine.verifier import VerifierConfig, create_verifier
+from pytest_lsrb.output.files import dumps_record
 from pytest_lsrb.plugin import SuiteRun, prepare_suite_run
-from pytest_lsrb.rows import TacticRow, load_jsonl
-from pytest_lsrb.runner import Runner
-from pytest_lsrb.verifiers import VerifierConfig, create_verifier
+from pytest_lsrb.tactic.rows import TacticRow
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "suites" / "goal_to_tactic_proposal_v1"
 BUILTIN = [json.loads(line) for line in (SUITE / "index.jsonl").read_text("utf-8").splitlines() if line]
-FUZZ = settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                        HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 def index_bytes(rows: list[dict[str, Any]], ascii_only: bool = True) -> bytes:
@@ -47,8 +49,15 @@ def run_every_case(run: SuiteRun) -> list[dict[str, Any]]:
     """What a run does with each case, minus pytest: the mock answer, the record, its JSON line."""
     adapter = create_adapter(AdapterConfig(name="mock", model=""))
     verifier = create_verifier(VerifierConfig(mode="none", suite_root=str(SUITE)))
-    runner = Runner(task=run.task, adapter=adapter, verifier=verifier, config=run.config,
-                    config_hash=run.config_hash, concurrency=1, task_options=dict(run.config.values))
+    runner = Runner(
+        task=run.task,
+        adapter=adapter,
+        verifier=verifier,
+        config=run.config,
+        config_hash=run.config_hash,
+        concurrency=1,
+        task_options=dict(run.config.values),
+    )
     records = []
     try:
         for case in run.cases:
@@ -64,8 +73,9 @@ def run_every_case(run: SuiteRun) -> list[dict[str, Any]]:
 
 @FUZZ
 @given(data=st.data(), n=st.integers(1, 4), ascii_only=st.booleans())
-def test_a_mutated_row_is_named_by_line_or_runs(tmp_path: Path, data: st.DataObject, n: int,
-                                               ascii_only: bool) -> None:
+def test_a_mutated_row_is_named_by_line_or_runs(
+    tmp_path: Path, data: st.DataObject, n: int, ascii_only: bool
+) -> None:
     rows = [dict(r, item_id=f"{r['item_id']}_{i}") for i, r in enumerate(BUILTIN[:n])]
     bad = data.draw(st.integers(0, n - 1))
     rows[bad], _field = data.draw(field_mutations(rows[bad]))
@@ -106,13 +116,17 @@ def test_byte_level_damage_ends_in_one_sentence(tmp_path: Path, data: st.DataObj
     ascii_only=st.booleans(),
 )
 def test_hostile_strings_in_valid_rows_run_or_are_named(
-    tmp_path: Path, item_id: str, goal: str, path_text: str, tags: list[str],
-    extra: dict[str, Any], ascii_only: bool,
+    tmp_path: Path,
+    item_id: str,
+    goal: str,
+    path_text: str,
+    tags: list[str],
+    extra: dict[str, Any],
+    ascii_only: bool,
 ) -> None:
     """Control characters, NUL, lone surrogates, RTL marks, odd keys: rejected with the line, or
     carried through the prompt, the mock baseline, pytest ids and the record."""
-    row = {**extra, **BUILTIN[0], "item_id": item_id, "goal_text": goal, "path": path_text,
-           "tags": tags}
+    row = {**extra, **BUILTIN[0], "item_id": item_id, "goal_text": goal, "path": path_text, "tags": tags}
     path = tmp_path / "index.jsonl"
     path.write_bytes(index_bytes([row], ascii_only))
     run, message = outcome(lambda: prepared(path, samples="2", max_items="5"))
@@ -128,10 +142,9 @@ def test_every_failure_mode_of_the_json_reader_is_one_sentence(tmp_path: Path) -
     cases = {
         b"\xff\xfe broken": ":2: not valid JSON (not valid UTF-8 text (byte 0xff) at column 1).",
         b"[" * 100_000 + b"]" * 100_000: ":2: not valid JSON (arrays or objects nested too deeply",
-        json.dumps({**BUILTIN[0], "item_id": "b", "start_line": 12345}).replace(
-            "12345", "9" * 5000).encode(): (
-            ":2: not valid JSON (a number with too many digits"
-        ),
+        json.dumps({**BUILTIN[0], "item_id": "b", "start_line": 12345})
+        .replace("12345", "9" * 5000)
+        .encode(): (":2: not valid JSON (a number with too many digits"),
         json.dumps({**BUILTIN[0], "item_id": "b", "goal_text": "\ud800"}).encode(): ":2: field 'goal_text'",
         json.dumps({**BUILTIN[0], "item_id": "b", "end_line": 1}).encode(): (
             ":2: field 'end_column': the sorry's span ends at 1:"
@@ -158,16 +171,20 @@ def test_a_lone_carriage_return_does_not_shift_line_numbers(tmp_path: Path) -> N
     # row on the next line be reported as line 3.
     rows = [dict(BUILTIN[0], item_id="a"), dict(BUILTIN[0], item_id="b", start_line="x")]
     path = tmp_path / "index.jsonl"
-    path.write_bytes(dumps_line(rows[0], True).replace(b", ", b",\r ", 1) + b"\n"
-                     + dumps_line(rows[1], True) + b"\n")
+    path.write_bytes(
+        dumps_line(rows[0], True).replace(b", ", b",\r ", 1) + b"\n" + dumps_line(rows[1], True) + b"\n"
+    )
     _, message = outcome(lambda: load_jsonl(path, TacticRow))
     assert message is not None and f"{path}:2: field 'start_line'" in message, message
 
 
 @FUZZ
-@given(row=st.fixed_dictionaries({}, optional={k: json_values | hostile_text for k in BUILTIN[0]}),
-       extra=st.dictionaries(st.text(max_size=4), json_values, max_size=3), ascii_only=st.booleans(),
-       duplicate=st.booleans())
+@given(
+    row=st.fixed_dictionaries({}, optional={k: json_values | hostile_text for k in BUILTIN[0]}),
+    extra=st.dictionaries(st.text(max_size=4), json_values, max_size=3),
+    ascii_only=st.booleans(),
+    duplicate=st.booleans(),
+)
 def test_the_fast_json_path_reads_rows_exactly_like_json_loads(
     row: dict[str, Any], extra: dict[str, Any], ascii_only: bool, duplicate: bool
 ) -> None:

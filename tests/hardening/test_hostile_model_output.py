@@ -21,8 +21,8 @@ from hostile_kit import any_character
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_lsrb.artifacts import iter_attempts, record_line
-from pytest_lsrb.tasks.base import Judgement
+from pytest_lsrb.engine.task import Judgement
+from pytest_lsrb.output.files import iter_attempts, record_line
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "suites" / "goal_to_tactic_proposal_v1"
@@ -60,15 +60,31 @@ def fake() -> Iterator[FakeOllama]:
 
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "n2"])
-def test_hostile_model_output_is_recorded_exactly(tmp_path: Path, fake: FakeOllama,
-                                                   workers: tuple[str, ...]) -> None:
+def test_hostile_model_output_is_recorded_exactly(
+    tmp_path: Path, fake: FakeOllama, workers: tuple[str, ...]
+) -> None:
     out = tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
-    cmd = [sys.executable, "-m", "pytest", str(SUITE), "-q", "-p", "no:cacheprovider", "-p", "no:benchmark",
-           "--lsrb-adapter=ollama", "--lsrb-model=qwen2.5:7b", f"--lsrb-base-url={fake.url}",
-           "--lsrb-max-items=6", f"--lsrb-output-dir={out}", *workers]
-    proc = subprocess.run(cmd, capture_output=True, text=True, errors="strict", cwd=tmp_path, env=env,
-                          timeout=300)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(SUITE),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:benchmark",
+        "--lsrb-adapter=ollama",
+        "--lsrb-model=qwen2.5:7b",
+        f"--lsrb-base-url={fake.url}",
+        "--lsrb-max-items=6",
+        f"--lsrb-output-dir={out}",
+        *workers,
+    ]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, errors="strict", cwd=tmp_path, env=env, timeout=300
+    )
     # The answers are wrong (the first line is not a tactic): tests fail, nothing errors.
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "INTERNALERROR" not in proc.stdout + proc.stderr

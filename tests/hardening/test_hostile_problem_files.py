@@ -19,9 +19,15 @@ from pytest_lsrb.srbench.loaders import load_problems
 from pytest_lsrb.srbench.problem import Problem
 
 FUZZ = settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
-META = {"name": "osc", "symbols": ["a", "x", "v"], "symbol_descs": ["acc", "pos", "vel"],
-        "symbol_properties": ["O", "V", "V"], "expression": "-x - 0.5*v", "desc": "an oscillator",
-        "problem_set": "custom"}
+META = {
+    "name": "osc",
+    "symbols": ["a", "x", "v"],
+    "symbol_descs": ["acc", "pos", "vel"],
+    "symbol_properties": ["O", "V", "V"],
+    "expression": "-x - 0.5*v",
+    "desc": "an oscillator",
+    "problem_set": "custom",
+}
 
 
 def table(rows: int, seed: int) -> np.ndarray:
@@ -126,8 +132,9 @@ def test_byte_damage_to_an_npz_ends_in_one_sentence(tmp_path: Path, data: st.Dat
         ({"test": table(2, 0)}, "field 'train' is missing"),
     ],
 )
-def test_npz_contents_of_the_wrong_kind_are_named(tmp_path: Path, arrays: dict[str, Any],
-                                                  expected: str) -> None:
+def test_npz_contents_of_the_wrong_kind_are_named(
+    tmp_path: Path, arrays: dict[str, Any], expected: str
+) -> None:
     index = npz_index(tmp_path, **arrays)
     _, message = outcome(lambda: load_problems(index))
     assert message is not None
@@ -178,9 +185,10 @@ def test_damage_to_the_release_layout_ends_in_one_sentence(
     if damage == "hdf5":
         h5_path.write_bytes(data.draw(byte_mutations(h5_path.read_bytes())))
     else:
-        row, _ = data.draw(st.sampled_from(sorted(META)).flatmap(
-            lambda f: st.tuples(st.just({**META, f: None}), st.just(f))) | st.tuples(
-            st.fixed_dictionaries({"name": json_values | hostile_text}), st.just("name")))
+        row, _ = data.draw(
+            st.sampled_from(sorted(META)).flatmap(lambda f: st.tuples(st.just({**META, f: None}), st.just(f)))
+            | st.tuples(st.fixed_dictionaries({"name": json_values | hostile_text}), st.just("name"))
+        )
         meta.write_text(json.dumps(row) + "\n", "utf-8")
     problems, message = outcome(lambda: load_problems(root))
     if message is None:

@@ -12,8 +12,8 @@ from hostile_kit import assert_one_sentence, byte_mutations, hostile_text, json_
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_lsrb.profiles import ReplayProfile, load_profiles
-from pytest_lsrb.verifiers import VerifierConfig, create_verifier
+from pytest_lsrb.engine.verifier import VerifierConfig, create_verifier
+from pytest_lsrb.tactic.profiles import ReplayProfile, load_profiles
 
 REPO = Path(__file__).resolve().parents[2]
 FUZZ = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -37,8 +37,11 @@ def toml_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value if v is not None) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()
-                               if v is not None) + "}"
+        return (
+            "{"
+            + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items() if v is not None)
+            + "}"
+        )
     raise TypeError(type(value))
 
 
@@ -55,13 +58,21 @@ def usable(path: Path) -> None:
     create_verifier(VerifierConfig(mode="synthetic", profiles_path=str(path))).close()
 
 
-VALID = {"schema_version": 1, "id": "p", "repo_remote": "https://github.com/o/r",
-         "repo_lean_version": "v4.2*", "memory_mb": 4096, "replay_method": "file"}
+VALID = {
+    "schema_version": 1,
+    "id": "p",
+    "repo_remote": "https://github.com/o/r",
+    "repo_lean_version": "v4.2*",
+    "memory_mb": 4096,
+    "replay_method": "file",
+}
 
 
 @FUZZ
-@given(field=st.sampled_from([*FIELDS, "unknown_key", "a\nb"]),
-       value=json_values | hostile_text | st.integers(-(10**6), 10**6))
+@given(
+    field=st.sampled_from([*FIELDS, "unknown_key", "a\nb"]),
+    value=json_values | hostile_text | st.integers(-(10**6), 10**6),
+)
 def test_a_field_with_any_value_loads_or_is_named(tmp_path: Path, field: str, value: Any) -> None:
     path = tmp_path / "p.toml"
     path.write_bytes(toml_doc({**VALID, field: value}))

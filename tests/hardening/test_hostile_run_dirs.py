@@ -19,10 +19,11 @@ from hostile_kit import assert_one_sentence, byte_mutations, field_mutations, js
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_lsrb import gate, outputs
-from pytest_lsrb.merge import merge_shards
-from pytest_lsrb.options import dest
+from pytest_lsrb.engine.options import dest
+from pytest_lsrb.output import rundir as outputs
 from pytest_lsrb.plugin import prepare_suite_run
+from pytest_lsrb.tools import gate
+from pytest_lsrb.tools.merge import merge_shards
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "suites" / "goal_to_tactic_proposal_v1"
@@ -34,9 +35,23 @@ def run_mock(out: Path, *extra: str) -> None:
     args = [f"--lsrb-{k}={v}" for k, v in RUN_ARGS.items()]
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(SUITE), "-q", "-p", "no:cacheprovider",
-         f"--lsrb-output-dir={out}", *args, *extra],
-        capture_output=True, text=True, cwd=out.parent, env=env, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(SUITE),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--lsrb-output-dir={out}",
+            *args,
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=out.parent,
+        env=env,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -130,8 +145,9 @@ def test_a_damaged_baseline(runs: dict[str, Path], scratch: Path, data: st.DataO
 
 @FUZZ
 @given(data=st.data(), which=st.sampled_from(["shard0", "shard1"]))
-def test_merging_a_damaged_shard(runs: dict[str, Path], scratch: Path, data: st.DataObject,
-                                 which: str) -> None:
+def test_merging_a_damaged_shard(
+    runs: dict[str, Path], scratch: Path, data: st.DataObject, which: str
+) -> None:
     shards = {name: scratch / name for name in ("shard0", "shard1")}
     for name, path in shards.items():
         shutil.rmtree(path, ignore_errors=True)
@@ -150,7 +166,7 @@ def test_merging_a_damaged_shard(runs: dict[str, Path], scratch: Path, data: st.
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=json_values)
 def test_a_split_manifest_of_any_shape(tmp_path: Path, value: Any) -> None:
-    from pytest_lsrb.splits import split_policy_predicate
+    from pytest_lsrb.tools.splits import split_policy_predicate
 
     manifest = tmp_path / "split_manifest.json"
     manifest.write_text(json.dumps(value), encoding="utf-8")
@@ -162,15 +178,21 @@ def test_a_split_manifest_of_any_shape(tmp_path: Path, value: Any) -> None:
 @FUZZ
 @given(data=st.data())
 def test_a_damaged_split_manifest(scratch: Path, data: st.DataObject) -> None:
-    from pytest_lsrb.rows import TacticRow, load_jsonl
-    from pytest_lsrb.splits import SplitConfig, make_split, split_policy_predicate
+    from pytest_lsrb.core.rows import load_jsonl
+    from pytest_lsrb.tactic.rows import TacticRow
+    from pytest_lsrb.tools.splits import SplitConfig, make_split, split_policy_predicate
 
     index = SUITE / "index.jsonl"
     rows = load_jsonl(index, TacticRow)
     folder = scratch / "split"
     folder.mkdir(exist_ok=True)
-    result = make_split(rows, SplitConfig(fractions=(("dev", 0.5), ("test", 0.5))), source=index,
-                        suite="goal_to_tactic_proposal_v1", out_dir=folder)
+    result = make_split(
+        rows,
+        SplitConfig(fractions=(("dev", 0.5), ("test", 0.5))),
+        source=index,
+        suite="goal_to_tactic_proposal_v1",
+        out_dir=folder,
+    )
     raw = result.manifest_path.read_bytes()
     if data.draw(st.booleans()):
         raw = data.draw(byte_mutations(raw))
@@ -198,8 +220,11 @@ def test_a_damaged_split_manifest(scratch: Path, data: st.DataObject) -> None:
         ("attempts.jsonl", lambda r: {**r, "item_id": {}}, ":1: field 'item_id'"),
         ("attempts.jsonl", lambda r: {**r, "raw_output": 5}, ":1: field 'raw_output'"),
         ("attempts.jsonl", lambda r: {**r, "latency_ms": "slow"}, ":1: field 'latency_ms'"),
-        ("attempts.jsonl", lambda r: {**r, "generation_error_kind": ["timeout"]},
-         ":1: field 'generation_error_kind'"),
+        (
+            "attempts.jsonl",
+            lambda r: {**r, "generation_error_kind": ["timeout"]},
+            ":1: field 'generation_error_kind'",
+        ),
         ("run.json", lambda h: {**h, "config": [1]}, "run.json: field 'config'"),
         ("run.json", lambda h: {**h, "shard_count": 0}, "run.json: field 'shard_count'"),
     ],

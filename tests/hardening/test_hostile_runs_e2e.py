@@ -31,15 +31,31 @@ def fake() -> Iterator[FakeOllama]:
 
 def pytest_run(cwd: Path, fake: FakeOllama, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
-    cmd = [sys.executable, "-m", "pytest", str(SUITE), "-q", "-p", "no:cacheprovider", "-p", "no:benchmark",
-           "--lsrb-adapter=ollama", "--lsrb-model=qwen2.5:7b", f"--lsrb-base-url={fake.url}",
-           "--lsrb-max-items=4", "--lsrb-outcome=record", f"--lsrb-output-dir={out}", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(SUITE),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:benchmark",
+        "--lsrb-adapter=ollama",
+        "--lsrb-model=qwen2.5:7b",
+        f"--lsrb-base-url={fake.url}",
+        "--lsrb-max-items=4",
+        "--lsrb-outcome=record",
+        f"--lsrb-output-dir={out}",
+        *extra,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
 
 
 def lsrb(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest_lsrb", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_lsrb", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -70,8 +86,17 @@ def damaged_copy(previous: Path, dst: Path, name: str, edit) -> Path:  # type: i
     return dst
 
 
-CASES = ["index_row", "index_bytes", "resume_line", "resume_field", "resume_header", "profile",
-         "baseline", "manifest", "index_row_xdist"]
+CASES = [
+    "index_row",
+    "index_bytes",
+    "resume_line",
+    "resume_field",
+    "resume_header",
+    "profile",
+    "baseline",
+    "manifest",
+    "index_row_xdist",
+]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -86,8 +111,11 @@ def test_a_hostile_input_stops_the_run_before_any_model_call(
     named: Path
     if case.startswith("index"):
         named = tmp_path / "index.jsonl"
-        bad = (b"{\"item_id\": \"x\", " + b"[" * 5000) if case == "index_bytes" else json.dumps(
-            {**json.loads(good_row), "item_id": "other", "start_line": "12"}).encode()
+        bad = (
+            (b'{"item_id": "x", ' + b"[" * 5000)
+            if case == "index_bytes"
+            else json.dumps({**json.loads(good_row), "item_id": "other", "start_line": "12"}).encode()
+        )
         named.write_bytes(good_row.encode() + b"\n" + bad + b"\n")
         args.append(f"--lsrb-index={named}")
         if case.endswith("xdist"):
@@ -109,7 +137,7 @@ def test_a_hostile_input_stops_the_run_before_any_model_call(
         before = snapshot(out)
     elif case == "profile":
         named = tmp_path / "bad.toml"
-        named.write_text("schema_version = 1\nmemory_mb = \"lots\"\n", "utf-8")
+        named.write_text('schema_version = 1\nmemory_mb = "lots"\n', "utf-8")
         args += ["--lsrb-verification=synthetic", f"--lsrb-profiles={named}"]
     elif case == "baseline":
         base = damaged_copy(previous, tmp_path / "base", "run.json", lambda raw: raw[:-20])
@@ -117,8 +145,16 @@ def test_a_hostile_input_stops_the_run_before_any_model_call(
         args.append(f"--lsrb-baseline={base}")
     else:
         named = tmp_path / "split_manifest.json"
-        named.write_text(json.dumps({"kind": "lsrb_split_manifest", "source_index_sha256": "0" * 64,
-                                     "splits": {"test": {"items": [{"id": 1}]}}}), "utf-8")
+        named.write_text(
+            json.dumps(
+                {
+                    "kind": "lsrb_split_manifest",
+                    "source_index_sha256": "0" * 64,
+                    "splits": {"test": {"items": [{"id": 1}]}},
+                }
+            ),
+            "utf-8",
+        )
         args.append(f"--lsrb-split-policy=manifest:{named}#test")
     calls = len(fake.chat_requests())
     proc = pytest_run(tmp_path, fake, out, *args)
@@ -129,8 +165,12 @@ def test_a_hostile_input_stops_the_run_before_any_model_call(
 
 
 def test_lsrb_commands_refuse_damaged_run_dirs_in_one_sentence(tmp_path: Path, previous: Path) -> None:
-    broken = damaged_copy(previous, tmp_path / "broken", "attempts.jsonl",
-                          lambda raw: raw.replace(b'"sample_index":0', b'"sample_index":"0"', 1))
+    broken = damaged_copy(
+        previous,
+        tmp_path / "broken",
+        "attempts.jsonl",
+        lambda raw: raw.replace(b'"sample_index":0', b'"sample_index":"0"', 1),
+    )
     before = snapshot(broken)
     for args, named in (
         (["compare", str(broken), str(previous)], broken / "attempts.jsonl"),

@@ -13,21 +13,34 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_lsrb.cli import main as lsrb_main
-from pytest_lsrb.importers.sorrydb import import_sorrydb, write_index
-from pytest_lsrb.rows import TacticRow, load_jsonl
+from pytest_lsrb.core.rows import load_jsonl
+from pytest_lsrb.tactic.rows import TacticRow
+from pytest_lsrb.tactic.sorrydb import import_sorrydb, write_index
 
 FUZZ = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 def record(i: int) -> dict[str, Any]:
     return {
-        "repo": {"remote": "https://github.com/acme/Goals", "branch": "main", "commit": f"{i:040x}",
-                 "lean_version": "v4.22.0"},
-        "location": {"path": "Goals/Basic.lean", "start_line": 3 + i, "start_column": 2,
-                     "end_line": 3 + i, "end_column": 7},
+        "repo": {
+            "remote": "https://github.com/acme/Goals",
+            "branch": "main",
+            "commit": f"{i:040x}",
+            "lean_version": "v4.22.0",
+        },
+        "location": {
+            "path": "Goals/Basic.lean",
+            "start_line": 3 + i,
+            "start_column": 2,
+            "end_line": 3 + i,
+            "end_column": 7,
+        },
         "debug_info": {"goal": "n : ℕ\n⊢ n + 0 = n", "url": None},
-        "metadata": {"blame_email_hash": "abc", "blame_date": "2025-01-02T03:04:05+00:00",
-                     "inclusion_date": "2026-01-08T22:59:30+00:00"},
+        "metadata": {
+            "blame_email_hash": "abc",
+            "blame_date": "2025-01-02T03:04:05+00:00",
+            "inclusion_date": "2026-01-08T22:59:30+00:00",
+        },
         "id": f"{i:064x}",
     }
 
@@ -75,8 +88,9 @@ def check_accepted(tmp_path: Path, rows: list[TacticRow]) -> None:
 
 @FUZZ
 @given(data=st.data(), n=st.integers(1, 4), indent=st.sampled_from([None, 2]))
-def test_a_mutated_record_is_named_or_imports(tmp_path: Path, data: st.DataObject, n: int,
-                                              indent: int | None) -> None:
+def test_a_mutated_record_is_named_or_imports(
+    tmp_path: Path, data: st.DataObject, n: int, indent: int | None
+) -> None:
     records = [record(i) for i in range(n)]
     bad = data.draw(st.integers(0, n - 1))
     records[bad], field = data.draw(mutated_record(records[bad]))
@@ -96,8 +110,9 @@ def test_a_mutated_record_is_named_or_imports(tmp_path: Path, data: st.DataObjec
 
 @FUZZ
 @given(data=st.data(), indent=st.sampled_from([None, 2]))
-def test_byte_level_damage_ends_in_one_sentence(tmp_path: Path, data: st.DataObject,
-                                                indent: int | None) -> None:
+def test_byte_level_damage_ends_in_one_sentence(
+    tmp_path: Path, data: st.DataObject, indent: int | None
+) -> None:
     path = tmp_path / "sorrydb.json"
     path.write_bytes(data.draw(byte_mutations(dump([record(0), record(1)], indent))))
     rows, message = outcome(lambda: import_sorrydb(path))
@@ -125,8 +140,11 @@ def test_the_cli_refuses_a_broken_dump_and_keeps_the_old_index(tmp_path: Path, c
     before = index.read_bytes()
     capsys.readouterr()
     broken = tmp_path / "broken.json"
-    for raw in (b'{"sorries": [' + b"[" * 50_000, b'{"sorries": [\xff]}',
-                dump([record(0), {**record(1), "location": "here"}], 2)):
+    for raw in (
+        b'{"sorries": [' + b"[" * 50_000,
+        b'{"sorries": [\xff]}',
+        dump([record(0), {**record(1), "location": "here"}], 2),
+    ):
         broken.write_bytes(raw)
         assert lsrb_main(["import", "sorrydb", str(broken), "-o", str(index)]) == 2
         err = capsys.readouterr().err

@@ -57,7 +57,10 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
     with log.open("w") as log_fh:
         proc = subprocess.Popen(
             [sys.executable, str(LAUNCHER), str(gguf), MODEL_ALIAS],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_fh, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log_fh,
+            text=True,
         )
     assert proc.stdout is not None and proc.stdin is not None
     lines: queue.Queue[str] = queue.Queue()

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from fakes.ollama_server import FakeOllama
 
-from pytest_lsrb.errors import GENERATION_ERROR_DOMAINS
-from pytest_lsrb.records import strip_timing
-from pytest_lsrb.summary import SUMMARY_TIMING_KEYS
+from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS
+from pytest_lsrb.engine.records import strip_timing
+from pytest_lsrb.engine.summary import SUMMARY_TIMING_KEYS
 
 TACTIC_SUITE = Path(__file__).resolve().parents[2] / "suites" / "goal_to_tactic_proposal_v1"
 
@@ -32,8 +32,12 @@ def fake() -> Iterator[FakeOllama]:
 
 def ollama_args(fake: FakeOllama, *extra: str, items: int = ITEMS) -> list[str]:
     return [
-        "--lsrb-adapter=ollama", "--lsrb-model=qwen2.5:7b", f"--lsrb-base-url={fake.url}",
-        f"--lsrb-max-items={items}", "--lsrb-outcome=record", *extra,
+        "--lsrb-adapter=ollama",
+        "--lsrb-model=qwen2.5:7b",
+        f"--lsrb-base-url={fake.url}",
+        f"--lsrb-max-items={items}",
+        "--lsrb-outcome=record",
+        *extra,
     ]
 
 
@@ -62,8 +66,7 @@ def endpoint(shared: FakeOllama) -> FakeOllama:
 
 
 def compared_args(fake: FakeOllama, *extra: str) -> list[str]:
-    return ollama_args(fake, "--lsrb-samples=2", "--lsrb-concurrency=3", "--lsrb-temperature=0.8",
-                       *extra)
+    return ollama_args(fake, "--lsrb-samples=2", "--lsrb-concurrency=3", "--lsrb-temperature=0.8", *extra)
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +77,17 @@ def baseline(shared: FakeOllama, tmp_path_factory: pytest.TempPathFactory) -> di
 
     out = tmp_path_factory.mktemp("baseline") / "out"
     shared.reset()
-    cmd = [sys.executable, "-m", "pytest", str(TACTIC_SUITE), "-q", "-p", "no:cacheprovider",
-           f"--lsrb-output-dir={out}", *compared_args(shared)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(TACTIC_SUITE),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--lsrb-output-dir={out}",
+        *compared_args(shared),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=out.parent, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     records = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
@@ -86,8 +98,9 @@ def baseline(shared: FakeOllama, tmp_path_factory: pytest.TempPathFactory) -> di
 def test_attempts_carry_their_seeds_and_are_in_flight_together(fake: FakeOllama, run_suite: Any) -> None:
     """With 0.2 s per answer, a runner that did not prefetch would never have two in flight."""
     fake.latency_s = 0.2
-    result = run_suite(*ollama_args(fake, "--lsrb-samples=2", "--lsrb-temperature=0.7",
-                                    "--lsrb-concurrency=4"))
+    result = run_suite(
+        *ollama_args(fake, "--lsrb-samples=2", "--lsrb-temperature=0.7", "--lsrb-concurrency=4")
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     records = result.attempts()
     assert len(records) == 2 * ITEMS
@@ -116,8 +129,7 @@ def test_under_xdist_each_worker_keeps_attempts_in_flight(fake: FakeOllama, run_
 def test_under_xdist_a_quota_refusal_stops_every_worker(fake: FakeOllama, run_suite: Any) -> None:
     fake.latency_s = 0.05
     fake.queue(["quota_429"])
-    result = run_suite(*ollama_args(fake, "--lsrb-concurrency=3", "--lsrb-samples=4", items=20),
-                       "-n", "2")
+    result = run_suite(*ollama_args(fake, "--lsrb-concurrency=3", "--lsrb-samples=4", items=20), "-n", "2")
     assert result.returncode == 2  # interrupted
     assert "stopping the run: the endpoint refused with 'quota'" in result.stdout + result.stderr
     # The refusal was the first request; at most what was already in flight followed it.
@@ -194,8 +206,15 @@ def test_retry_errors_reruns_only_the_attempts_that_ended_in_an_error(
 def test_a_fault_injected_run_completes_with_every_attempt_accounted_for(run_suite: Any) -> None:
     with FakeOllama(fault_rate=0.3, fault_seed=3, retry_after_ms="5") as fake:
         fake.faults = (*fake.faults, "empty", "rate_429_ms")
-        result = run_suite(*ollama_args(fake, "--lsrb-samples=4", "--lsrb-concurrency=6",
-                                        "--lsrb-max-retries=3", "--lsrb-timeout=0.25"))
+        result = run_suite(
+            *ollama_args(
+                fake,
+                "--lsrb-samples=4",
+                "--lsrb-concurrency=6",
+                "--lsrb-max-retries=3",
+                "--lsrb-timeout=0.25",
+            )
+        )
         injected = list(fake.injected)
         sent = len(fake.chat_requests())
     out = result.stdout + result.stderr
@@ -248,10 +267,20 @@ def test_a_canary_key_reaches_no_output_cache_or_log(run_suite: Any, tmp_path: P
     with FakeOllama(require_key=CANARY) as fake:
         fake.queue(["echo_auth_500", "server_500"])
         result = run_suite(
-            "--lsrb-adapter=openai", "--lsrb-model=qwen2.5:7b", f"--lsrb-base-url={fake.url}/v1",
-            "--lsrb-api-key-env=LSRB_CANARY_KEY", f"--lsrb-cache-dir={cache}",
-            f"--lsrb-max-items={ITEMS}", "--lsrb-outcome=record", "--lsrb-max-retries=0",
-            "--log-level=DEBUG", "-o", "log_cli=true", "--log-cli-level=DEBUG", "-rA", "-l",
+            "--lsrb-adapter=openai",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={fake.url}/v1",
+            "--lsrb-api-key-env=LSRB_CANARY_KEY",
+            f"--lsrb-cache-dir={cache}",
+            f"--lsrb-max-items={ITEMS}",
+            "--lsrb-outcome=record",
+            "--lsrb-max-retries=0",
+            "--log-level=DEBUG",
+            "-o",
+            "log_cli=true",
+            "--log-cli-level=DEBUG",
+            "-rA",
+            "-l",
             env=env,
         )
         sent = fake.requests

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_lsrb.errors import GENERATION_ERROR_DOMAINS
-from pytest_lsrb.records import strip_timing
+from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS
+from pytest_lsrb.engine.records import strip_timing
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
@@ -19,9 +19,15 @@ ITEMS = 3
 
 def llama_args(server: Any, *extra: str) -> list[str]:
     return [
-        "--lsrb-adapter=openai", f"--lsrb-base-url={server.url}", f"--lsrb-model={server.model}",
-        f"--lsrb-max-items={ITEMS}", "--lsrb-max-tokens=16", "--lsrb-outcome=record",
-        "--lsrb-concurrency=2", "--lsrb-timeout=60", *extra,
+        "--lsrb-adapter=openai",
+        f"--lsrb-base-url={server.url}",
+        f"--lsrb-model={server.model}",
+        f"--lsrb-max-items={ITEMS}",
+        "--lsrb-max-tokens=16",
+        "--lsrb-outcome=record",
+        "--lsrb-concurrency=2",
+        "--lsrb-timeout=60",
+        *extra,
     ]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lsrb.errors import GENERATION_ERROR_DOMAINS
+from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
@@ -24,11 +24,21 @@ PROBLEM = "CRK0"  # two inputs: the shortest prompts of the built-in set
 
 def run_method(run_suite: Any, server: Any, out: Path, method: str, budget: int, *extra: str) -> Any:
     return run_suite(
-        "--lsrb-adapter=openai", f"--lsrb-base-url={server.url}", f"--lsrb-model={server.model}",
-        f"--lsrb-goal-slice=name:{PROBLEM}", f"--lsrb-sr-method={method}", f"--lsrb-sr-budget={budget}",
-        "--lsrb-temperature=0.8", "--lsrb-seed=3", "--lsrb-outcome=record", "--lsrb-timeout=300",
-        "--lsrb-sr-time-limit=600", *extra,
-        suite=SUITE, out=out, timeout=1500,
+        "--lsrb-adapter=openai",
+        f"--lsrb-base-url={server.url}",
+        f"--lsrb-model={server.model}",
+        f"--lsrb-goal-slice=name:{PROBLEM}",
+        f"--lsrb-sr-method={method}",
+        f"--lsrb-sr-budget={budget}",
+        "--lsrb-temperature=0.8",
+        "--lsrb-seed=3",
+        "--lsrb-outcome=record",
+        "--lsrb-timeout=300",
+        "--lsrb-sr-time-limit=600",
+        *extra,
+        suite=SUITE,
+        out=out,
+        timeout=1500,
     )
 
 

@@ -21,9 +21,22 @@ def mock_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("mock-run") / "out"
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(REPO / "suites" / "goal_to_tactic_proposal_v1"), "-q",
-         "-p", "no:cacheprovider", f"--lsrb-output-dir={out}", "--lsrb-samples=2"],
-        capture_output=True, text=True, cwd=out.parent, env=env, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(REPO / "suites" / "goal_to_tactic_proposal_v1"),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--lsrb-output-dir={out}",
+            "--lsrb-samples=2",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=out.parent,
+        env=env,
+        timeout=300,
     )
     assert (out / "summary.json").exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
     return out

@@ -29,16 +29,32 @@ pytestmark = pytest.mark.skipif(
 CONSOLE = re.compile(r":CONSOLE[(:]")
 
 
-def chromium(url: str, profile: Path, *args: str,
-             size: tuple[int, int] = (1280, 2000)) -> tuple[str, list[str]]:
+def chromium(
+    url: str, profile: Path, *args: str, size: tuple[int, int] = (1280, 2000)
+) -> tuple[str, list[str]]:
     """Run headless Chromium on `url`; return stdout and the page's console messages."""
     assert CHROMIUM is not None
     cmd = [
-        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-        "--disable-quic", "--no-first-run", "--no-default-browser-check",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-extensions", "--hide-scrollbars", "--mute-audio", f"--user-data-dir={profile}",
-        "--enable-logging=stderr", "--v=0", f"--window-size={size[0]},{size[1]}", *args, url,
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--hide-scrollbars",
+        "--mute-audio",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",
+        "--v=0",
+        f"--window-size={size[0]},{size[1]}",
+        *args,
+        url,
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -69,8 +85,8 @@ def png_distinct_row_share(path: Path) -> tuple[int, int, float]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, width, height, channels = 8, [], 0, 0, 4
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         pos += 12 + length
         if kind == b"IHDR":
             width, height, depth, color = struct.unpack(">IIBB", body[:10])
@@ -80,7 +96,7 @@ def png_distinct_row_share(path: Path) -> tuple[int, int, float]:
             idat.append(body)
     raw = zlib.decompress(b"".join(idat))
     stride = width * channels + 1
-    rows = {raw[i * stride:(i + 1) * stride] for i in range(height)}
+    rows = {raw[i * stride : (i + 1) * stride] for i in range(height)}
     return width, height, len(rows) / height
 
 
@@ -114,8 +130,9 @@ def test_the_fragment_filters_and_sorts_the_item_table(comparison_page: Path, tm
     cols = {name: i for i, name in enumerate(data["columns"])}
     fails = [i for i, r in enumerate(data["rows"]) if r[cols["outcome"]] == "fail"]
     slowest = max(fails, key=lambda i: data["rows"][i][cols["latency"]])
-    dom, console = chromium(comparison_page.as_uri() + "#outcome=fail&sort=-latency", tmp_path / "profile",
-                            "--dump-dom")
+    dom, console = chromium(
+        comparison_page.as_uri() + "#outcome=fail&sort=-latency", tmp_path / "profile", "--dump-dom"
+    )
     assert console == []
     assert body_attrs(dom)["data-lsrb-rows-shown"] == str(len(fails))
     shown = rendered_rows(dom)
@@ -127,8 +144,9 @@ def test_the_fragment_filters_and_sorts_the_item_table(comparison_page: Path, tm
 
 def test_the_screenshot_shows_the_charts(comparison_page: Path, tmp_path: Path) -> None:
     shot = tmp_path / "report.png"
-    _, console = chromium(comparison_page.as_uri(), tmp_path / "profile", f"--screenshot={shot}",
-                          size=(1280, 1600))
+    _, console = chromium(
+        comparison_page.as_uri(), tmp_path / "profile", f"--screenshot={shot}", size=(1280, 1600)
+    )
     assert console == []
     width, height, share = png_distinct_row_share(shot)
     assert (width, height) == (1280, 1600)

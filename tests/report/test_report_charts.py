@@ -19,8 +19,9 @@ def parse(svg: str) -> ET.Element:
 
 
 def test_bar_labels_from_a_run_are_escaped() -> None:
-    svg = charts.bar_chart([charts.Bar("<script>alert(1)</script>", 3), charts.Bar("a&b\"'", 1, baseline=2)],
-                           "errors")
+    svg = charts.bar_chart(
+        [charts.Bar("<script>alert(1)</script>", 3), charts.Bar("a&b\"'", 1, baseline=2)], "errors"
+    )
     root = parse(svg)  # well-formed XML despite hostile labels
     texts = [t.text for t in root.iter(f"{SVG}text")]
     assert "<script>alert(1)</script>" in texts
@@ -50,15 +51,21 @@ def test_histogram_switches_to_log_bins_for_wide_ranges() -> None:
 
 
 def test_empty_inputs_draw_a_note_not_a_crash() -> None:
-    for svg in (charts.bar_chart([], "errors"), charts.histogram([], "h", x_label="x"),
-                charts.line_chart([charts.Series("s", [])], "p", x_label="k", y_label="p"),
-                charts.scatter([(math.nan, 1.0)], "s")):
+    for svg in (
+        charts.bar_chart([], "errors"),
+        charts.histogram([], "h", x_label="x"),
+        charts.line_chart([charts.Series("s", [])], "p", x_label="k", y_label="p"),
+        charts.scatter([(math.nan, 1.0)], "s"),
+    ):
         assert "no" in parse(svg).findtext(f"{SVG}text", "")
 
 
 def test_line_chart_points_sit_where_their_values_say() -> None:
-    root = parse(charts.line_chart([charts.Series("run", [(1, 0.0), (2, 0.5), (3, 1.0)])], "pass@k",
-                                   x_label="k", y_label="pass@k"))
+    root = parse(
+        charts.line_chart(
+            [charts.Series("run", [(1, 0.0), (2, 0.5), (3, 1.0)])], "pass@k", x_label="k", y_label="pass@k"
+        )
+    )
     ys = [float(c.get("cy", "0")) for c in root.iter(f"{SVG}circle")]
     assert ys[0] > ys[1] > ys[2]
     assert abs((ys[0] + ys[2]) / 2 - ys[1]) < 0.11

@@ -20,8 +20,11 @@ from pytest_lsrb.report.compare import (
 )
 from pytest_lsrb.report.data import load_run
 
-counts = st.dictionaries(st.text(min_size=1, max_size=4), st.tuples(st.integers(1, 5), st.integers(0, 5))
-                         .map(lambda t: (t[0], min(t[0], t[1]))), max_size=20)
+counts = st.dictionaries(
+    st.text(min_size=1, max_size=4),
+    st.tuples(st.integers(1, 5), st.integers(0, 5)).map(lambda t: (t[0], min(t[0], t[1]))),
+    max_size=20,
+)
 
 
 @given(counts, counts)
@@ -39,27 +42,50 @@ def test_flips_are_exactly_the_items_whose_solved_state_changed(
 
 
 def test_deltas_know_which_way_is_better() -> None:
-    base = {"valid_rate": 0.5, "latency_ms_p50": 100.0, "contains_sorry_rate": 0.1,
-            "verification_pass_at_k_1": 0.2, "verification_pass_at_k_8": 0.4, "nmse_id_median": 0.01}
-    cur = {"valid_rate": 0.6, "latency_ms_p50": 120.0, "contains_sorry_rate": 0.1,
-           "verification_pass_at_k_1": 0.1, "verification_pass_at_k_8": 0.5, "nmse_id_median": 0.001}
+    base = {
+        "valid_rate": 0.5,
+        "latency_ms_p50": 100.0,
+        "contains_sorry_rate": 0.1,
+        "verification_pass_at_k_1": 0.2,
+        "verification_pass_at_k_8": 0.4,
+        "nmse_id_median": 0.01,
+    }
+    cur = {
+        "valid_rate": 0.6,
+        "latency_ms_p50": 120.0,
+        "contains_sorry_rate": 0.1,
+        "verification_pass_at_k_1": 0.1,
+        "verification_pass_at_k_8": 0.5,
+        "nmse_id_median": 0.001,
+    }
     verdicts = {d.metric.key: d.verdict for d in metric_deltas(base, cur)}
-    assert verdicts == {"valid_rate": "better", "latency_ms_p50": "worse", "contains_sorry_rate": "same",
-                        "verification_pass_at_k_1": "worse", "verification_pass_at_k_8": "better",
-                        "nmse_id_median": "better"}
+    assert verdicts == {
+        "valid_rate": "better",
+        "latency_ms_p50": "worse",
+        "contains_sorry_rate": "same",
+        "verification_pass_at_k_1": "worse",
+        "verification_pass_at_k_8": "better",
+        "nmse_id_median": "better",
+    }
     labels = [m.label for m in headline_metrics(base, cur)]
     assert labels.index("pass@1") < labels.index("pass@8")  # numeric order, not string order
 
 
 def _summary(**extra: Any) -> dict[str, Any]:
-    return {"config": {"adapter": "openai", "model": "m"}, "selected_rows_hash": "a" * 64,
-            "valid_rate": 0.9, "verification_pass_at_k_1": 0.5, **extra}
+    return {
+        "config": {"adapter": "openai", "model": "m"},
+        "selected_rows_hash": "a" * 64,
+        "valid_rate": 0.9,
+        "verification_pass_at_k_1": 0.5,
+        **extra,
+    }
 
 
 def test_the_terminal_comparison_fits_one_screen_and_names_flips() -> None:
     flips = [Flip(f"item{i:03d}", (2, 1), (2, 0)) for i in range(40)] + [Flip("better", (1, 0), (1, 1))]
-    lines = format_comparison(_summary(), _summary(verification_pass_at_k_1=0.25,
-                                                   config={"adapter": "openai", "model": "n"}), flips)
+    lines = format_comparison(
+        _summary(), _summary(verification_pass_at_k_1=0.25, config={"adapter": "openai", "model": "n"}), flips
+    )
     text = "\n".join(lines)
     assert len(lines) <= 30 and max(len(line) for line in lines) <= 120
     assert "items flipped: 40 regressed, 1 improved" in text

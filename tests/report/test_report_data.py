@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from synthetic_runs import equation_run, tactic_run
 
-from pytest_lsrb.errors import LsrbUsageError
+from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.report import aggregate as agg
 from pytest_lsrb.report.data import load_run
 
@@ -112,14 +112,34 @@ def test_table1_aggregates_per_problem_set_and_domain() -> None:
         rec("t1", 0, problem_set="lsr_transform", nmse_id=1e-8, acc_tau_id=True, symbolic_match=True),
         rec("t1", 1, problem_set="lsr_transform", nmse_id=0.5, acc_tau_id=False, symbolic_match=False),
         rec("t2", 0, problem_set="lsr_transform", nmse_id=0.1, acc_tau_id=False, symbolic_match=None),
-        rec("c1", 0, problem_set="lsr_synth", domain="chemistry", nmse_id=0.01, nmse_ood=0.2,
-            acc_tau_id=1.0, acc_tau_ood=0.0),
-        rec("c2", 0, problem_set="lsr_synth", domain="chemistry", nmse_id=float("nan"), nmse_ood="bad",
-            acc_tau_id=None, acc_tau_ood=None),
+        rec(
+            "c1",
+            0,
+            problem_set="lsr_synth",
+            domain="chemistry",
+            nmse_id=0.01,
+            nmse_ood=0.2,
+            acc_tau_id=1.0,
+            acc_tau_ood=0.0,
+        ),
+        rec(
+            "c2",
+            0,
+            problem_set="lsr_synth",
+            domain="chemistry",
+            nmse_id=float("nan"),
+            nmse_ood="bad",
+            acc_tau_id=None,
+            acc_tau_ood=None,
+        ),
         rec("x1", 0, valid=True),  # no equation metrics: not part of the table
     ]
-    scored = [agg.Scored(r, agg.Judgement("pass"), True, {"problem_set": r.get("problem_set"),
-                                                            "domain": r.get("domain")}) for r in records]
+    scored = [
+        agg.Scored(
+            r, agg.Judgement("pass"), True, {"problem_set": r.get("problem_set"), "domain": r.get("domain")}
+        )
+        for r in records
+    ]
     table = {g.name: g for g in agg.equation_table(scored)}
     assert list(table) == ["lsr_transform", "lsr_synth/chemistry"]  # the paper's order
     t = table["lsr_transform"]
@@ -142,8 +162,9 @@ def test_prediction_samples_keep_the_best_attempt_and_skip_garbage(tmp_path: Pat
         assert p.nmse == min(nmses)
         assert len(p.points) == 40
     garbage = [[1, "x"], [1], "no", [2.0, 3.0]]
-    junk = agg.Scored({"item_id": "j", "sample_index": 0, "pred_sample_id": garbage},
-                      agg.Judgement("fail"), False, {})
+    junk = agg.Scored(
+        {"item_id": "j", "sample_index": 0, "pred_sample_id": garbage}, agg.Judgement("fail"), False, {}
+    )
     assert agg.prediction_samples([junk])[0].points == [(2.0, 3.0)]
     no_samples = load_run(equation_run(tmp_path / "eq2", problems=3, with_samples=False))
     assert agg.prediction_samples(agg.score(no_samples)) == []

@@ -32,7 +32,7 @@ def test_hostile_model_output_stays_data(tactic_pair: tuple[Path, Path]) -> None
     # Exactly our two script elements: the JSON data and the report's code.
     assert html.count("<script") == 2 and html.count("</script") == 2
     assert "<script>alert" not in html
-    assert "<img" not in html and "onerror=\"" not in html
+    assert "<img" not in html and 'onerror="' not in html
     data_attrs, data_body = scripts(html)[0]
     assert "application/json" in data_attrs
     assert "<" not in data_body and ">" not in data_body and "&" not in data_body
@@ -67,11 +67,25 @@ def test_a_tactic_report_shows_every_section(tactic_pair: tuple[Path, Path]) -> 
     current = load_run(cur)
     html = build_report(current, load_run(base))
     assert current.selected_rows_hash in html
-    for section in ("id='run'", "id='headline'", "id='charts'", "id='comparison'", "id='breakdowns'",
-                    "id='items'", "id='config'"):
+    for section in (
+        "id='run'",
+        "id='headline'",
+        "id='charts'",
+        "id='comparison'",
+        "id='breakdowns'",
+        "id='items'",
+        "id='config'",
+    ):
         assert section in html
-    for caption in ("pass@k over k — verified", "Generation latency", "Generation errors",
-                    "Verification errors", "By repository", "By Lean version", "By tag"):
+    for caption in (
+        "pass@k over k — verified",
+        "Generation latency",
+        "Generation errors",
+        "Verification errors",
+        "By repository",
+        "By Lean version",
+        "By tag",
+    ):
         assert caption in html
     assert "id='equations'" not in html  # no equation metrics in a tactic run
     rows = payload(html)["rows"]
@@ -85,10 +99,15 @@ def test_an_equation_report_has_table1_and_scatter_plots(equation_pair: tuple[Pa
     base, cur = equation_pair
     html = build_report(load_run(cur), load_run(base))
     assert "id='table1'" in html and "id='table1-ood'" in html and "id='scatter'" in html
-    for group in ("LSR-Transform", "LSR-Synth Chemistry", "LSR-Synth Biology", "LSR-Synth Physics",
-                  "LSR-Synth MatSci"):
+    for group in (
+        "LSR-Transform",
+        "LSR-Synth Chemistry",
+        "LSR-Synth Biology",
+        "LSR-Synth Physics",
+        "LSR-Synth MatSci",
+    ):
         assert group in html
-    table = html[html.index("id='table1'"):html.index("id='table1-ood'")]
+    table = html[html.index("id='table1'") : html.index("id='table1-ood'")]
     assert table.index("baseline model-a") < table.index("gpt-4o-mini")  # baseline row first
 
 

@@ -60,16 +60,29 @@ def make_problem(n: int = 300, seed: int = 0) -> Problem:
     x, v = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
     y = -0.8 * x - 0.3 * v * np.abs(v) + 0.2 * np.sin(3.0 * x)
     table = np.column_stack([y, x, v])
-    return Problem(name="toy_osc", symbols=["a", "x", "v"],
-                   symbol_descs=["acceleration", "position", "velocity"],
-                   symbol_properties=["O", "V", "V"], desc="A toy damped oscillator.",
-                   problem_set="lsr_synth", domain="phys_osc",
-                   train=table[: n // 2], test=table[n // 2:], ood_test=None)
+    return Problem(
+        name="toy_osc",
+        symbols=["a", "x", "v"],
+        symbol_descs=["acceleration", "position", "velocity"],
+        symbol_properties=["O", "V", "V"],
+        desc="A toy damped oscillator.",
+        problem_set="lsr_synth",
+        domain="phys_osc",
+        train=table[: n // 2],
+        test=table[n // 2 :],
+        ood_test=None,
+    )
 
 
 def run(problem: Problem, adapter: Any, seed: int = 0, **config: Any) -> Any:
-    return LLMSRRun(problem, adapter, SamplingConfig(temperature=0.8), seed=seed,
-                    config=LLMSRConfig(**config), task_name="llm_srbench").run()
+    return LLMSRRun(
+        problem,
+        adapter,
+        SamplingConfig(temperature=0.8),
+        seed=seed,
+        config=LLMSRConfig(**config),
+        task_name="llm_srbench",
+    ).run()
 
 
 def test_the_budget_counts_model_calls() -> None:
@@ -120,6 +133,7 @@ def test_search_improves_on_the_starting_skeleton() -> None:
 
 def test_same_seed_same_run_and_parallel_runs_do_not_interfere() -> None:
     problem = make_problem()
+
     def one(seed: int) -> dict[str, Any]:
         fields: dict[str, Any] = run(problem, baseline_adapter(), seed=seed, budget=12).record_fields()
         return fields
@@ -136,11 +150,18 @@ def test_same_seed_same_run_and_parallel_runs_do_not_interfere() -> None:
 
 def test_early_stop_on_a_near_zero_training_error() -> None:
     problem = make_problem()
-    truth = ("def equation(x, v, params):\n"
-             "    return params[0]*x + params[1]*v*np.abs(v) + params[2]*np.sin(params[3]*x)\n")
+    truth = (
+        "def equation(x, v, params):\n"
+        "    return params[0]*x + params[1]*v*np.abs(v) + params[2]*np.sin(params[3]*x)\n"
+    )
     # Without the seeded restarts BFGS may settle elsewhere; start from a good basin.
-    adapter = ScriptedAdapter(lambda req, n: truth.replace("params[3]*x", "(params[3] + 2)*x")
-                              if n >= 3 else mock_equation_answer(req.context, req.seed))
+    adapter = ScriptedAdapter(
+        lambda req, n: (
+            truth.replace("params[3]*x", "(params[3] + 2)*x")
+            if n >= 3
+            else mock_equation_answer(req.context, req.seed)
+        )
+    )
     result = run(problem, adapter, budget=50)
     assert result.stop_reason == "early_stop"
     assert result.model_calls == 3 and result.best.fit.nmse <= 1e-10
@@ -192,8 +213,9 @@ def test_the_method_is_registered_behind_the_protocol() -> None:
     assert isinstance(method, DiscoveryMethod) and method.default_budget == 1000
     problem = make_problem()
     adapter = baseline_adapter()
-    result = method.discover(problem, adapter, SamplingConfig(), seed=4, budget=8,
-                             options={"sr_time_limit": 60.0})
+    result = method.discover(
+        problem, adapter, SamplingConfig(), seed=4, budget=8, options={"sr_time_limit": 60.0}
+    )
     assert result.found and result.model_calls == 8 == len(adapter.requests)
     assert result.trace_length == 9 and result.extra["sr_method"] == "llmsr"
     fields = result.record_fields()
@@ -213,8 +235,9 @@ def test_the_run_wall_clock_cap() -> None:
 
 
 def test_buffer_resets_happen_inside_a_run() -> None:
-    result = run(make_problem(), baseline_adapter(), budget=24,
-                 buffer=BufferConfig(num_islands=4, reset_period=8))
+    result = run(
+        make_problem(), baseline_adapter(), budget=24, buffer=BufferConfig(num_islands=4, reset_period=8)
+    )
     assert result.buffer_resets >= 2
 
 

@@ -5,11 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_lsrb.records import strip_timing
+from pytest_lsrb.engine.records import strip_timing
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "llm_srbench"
-ARGS = ("--lsrb-sr-method=llmsr", "--lsrb-sr-budget=12", "--lsrb-max-items=3", "--lsrb-samples=2",
-        "--lsrb-outcome=record")
+ARGS = (
+    "--lsrb-sr-method=llmsr",
+    "--lsrb-sr-budget=12",
+    "--lsrb-max-items=3",
+    "--lsrb-samples=2",
+    "--lsrb-outcome=record",
+)
 
 
 def test_llmsr_runs_through_the_suite_and_records_its_search(run_suite: Any, tmp_path: Path) -> None:
@@ -35,5 +40,4 @@ def test_llmsr_runs_through_the_suite_and_records_its_search(run_suite: Any, tmp
     second = run_suite(*ARGS, suite=SUITE, out=tmp_path / "b")
     assert second.returncode == 0
     key = lambda r: (r["item_id"], r["sample_index"])  # noqa: E731
-    assert ({key(r): strip_timing(r) for r in records}
-            == {key(r): strip_timing(r) for r in second.attempts()})
+    assert {key(r): strip_timing(r) for r in records} == {key(r): strip_timing(r) for r in second.attempts()}

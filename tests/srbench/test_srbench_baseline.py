@@ -8,14 +8,56 @@ from hypothesis import strategies as st
 from pytest_lsrb.srbench.baseline import mock_equation_answer, propose, read_terms, write_function
 from pytest_lsrb.srbench.skeleton import MAX_NPARAMS, Spec, read_skeleton
 
-NAMES = st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
-                 .filter(lambda s: s not in {"params", "np", "pi", "e", "exp", "log", "sin", "cos",
-                                             "abs", "tan", "sqrt", "max", "min", "where", "numpy",
-                                             "math", "ln", "sign", "tanh", "sinh", "cosh", "output",
-                                             "hypot", "pow", "power", "square", "cbrt", "if", "in",
-                                             "is", "or", "and", "not", "for", "def", "as", "del"}
-                         and not s.startswith(("arc", "log", "exp", "a", "fabs"))),
-                 min_size=1, max_size=5, unique=True)
+NAMES = st.lists(
+    st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(
+        lambda s: (
+            s
+            not in {
+                "params",
+                "np",
+                "pi",
+                "e",
+                "exp",
+                "log",
+                "sin",
+                "cos",
+                "abs",
+                "tan",
+                "sqrt",
+                "max",
+                "min",
+                "where",
+                "numpy",
+                "math",
+                "ln",
+                "sign",
+                "tanh",
+                "sinh",
+                "cosh",
+                "output",
+                "hypot",
+                "pow",
+                "power",
+                "square",
+                "cbrt",
+                "if",
+                "in",
+                "is",
+                "or",
+                "and",
+                "not",
+                "for",
+                "def",
+                "as",
+                "del",
+            }
+            and not s.startswith(("arc", "log", "exp", "a", "fabs"))
+        )
+    ),
+    min_size=1,
+    max_size=5,
+    unique=True,
+)
 
 
 def _spec(inputs: list[str]) -> Spec:
@@ -28,8 +70,9 @@ def test_every_answer_is_a_valid_skeleton(inputs: list[str], seed: int, shown: i
     spec = _spec(inputs)
     bodies = [spec.initial_body()]
     for s in range(shown):  # earlier answers of the baseline itself, as the buffer would show
-        bodies.append(read_skeleton(mock_equation_answer({"inputs": inputs, "skeletons": bodies}, seed + s),
-                                    spec).body)
+        bodies.append(
+            read_skeleton(mock_equation_answer({"inputs": inputs, "skeletons": bodies}, seed + s), spec).body
+        )
     answer = mock_equation_answer({"inputs": inputs, "skeletons": bodies}, seed)
     skeleton = read_skeleton(answer, spec)
     assert 1 <= skeleton.program.n_params <= MAX_NPARAMS
@@ -38,8 +81,10 @@ def test_every_answer_is_a_valid_skeleton(inputs: list[str], seed: int, shown: i
 
 def test_seeds_give_different_skeletons() -> None:
     context = {"inputs": ["x", "v"], "skeletons": [_spec(["x", "v"]).initial_body()]}
-    answers = {read_skeleton(mock_equation_answer(context, s), _spec(["x", "v"])).program.to_expression()
-               for s in range(20)}
+    answers = {
+        read_skeleton(mock_equation_answer(context, s), _spec(["x", "v"])).program.to_expression()
+        for s in range(20)
+    }
     assert len(answers) >= 8
 
 

@@ -22,8 +22,10 @@ def _data(n: int = 400, seed: int = 0) -> tuple[dict[str, np.ndarray], np.ndarra
 
 def test_nonlinear_skeleton_recovers_the_generating_constants() -> None:
     X, y = _data()
-    program = parse_equation("def f(x, v, params):\n    return params[0]*np.exp(-params[1]*x) "
-                             "+ params[2]*v*x + params[3]", ["x", "v"])
+    program = parse_equation(
+        "def f(x, v, params):\n    return params[0]*np.exp(-params[1]*x) + params[2]*v*x + params[3]",
+        ["x", "v"],
+    )
     result = fit_program(program, X, y, seed=0)
     assert result.method == "bfgs" and result.status == "ok"
     assert result.nmse < 1e-10
@@ -47,8 +49,9 @@ def test_linear_skeleton_is_solved_by_least_squares() -> None:
 def test_unused_parameter_slots_do_not_break_least_squares() -> None:
     # LLM-SR's own starting skeleton skips params[2].
     X, y = _data()
-    program = parse_equation("def f(x, v, params):\n    return params[0]*x + params[1]*v + params[3]",
-                             ["x", "v"])
+    program = parse_equation(
+        "def f(x, v, params):\n    return params[0]*x + params[1]*v + params[3]", ["x", "v"]
+    )
     result = fit_program(program, X, y)
     assert result.method == "lstsq" and result.valid and len(result.params) == 4
 
@@ -115,8 +118,9 @@ def test_seeded_restarts_escape_the_all_ones_local_minimum() -> None:
     program = parse_equation("c0*sin(c1*x)", ["x"])
     one_start = fit_program(program, {"x": x}, y, limits=FitLimits(restarts=0))
     assert one_start.nmse > 0.5
-    with_restarts = [fit_program(program, {"x": x}, y, seed=s, limits=FitLimits(restarts=4))
-                     for s in range(10)]
+    with_restarts = [
+        fit_program(program, {"x": x}, y, seed=s, limits=FitLimits(restarts=4)) for s in range(10)
+    ]
     assert sum(r.nmse < 1e-6 for r in with_restarts) >= 2
     assert all(r.nmse <= one_start.nmse for r in with_restarts)
     assert max(r.starts for r in with_restarts) == 2  # only the most promising start is polished

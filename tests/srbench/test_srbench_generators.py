@@ -81,8 +81,9 @@ def test_transform_is_deterministic(feynman_csv: Path, transform_report, tmp_pat
     hashes = [p.content_hash() for p in transform_report.problems]
     assert [p.content_hash() for p in again.problems] == hashes
     assert [p.content_hash() for p in cached.problems] == hashes
-    other = generate_transform(feynman_csv, seed=4, n_train=60, n_test=30, equations=SUBSET[:2],
-                               cache_path=cache)
+    other = generate_transform(
+        feynman_csv, seed=4, n_train=60, n_test=30, equations=SUBSET[:2], cache_path=cache
+    )
     assert other.problems[0].content_hash() != transform_report.problems[0].content_hash()
 
 
@@ -125,21 +126,45 @@ def test_synth_is_deterministic_and_seed_dependent() -> None:
 
 def test_generate_problems_writes_a_loadable_index(tmp_path: Path, feynman_csv: Path) -> None:
     report = generate_problems(
-        tmp_path / "out", feynman_csv=feynman_csv, seed=0, n_train=30, n_test=10, n_ood=10,
+        tmp_path / "out",
+        feynman_csv=feynman_csv,
+        seed=0,
+        n_train=30,
+        n_test=10,
+        n_ood=10,
         synth_counts={"chem_react": 1, "bio_pop_growth": 1, "phys_osc": 1, "matsci": 1},
         equations=["I.12.1"],
     )
     problems = load_problems(tmp_path / "out" / "index.jsonl")
     assert report["problems"] == len(problems) == 2 + 4
     assert {p.group for p in problems} == {
-        "lsr_transform", "lsr_synth_chem_react", "lsr_synth_bio_pop_growth", "lsr_synth_phys_osc",
+        "lsr_transform",
+        "lsr_synth_chem_react",
+        "lsr_synth_bio_pop_growth",
+        "lsr_synth_phys_osc",
         "lsr_synth_matsci",
     }
 
 
 def test_generate_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["--out", str(tmp_path / "o"), "--family", "synth", "--domain", "matsci", "--count", "2",
-                 "--n-train", "20", "--n-test", "5", "--n-ood", "5"])
+    code = main(
+        [
+            "--out",
+            str(tmp_path / "o"),
+            "--family",
+            "synth",
+            "--domain",
+            "matsci",
+            "--count",
+            "2",
+            "--n-train",
+            "20",
+            "--n-test",
+            "5",
+            "--n-ood",
+            "5",
+        ]
+    )
     assert code == 0
     assert '"problems": 2' in capsys.readouterr().out
     assert len(load_problems(tmp_path / "o" / "index.jsonl")) == 2

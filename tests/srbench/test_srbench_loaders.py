@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_lsrb.errors import LsrbUsageError
+from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.srbench.loaders import load_problems, write_problem_files
 from pytest_lsrb.srbench.problem import Problem
 
@@ -131,9 +131,16 @@ def _csv_folder(root: Path, meta: dict[str, object] | None = None) -> Path:
 
 
 def test_csv_folder_with_metadata_reorders_columns(tmp_path: Path) -> None:
-    folder = _csv_folder(tmp_path, {"name": "mine", "symbols": ["dA_dt", "A", "t"],
-                                    "expression": "-0.5*A", "problem_set": "lsr_synth",
-                                    "domain": "chem_react"})
+    folder = _csv_folder(
+        tmp_path,
+        {
+            "name": "mine",
+            "symbols": ["dA_dt", "A", "t"],
+            "expression": "-0.5*A",
+            "problem_set": "lsr_synth",
+            "domain": "chem_react",
+        },
+    )
     p = load_problems(folder / "metadata.json")[0]
     raw = np.loadtxt(folder / "train.csv", delimiter=",", skiprows=1)
     np.testing.assert_array_equal(p.train, raw[:, [2, 1, 0]])
@@ -166,8 +173,14 @@ def test_csv_bad_number_names_line(tmp_path: Path) -> None:
 
 def _problem(name: str = "p1") -> Problem:
     return Problem(
-        name=name, symbols=["y", "x"], symbol_descs=["out", "in"], symbol_properties=["O", "V"],
-        expression="2*x", problem_set="lsr_transform", train=_table(6, 2), test=_table(3, 2),
+        name=name,
+        symbols=["y", "x"],
+        symbol_descs=["out", "in"],
+        symbol_properties=["O", "V"],
+        expression="2*x",
+        problem_set="lsr_transform",
+        train=_table(6, 2),
+        test=_table(3, 2),
     )
 
 
@@ -193,16 +206,59 @@ def test_content_hash_tracks_data_and_metadata() -> None:
 @pytest.mark.parametrize(
     ("line", "field"),
     [
-        ({"symbols": ["y", "x"], "symbol_descs": ["o", "i"], "symbol_properties": ["O", "V"],
-          "problem_set": "s", "data": "data/p.npz"}, "name"),
-        ({"name": "p", "symbols": ["y", "x"], "symbol_descs": ["o", "i"], "symbol_properties": ["O", "V"],
-          "problem_set": "s"}, "data"),
-        ({"name": "p", "symbols": ["y", "x"], "symbol_descs": ["o", "i"], "symbol_properties": ["O", "V"],
-          "problem_set": "s", "data": "data/missing.npz"}, "data"),
-        ({"name": "p", "symbols": ["y", "x", "z"], "symbol_descs": ["o", "i", "j"],
-          "symbol_properties": ["O", "V", "V"], "problem_set": "s", "data": "data/p.npz"}, "train"),
-        ({"name": "p", "symbols": ["y", "params"], "symbol_descs": ["o", "i"],
-          "symbol_properties": ["O", "V"], "problem_set": "s", "data": "data/p.npz"}, "symbols"),
+        (
+            {
+                "symbols": ["y", "x"],
+                "symbol_descs": ["o", "i"],
+                "symbol_properties": ["O", "V"],
+                "problem_set": "s",
+                "data": "data/p.npz",
+            },
+            "name",
+        ),
+        (
+            {
+                "name": "p",
+                "symbols": ["y", "x"],
+                "symbol_descs": ["o", "i"],
+                "symbol_properties": ["O", "V"],
+                "problem_set": "s",
+            },
+            "data",
+        ),
+        (
+            {
+                "name": "p",
+                "symbols": ["y", "x"],
+                "symbol_descs": ["o", "i"],
+                "symbol_properties": ["O", "V"],
+                "problem_set": "s",
+                "data": "data/missing.npz",
+            },
+            "data",
+        ),
+        (
+            {
+                "name": "p",
+                "symbols": ["y", "x", "z"],
+                "symbol_descs": ["o", "i", "j"],
+                "symbol_properties": ["O", "V", "V"],
+                "problem_set": "s",
+                "data": "data/p.npz",
+            },
+            "train",
+        ),
+        (
+            {
+                "name": "p",
+                "symbols": ["y", "params"],
+                "symbol_descs": ["o", "i"],
+                "symbol_properties": ["O", "V"],
+                "problem_set": "s",
+                "data": "data/p.npz",
+            },
+            "symbols",
+        ),
     ],
 )
 def test_index_errors_name_line_and_field(tmp_path: Path, line: dict[str, object], field: str) -> None:
@@ -220,8 +276,14 @@ def test_non_finite_data_is_refused(tmp_path: Path) -> None:
     bad = _table(4, 2)
     bad[1, 1] = np.nan
     np.savez(tmp_path / "data" / "p.npz", train=bad, test=_table(2, 2))
-    line = {"name": "p", "symbols": ["y", "x"], "symbol_descs": ["o", "i"],
-            "symbol_properties": ["O", "V"], "problem_set": "s", "data": "data/p.npz"}
+    line = {
+        "name": "p",
+        "symbols": ["y", "x"],
+        "symbol_descs": ["o", "i"],
+        "symbol_properties": ["O", "V"],
+        "problem_set": "s",
+        "data": "data/p.npz",
+    }
     (tmp_path / "index.jsonl").write_text(json.dumps(line) + "\n")
     with pytest.raises(LsrbUsageError, match=r"field 'train': .*non-finite"):
         load_problems(tmp_path / "index.jsonl")

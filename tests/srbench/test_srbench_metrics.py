@@ -21,8 +21,9 @@ from pytest_lsrb.srbench.metrics import (
 )
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
-vectors = st.integers(2, 40).flatmap(lambda n: st.tuples(arrays(np.float64, n, elements=finite),
-                                                         arrays(np.float64, n, elements=finite)))
+vectors = st.integers(2, 40).flatmap(
+    lambda n: st.tuples(arrays(np.float64, n, elements=finite), arrays(np.float64, n, elements=finite))
+)
 
 
 @settings(max_examples=200, deadline=None)

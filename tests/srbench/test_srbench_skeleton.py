@@ -17,26 +17,36 @@ from pytest_lsrb.srbench.methods.direct import read_equation
 from pytest_lsrb.srbench.problem import Problem
 from pytest_lsrb.srbench.skeleton import INSTRUCTION, Spec, read_skeleton
 
-OSC = Spec(output="a", output_desc="acceleration", inputs=("x", "v"),
-           input_descs=("current position", "velocity"),
-           desc="A damped nonlinear oscillator with a driving force.")
+OSC = Spec(
+    output="a",
+    output_desc="acceleration",
+    inputs=("x", "v"),
+    input_descs=("current position", "velocity"),
+    desc="A damped nonlinear oscillator with a driving force.",
+)
 
 
 def test_prompt_has_the_reference_layout() -> None:
     better = "    return params[0] * x + params[1] * v ** 3\n"
     prompt = OSC.prompt([OSC.initial_body(), better])
-    assert prompt.startswith('"""\nFind the mathematical function skeleton that represents acceleration, '
-                             "given data on current position, and velocity.\n")
+    assert prompt.startswith(
+        '"""\nFind the mathematical function skeleton that represents acceleration, '
+        "given data on current position, and velocity.\n"
+    )
     assert "A damped nonlinear oscillator with a driving force." in prompt  # the problem's context
     assert "MAX_NPARAMS = 10\nparams = [1.0]*MAX_NPARAMS\n" in prompt
     # v0 carries the full docstring with the variable descriptions, later versions the
     # "Improved version" line; the prompt ends with the header of the next version.
     v0 = prompt.index("def equation_v0(x: np.ndarray, v: np.ndarray, params: np.ndarray) -> np.ndarray:")
-    v1 = prompt.index('def equation_v1(x: np.ndarray, v: np.ndarray, params: np.ndarray) -> np.ndarray:\n'
-                      '    """Improved version of `equation_v0`."""\n' + better)
+    v1 = prompt.index(
+        "def equation_v1(x: np.ndarray, v: np.ndarray, params: np.ndarray) -> np.ndarray:\n"
+        '    """Improved version of `equation_v0`."""\n' + better
+    )
     assert v0 < prompt.index("x: A numpy array representing observations of current position.") < v1
-    assert prompt.rstrip().endswith('def equation_v2(x: np.ndarray, v: np.ndarray, params: np.ndarray) '
-                                    '-> np.ndarray:\n    """Improved version of `equation_v1`."""')
+    assert prompt.rstrip().endswith(
+        "def equation_v2(x: np.ndarray, v: np.ndarray, params: np.ndarray) "
+        '-> np.ndarray:\n    """Improved version of `equation_v1`."""'
+    )
     assert "output = params[0] * x + params[1] * v + params[2]" in prompt
     assert "Complete the 'equation' function below" in INSTRUCTION
 
@@ -51,22 +61,32 @@ def test_prompt_without_earlier_skeletons_shows_the_documented_header() -> None:
     ("answer", "expected"),
     [
         # A chat answer with a fenced function, docstring and chatter around it.
-        ("Sure! Here it is:\n```python\ndef equation_v2(x: np.ndarray, v: np.ndarray, params: np.ndarray)"
-         " -> np.ndarray:\n    \"\"\"Improved version of `equation_v1`.\"\"\"\n    damping = params[0] * v\n"
-         "    return -damping - params[1] * x ** 3\n```\nThe cubic term models stiffening.",
-         lambda x, v, p: -(p[0] * v) - p[1] * x**3),
+        (
+            "Sure! Here it is:\n```python\ndef equation_v2(x: np.ndarray, v: np.ndarray, params: np.ndarray)"
+            ' -> np.ndarray:\n    """Improved version of `equation_v1`."""\n    damping = params[0] * v\n'
+            "    return -damping - params[1] * x ** 3\n```\nThe cubic term models stiffening.",
+            lambda x, v, p: -(p[0] * v) - p[1] * x**3,
+        ),
         # A bare continuation of the header (completion-style local models), unindented lines.
-        ("a = params[0]*x - params[1]*v*np.abs(v)\nreturn a\n",
-         lambda x, v, p: p[0] * x - p[1] * v * np.abs(v)),
+        (
+            "a = params[0]*x - params[1]*v*np.abs(v)\nreturn a\n",
+            lambda x, v, p: p[0] * x - p[1] * v * np.abs(v),
+        ),
         # Code after the return and after the function is ignored, as in the reference.
-        ("def equation(x, v, params):\n    return params[0]*np.sin(x)\n    y = 2\nprint('done')\n",
-         lambda x, v, p: p[0] * np.sin(x)),
+        (
+            "def equation(x, v, params):\n    return params[0]*np.sin(x)\n    y = 2\nprint('done')\n",
+            lambda x, v, p: p[0] * np.sin(x),
+        ),
         # The model renamed the inputs: its own header binds them by position.
-        ("def equation(pos, vel, params):\n    return params[0]*pos + params[1]*vel**2\n",
-         lambda x, v, p: p[0] * x + p[1] * v**2),
+        (
+            "def equation(pos, vel, params):\n    return params[0]*pos + params[1]*vel**2\n",
+            lambda x, v, p: p[0] * x + p[1] * v**2,
+        ),
         # Tabs, and a syntax error after the body: cut where the code stops parsing.
-        ("def equation(x, v, params):\n\tk = params[0]\n\treturn k*x\nthis is not python (",
-         lambda x, v, p: p[0] * x),
+        (
+            "def equation(x, v, params):\n\tk = params[0]\n\treturn k*x\nthis is not python (",
+            lambda x, v, p: p[0] * x,
+        ),
     ],
 )
 def test_read_skeleton_cuts_the_function_out(answer: str, expected: object) -> None:
@@ -106,9 +126,29 @@ def test_initial_skeleton_is_the_reference_linear_one() -> None:
 
 # What a model may write: code-like pieces (so the parser gets deep, not just refuses the first
 # character) mixed with any character at all, lone surrogates and NUL included.
-_PIECES = ["def equation(x, v, params):\n", "    return ", "params[0] * x", " + ", "np.sin(v)", "(",
-           ")", "\n", "```python\n", "```", "    ", "\t", "import os\n", "__class__", "lambda: 0",
-           "\ud800", "\x00", "x" * 50, "(" * 120, "**", "1e308"]
+_PIECES = [
+    "def equation(x, v, params):\n",
+    "    return ",
+    "params[0] * x",
+    " + ",
+    "np.sin(v)",
+    "(",
+    ")",
+    "\n",
+    "```python\n",
+    "```",
+    "    ",
+    "\t",
+    "import os\n",
+    "__class__",
+    "lambda: 0",
+    "\ud800",
+    "\x00",
+    "x" * 50,
+    "(" * 120,
+    "**",
+    "1e308",
+]
 model_text = st.lists(st.sampled_from(_PIECES) | st.text(max_size=6), max_size=30).map("".join)
 
 
@@ -121,8 +161,24 @@ def test_any_answer_reads_to_a_skeleton_or_an_equation_error(text: str) -> None:
         read_skeleton(text, OSC)
 
 
-_LINES = ["y = ", "a = ", "params[0] * x + params[1]", "sqrt(", "x**2", "exp(-v)", "```", "\n", ";", ".",
-          "\ud800", "\x00", "(" * 200, "def f(x, v, params):\n    return x\n", "1/0", "__import__('os')"]
+_LINES = [
+    "y = ",
+    "a = ",
+    "params[0] * x + params[1]",
+    "sqrt(",
+    "x**2",
+    "exp(-v)",
+    "```",
+    "\n",
+    ";",
+    ".",
+    "\ud800",
+    "\x00",
+    "(" * 200,
+    "def f(x, v, params):\n    return x\n",
+    "1/0",
+    "__import__('os')",
+]
 answer_text = st.lists(st.sampled_from(_LINES) | st.text(max_size=6), max_size=25).map("".join)
 
 

@@ -35,8 +35,10 @@ def test_labelled_set_agreement() -> None:
     agree = [v.match == p.equivalent for v, p in zip(verdicts, PAIRS, strict=True)]
     rate = sum(agree) / len(PAIRS)
     methods = Counter(v.method for v in verdicts)
-    print(f"\nsymbolic checker: agreement {sum(agree)}/{len(PAIRS)} = {rate:.3f}; "
-          f"verdicts by method {dict(sorted(methods.items()))}")
+    print(
+        f"\nsymbolic checker: agreement {sum(agree)}/{len(PAIRS)} = {rate:.3f}; "
+        f"verdicts by method {dict(sorted(methods.items()))}"
+    )
     for ok, p, v in zip(agree, PAIRS, verdicts, strict=True):
         if not ok:
             print(f"  disagrees: {p.note}: {p.truth} vs {p.proposal} -> {v}")
@@ -67,11 +69,14 @@ def test_wider_probe_catches_an_in_range_approximation() -> None:
     assert "outside the data" in verdict.detail  # ...and is caught outside
 
 
-@pytest.mark.parametrize(("text", "promoted"), [
-    ("2.5*x + 1", "2"),  # 2.5 becomes a parameter; 1 stays
-    ("x**6 + 0.3", "2"),  # the exponent 6 is structural
-    ("x**2.7", "2"),
-])
+@pytest.mark.parametrize(
+    ("text", "promoted"),
+    [
+        ("2.5*x + 1", "2"),  # 2.5 becomes a parameter; 1 stays
+        ("x**6 + 0.3", "2"),  # the exponent 6 is structural
+        ("x**2.7", "2"),
+    ],
+)
 def test_literals_become_constants(text: str, promoted: str) -> None:
     prog = parse_expression(text, ["x"], free_params=True)
     new, literals = promote_constants(prog)

@@ -9,19 +9,24 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.records import strip_timing
 from pytest_lsrb.equations import parse_expression
-from pytest_lsrb.errors import LsrbUsageError
-from pytest_lsrb.records import strip_timing
 from pytest_lsrb.srbench.evaluation import score
 from pytest_lsrb.srbench.loaders import load_problems
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
 from pytest_lsrb.srbench.problem import Problem
-from pytest_lsrb.tasks.srbench import SrbenchTask, problem_slice_predicate
+from pytest_lsrb.srbench.task import SrbenchTask, problem_slice_predicate
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "suites" / "llm_srbench"
-GROUPS = {"lsr_transform", "lsr_synth_chem_react", "lsr_synth_bio_pop_growth", "lsr_synth_phys_osc",
-          "lsr_synth_matsci"}
+GROUPS = {
+    "lsr_transform",
+    "lsr_synth_chem_react",
+    "lsr_synth_bio_pop_growth",
+    "lsr_synth_phys_osc",
+    "lsr_synth_matsci",
+}
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +87,16 @@ def test_judge() -> None:
     task = SrbenchTask()
     ok = {"valid": True, "verification_attempted": True, "verification_success": True}
     assert task.judge(ok).outcome == "pass"
-    fail = task.judge({"valid": True, "verification_attempted": True, "verification_success": False,
-                       "verification_outcome": "inaccurate", "equation": "2*x", "frac_within_tau_id": 0.5})
+    fail = task.judge(
+        {
+            "valid": True,
+            "verification_attempted": True,
+            "verification_success": False,
+            "verification_outcome": "inaccurate",
+            "equation": "2*x",
+            "frac_within_tau_id": 0.5,
+        }
+    )
     assert fail.outcome == "fail" and "inaccurate" in fail.message
     assert task.judge({"valid": False, "proposal_error_kind": "forbidden_construct"}).outcome == "fail"
 
@@ -104,12 +117,15 @@ def test_slices(builtin: list[Problem]) -> None:
             problem_slice_predicate(bad)
 
 
-@pytest.mark.parametrize(("values", "match"), [
-    ({"sr_method": "nope"}, "sr-method"),
-    ({"sr_method": "direct", "sr_budget": 0}, "sr-budget"),
-    ({"sr_method": "direct", "sr_judge": "oracle"}, "sr-judge"),
-    ({"sr_method": "direct", "sr_judge": "none", "sr_success": "symbolic"}, "symbolic"),
-])
+@pytest.mark.parametrize(
+    ("values", "match"),
+    [
+        ({"sr_method": "nope"}, "sr-method"),
+        ({"sr_method": "direct", "sr_budget": 0}, "sr-budget"),
+        ({"sr_method": "direct", "sr_judge": "oracle"}, "sr-judge"),
+        ({"sr_method": "direct", "sr_judge": "none", "sr_success": "symbolic"}, "symbolic"),
+    ],
+)
 def test_bad_options_are_usage_errors(values: dict[str, object], match: str) -> None:
     with pytest.raises(LsrbUsageError, match=match):
         SrbenchTask().check_options(values)
@@ -127,11 +143,31 @@ def test_mock_answer_is_an_equation_in_the_problem_variables(builtin: list[Probl
 # -- end to end ----------------------------------------------------------------------------------
 
 REQUIRED_FIELDS = {
-    "proposal", "equation", "valid", "nonempty", "nmse_id", "nmse_ood", "r2_id", "r2_ood", "acc_tau_id",
-    "acc_tau_ood", "frac_within_tau_id", "frac_within_tau_ood", "num_valid_points_id",
-    "num_valid_points_ood", "symbolic_match", "verification_mode", "verification_attempted",
-    "verification_success", "params", "train_mse", "train_nmse", "model_calls", "search_trace_length",
-    "sr_method", "problem_group",
+    "proposal",
+    "equation",
+    "valid",
+    "nonempty",
+    "nmse_id",
+    "nmse_ood",
+    "r2_id",
+    "r2_ood",
+    "acc_tau_id",
+    "acc_tau_ood",
+    "frac_within_tau_id",
+    "frac_within_tau_ood",
+    "num_valid_points_id",
+    "num_valid_points_ood",
+    "symbolic_match",
+    "verification_mode",
+    "verification_attempted",
+    "verification_success",
+    "params",
+    "train_mse",
+    "train_nmse",
+    "model_calls",
+    "search_trace_length",
+    "sr_method",
+    "problem_group",
 }
 
 
@@ -155,16 +191,24 @@ def test_default_run_end_to_end(run_suite, tmp_path: Path) -> None:  # type: ign
 def _attempt(problem: Problem, seed: int, **options: object) -> dict[str, object]:
     from pytest_lsrb.adapters.base import AdapterConfig, SamplingConfig
     from pytest_lsrb.adapters.mock import MockAdapter
-    from pytest_lsrb.selection import Case
-    from pytest_lsrb.suite import load_suite
-    from pytest_lsrb.tasks.base import AttemptContext
-    from pytest_lsrb.verifiers.equation import EquationVerifier
+    from pytest_lsrb.core.selection import Case
+    from pytest_lsrb.engine.suite import load_suite
+    from pytest_lsrb.engine.task import AttemptContext
+    from pytest_lsrb.srbench.verifier import EquationVerifier
 
     ctx = AttemptContext(
-        case=Case(row=problem, sample_index=0, attempt_seed=seed), adapter=MockAdapter(AdapterConfig()),
-        verifier=EquationVerifier(), sampling=SamplingConfig(), suite=load_suite(SUITE),
-        options={"sr_method": "direct", "sr_budget": None, "sr_judge": "sympy", "sr_success": "acc_0.1",
-                 **options},
+        case=Case(row=problem, sample_index=0, attempt_seed=seed),
+        adapter=MockAdapter(AdapterConfig()),
+        verifier=EquationVerifier(),
+        sampling=SamplingConfig(),
+        suite=load_suite(SUITE),
+        options={
+            "sr_method": "direct",
+            "sr_budget": None,
+            "sr_judge": "sympy",
+            "sr_success": "acc_0.1",
+            **options,
+        },
     )
     return SrbenchTask().run_attempt(ctx)
 
@@ -193,7 +237,7 @@ def test_real_llmsr_data_in_the_task(shared_data: Path) -> None:
 def _prepare(*args: str) -> object:
     import argparse
 
-    from pytest_lsrb.options import OPTIONS, dest
+    from pytest_lsrb.engine.options import OPTIONS, dest
     from pytest_lsrb.plugin import prepare_suite_run
 
     values = {dest(o.name): None for o in OPTIONS}
@@ -206,9 +250,19 @@ def _prepare(*args: str) -> object:
 
 def test_bad_problem_file_or_option_stops_before_any_model_call(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps({"name": "p", "symbols": ["y", "x"], "symbol_descs": ["o"],
-                               "symbol_properties": ["O", "V"], "problem_set": "s",
-                               "data": "missing.npz"}) + "\n")
+    bad.write_text(
+        json.dumps(
+            {
+                "name": "p",
+                "symbols": ["y", "x"],
+                "symbol_descs": ["o"],
+                "symbol_properties": ["O", "V"],
+                "problem_set": "s",
+                "data": "missing.npz",
+            }
+        )
+        + "\n"
+    )
     with pytest.raises(LsrbUsageError, match=rf"{bad}:1: field 'data'"):
         _prepare(f"--lsrb-index={bad}")
     with pytest.raises(LsrbUsageError, match="unknown method 'oracle'"):
@@ -258,11 +312,24 @@ def test_table_lines_follow_the_paper_layout() -> None:
     from pytest_lsrb.srbench.table import SrbenchSummary, table_lines
 
     acc = SrbenchSummary()
-    rows = [("lsr_synth_matsci", True, True, 1e-9), ("lsr_transform", False, False, 0.5),
-            ("lsr_transform", None, True, None)]
+    rows = [
+        ("lsr_synth_matsci", True, True, 1e-9),
+        ("lsr_transform", False, False, 0.5),
+        ("lsr_transform", None, True, None),
+    ]
     for group, match, acc_id, nmse in rows:
-        acc.add({"problem_group": group, "symbolic_match": match, "acc_tau_id": acc_id, "nmse_id": nmse,
-                 "has_ood": group != "lsr_transform", "acc_tau_ood": False, "nmse_ood": 2.0, "valid": True})
+        acc.add(
+            {
+                "problem_group": group,
+                "symbolic_match": match,
+                "acc_tau_id": acc_id,
+                "nmse_id": nmse,
+                "has_ood": group != "lsr_transform",
+                "acc_tau_ood": False,
+                "nmse_ood": 2.0,
+                "valid": True,
+            }
+        )
     summary = acc.finish()
     table = summary["srbench_table"]
     assert table["lsr_transform"]["symbolic_accuracy_pct"] == 0.0  # one applicable, no match
@@ -274,15 +341,19 @@ def test_table_lines_follow_the_paper_layout() -> None:
     assert [ln.split()[0] for ln in lines[1:]] == ["lsr_transform", "lsr_synth_matsci", "all"]
 
 
-@pytest.mark.parametrize(("given", "method", "expected"), [
-    ({}, "llmsr", 0.8),               # the method's own: its 4 samples per prompt must differ
-    ({"temperature": "0"}, "llmsr", 0.0),  # the command line always wins
-    ({"temperature": "0.3"}, "llmsr", 0.3),
-    ({}, "direct", 0.0),              # the suite's default
-])
-def test_llmsr_samples_at_its_own_temperature_unless_told(given: dict[str, str], method: str,
-                                                         expected: float) -> None:
-    from pytest_lsrb.options import dest
+@pytest.mark.parametrize(
+    ("given", "method", "expected"),
+    [
+        ({}, "llmsr", 0.8),  # the method's own: its 4 samples per prompt must differ
+        ({"temperature": "0"}, "llmsr", 0.0),  # the command line always wins
+        ({"temperature": "0.3"}, "llmsr", 0.3),
+        ({}, "direct", 0.0),  # the suite's default
+    ],
+)
+def test_llmsr_samples_at_its_own_temperature_unless_told(
+    given: dict[str, str], method: str, expected: float
+) -> None:
+    from pytest_lsrb.engine.options import dest
     from pytest_lsrb.plugin import prepare_suite_run
 
     values = {dest(k): v for k, v in {**given, "sr-method": method, "max-items": "1"}.items()}

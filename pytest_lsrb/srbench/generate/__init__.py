@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_lsrb.errors import LsrbUsageError
+from pytest_lsrb.core.errors import LsrbUsageError
 
 if TYPE_CHECKING:  # the command line builds its parser from this module: keep it light to import
     from pytest_lsrb.srbench.problem import Problem
@@ -48,9 +48,7 @@ def generate_problems(
         raise LsrbUsageError(f"unknown problem family '{sorted(unknown)[0]}' (expected transform or synth).")
     bad_domains = set(domains or []) - set(DOMAINS)
     if bad_domains:
-        raise LsrbUsageError(
-            f"unknown domain '{sorted(bad_domains)[0]}' (expected {', '.join(DOMAINS)})."
-        )
+        raise LsrbUsageError(f"unknown domain '{sorted(bad_domains)[0]}' (expected {', '.join(DOMAINS)}).")
     problems: list[Problem] = []
     report: dict[str, Any] = {"seed": seed}
     if "transform" in families:
@@ -58,14 +56,21 @@ def generate_problems(
             raise LsrbUsageError(
                 "the transform family needs the AI-Feynman equation table (FeynmanEquations.csv)."
             )
-        tr = generate_transform(Path(feynman_csv), seed=seed, n_train=n_train, n_test=n_test,
-                                solve_budget_s=solve_budget_s, equations=equations,
-                                cache_path=cache_path)
+        tr = generate_transform(
+            Path(feynman_csv),
+            seed=seed,
+            n_train=n_train,
+            n_test=n_test,
+            solve_budget_s=solve_budget_s,
+            equations=equations,
+            cache_path=cache_path,
+        )
         problems += tr.problems
         report["lsr_transform"] = tr.summary()
     if "synth" in families:
-        synth = generate_all_synth(domains, seed=seed, counts=synth_counts, n_train=n_train,
-                                   n_test=n_test, n_ood=n_ood)
+        synth = generate_all_synth(
+            domains, seed=seed, counts=synth_counts, n_train=n_train, n_test=n_test, n_ood=n_ood
+        )
         for domain, rep in synth.items():
             problems += rep.problems
             report[f"lsr_synth_{domain}"] = rep.summary()
@@ -80,19 +85,22 @@ def generate_problems(
 
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="folder for index.jsonl and data/*.npz")
-    parser.add_argument("--family", action="append", choices=FAMILIES,
-                        help="transform and/or synth (default: both)")
+    parser.add_argument(
+        "--family", action="append", choices=FAMILIES, help="transform and/or synth (default: both)"
+    )
     parser.add_argument("--feynman", help="the AI-Feynman FeynmanEquations.csv (for transform)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-train", type=int, default=500)
     parser.add_argument("--n-test", type=int, default=250)
     parser.add_argument("--n-ood", type=int, default=250)
-    parser.add_argument("--domain", action="append",
-                        help="synth domain(s): chem_react, bio_pop_growth, phys_osc, matsci")
+    parser.add_argument(
+        "--domain", action="append", help="synth domain(s): chem_react, bio_pop_growth, phys_osc, matsci"
+    )
     parser.add_argument("--count", type=int, help="problems per synth domain (default: the benchmark's)")
     parser.add_argument("--equation", action="append", help="only these Feynman equations (by Filename)")
-    parser.add_argument("--solve-budget", type=float, default=10.0,
-                        help="seconds one sympy solve may take (a safety net)")
+    parser.add_argument(
+        "--solve-budget", type=float, default=10.0, help="seconds one sympy solve may take (a safety net)"
+    )
     parser.add_argument("--cache", help="JSON cache of sympy solutions (makes reruns instant)")
 
 
@@ -109,10 +117,18 @@ def run_generate(args: argparse.Namespace) -> int:
     if args.count is not None:
         counts = {d: args.count for d in (args.domain or list(DOMAINS))}
     report = generate_problems(
-        Path(args.out), families=families, feynman_csv=Path(args.feynman) if args.feynman else None,
-        seed=args.seed, n_train=args.n_train, n_test=args.n_test, n_ood=args.n_ood,
-        domains=args.domain, synth_counts=counts, equations=args.equation,
-        solve_budget_s=args.solve_budget, cache_path=Path(args.cache) if args.cache else None,
+        Path(args.out),
+        families=families,
+        feynman_csv=Path(args.feynman) if args.feynman else None,
+        seed=args.seed,
+        n_train=args.n_train,
+        n_test=args.n_test,
+        n_ood=args.n_ood,
+        domains=args.domain,
+        synth_counts=counts,
+        equations=args.equation,
+        solve_budget_s=args.solve_budget,
+        cache_path=Path(args.cache) if args.cache else None,
     )
     print(json.dumps(report, indent=2, sort_keys=True))
     return 0

@@ -33,15 +33,18 @@ def default_problems(feynman_csv: Path) -> list[Problem]:
         raise RuntimeError(f"the transform generator no longer yields {missing}")
     problems = [by_name[n] for n in TRANSFORM_PROBLEMS]
     for domain in DOMAINS:
-        problems += generate_synth(domain, count=PER_DOMAIN, seed=SEED, n_train=N_TRAIN, n_test=N_TEST,
-                                   n_ood=N_OOD).problems
+        problems += generate_synth(
+            domain, count=PER_DOMAIN, seed=SEED, n_train=N_TRAIN, n_test=N_TEST, n_ood=N_OOD
+        ).problems
     return problems
 
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m pytest_lsrb.srbench.generate.default_set FeynmanEquations.csv INDEX.jsonl",
-              file=sys.stderr)
+        print(
+            "usage: python -m pytest_lsrb.srbench.generate.default_set FeynmanEquations.csv INDEX.jsonl",
+            file=sys.stderr,
+        )
         return 2
     problems = default_problems(Path(argv[0]))
     write_problem_files(problems, Path(argv[1]))

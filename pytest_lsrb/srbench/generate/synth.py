@@ -21,8 +21,8 @@ from typing import Any, Final
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from pytest_lsrb.core.seeds import stable_hash
 from pytest_lsrb.equations import Program, parse_expression
-from pytest_lsrb.seeds import stable_hash
 from pytest_lsrb.srbench.generate.terms import DOMAINS, DomainSpec, Term
 from pytest_lsrb.srbench.problem import SYNTH_SET, Problem, output_first
 
@@ -41,14 +41,23 @@ class Window:
 
 
 WINDOWS: Final[dict[str, Window]] = {
-    "chem_react": Window(initial={"A": (0.5, 2.0)}, id_window=(0.0, 30.0), ood_window=(30.0, 45.0),
-                         positive_state=True),
-    "bio_pop_growth": Window(initial={"P": (5.0, 20.0)}, id_window=(0.0, 30.0), ood_window=(30.0, 45.0),
-                             positive_state=True),
-    "phys_osc": Window(initial={"x": (0.5, 1.5), "v": (-0.5, 0.5)}, id_window=(0.0, 20.0),
-                       ood_window=(20.0, 30.0), state_bound=100.0),
-    "matsci": Window(initial={}, id_ranges={"epsilon": (0.01, 0.3), "T": (273.0, 373.0)},
-                     ood_ranges={"epsilon": (0.3, 0.45), "T": (373.0, 473.0)}),
+    "chem_react": Window(
+        initial={"A": (0.5, 2.0)}, id_window=(0.0, 30.0), ood_window=(30.0, 45.0), positive_state=True
+    ),
+    "bio_pop_growth": Window(
+        initial={"P": (5.0, 20.0)}, id_window=(0.0, 30.0), ood_window=(30.0, 45.0), positive_state=True
+    ),
+    "phys_osc": Window(
+        initial={"x": (0.5, 1.5), "v": (-0.5, 0.5)},
+        id_window=(0.0, 20.0),
+        ood_window=(20.0, 30.0),
+        state_bound=100.0,
+    ),
+    "matsci": Window(
+        initial={},
+        id_ranges={"epsilon": (0.01, 0.3), "T": (273.0, 373.0)},
+        ood_ranges={"epsilon": (0.3, 0.45), "T": (373.0, 473.0)},
+    ),
 }
 
 
@@ -59,8 +68,11 @@ class SynthReport:
     rejected: Counter[str] = field(default_factory=Counter)
 
     def summary(self) -> dict[str, Any]:
-        return {"problems": len(self.problems), "attempts": self.attempts,
-                "rejected": dict(sorted(self.rejected.items()))}
+        return {
+            "problems": len(self.problems),
+            "attempts": self.attempts,
+            "rejected": dict(sorted(self.rejected.items())),
+        }
 
 
 def _coefficient(rng: np.random.Generator, lo: float, hi: float) -> float:
@@ -98,8 +110,9 @@ def compose(spec: DomainSpec, rng: np.random.Generator) -> tuple[str, list[str]]
     return text, [t.tag for t in terms]
 
 
-def _ode_data(spec: DomainSpec, win: Window, program: Program, rng: np.random.Generator,
-              n_id: int, n_ood: int) -> tuple[np.ndarray, np.ndarray] | str:
+def _ode_data(
+    spec: DomainSpec, win: Window, program: Program, rng: np.random.Generator, n_id: int, n_ood: int
+) -> tuple[np.ndarray, np.ndarray] | str:
     """(ID table, OOD table) with columns in `spec.symbols` order, or why it failed."""
     state_names = list(win.initial)
     y0 = [rng.uniform(*win.initial[s]) for s in state_names]
@@ -118,8 +131,9 @@ def _ode_data(spec: DomainSpec, win: Window, program: Program, rng: np.random.Ge
         return [state[1], rate(t, state)]  # x' = v, v' = f(t, x, v)
 
     with np.errstate(all="ignore"):
-        sol = solve_ivp(rhs, (0.0, float(t_eval[-1])), y0, t_eval=t_eval, method="LSODA",
-                        rtol=1e-8, atol=1e-10)
+        sol = solve_ivp(
+            rhs, (0.0, float(t_eval[-1])), y0, t_eval=t_eval, method="LSODA", rtol=1e-8, atol=1e-10
+        )
     if not sol.success or sol.y.shape[1] != t_eval.size:
         return "integration_failed"
     states = sol.y
@@ -132,11 +146,12 @@ def _ode_data(spec: DomainSpec, win: Window, program: Program, rng: np.random.Ge
     cols = {"t": t_eval, **{n: states[i] for i, n in enumerate(state_names)}}
     out = program.evaluate({k: cols[k] for k in inputs})
     table = np.column_stack([out, *[cols[k] for k in inputs]])
-    return table[: t_id.size], table[t_id.size:]
+    return table[: t_id.size], table[t_id.size :]
 
 
-def _static_data(spec: DomainSpec, win: Window, program: Program, rng: np.random.Generator,
-                 n_id: int, n_ood: int) -> tuple[np.ndarray, np.ndarray]:
+def _static_data(
+    spec: DomainSpec, win: Window, program: Program, rng: np.random.Generator, n_id: int, n_ood: int
+) -> tuple[np.ndarray, np.ndarray]:
     inputs = spec.symbols[1:]
     tables = []
     for ranges, n in ((win.id_ranges, n_id), (win.ood_ranges, n_ood)):
@@ -178,8 +193,11 @@ def generate_synth(
             report.rejected["duplicate_form"] += 1
             continue
         program = parse_expression(text, list(spec.symbols[1:]))
-        data = (_ode_data(spec, win, program, rng, n_id, n_ood) if spec.ode
-                else _static_data(spec, win, program, rng, n_id, n_ood))
+        data = (
+            _ode_data(spec, win, program, rng, n_id, n_ood)
+            if spec.ode
+            else _static_data(spec, win, program, rng, n_id, n_ood)
+        )
         if isinstance(data, str):
             report.rejected[data] += 1
             continue
@@ -193,19 +211,21 @@ def generate_synth(
         seen.add(key)
         order = rng.permutation(n_id)
         index = len(report.problems)
-        report.problems.append(Problem(
-            name=f"{spec.prefix}{index}",
-            symbols=list(spec.symbols),
-            symbol_descs=list(spec.symbol_descs),
-            symbol_properties=output_first(len(spec.symbols) - 1),
-            expression=text,
-            desc=spec.desc,
-            problem_set=SYNTH_SET,
-            domain=domain,
-            train=id_table[order[:n_train]],
-            test=id_table[order[n_train:]],
-            ood_test=ood_table,
-        ))
+        report.problems.append(
+            Problem(
+                name=f"{spec.prefix}{index}",
+                symbols=list(spec.symbols),
+                symbol_descs=list(spec.symbol_descs),
+                symbol_properties=output_first(len(spec.symbols) - 1),
+                expression=text,
+                desc=spec.desc,
+                problem_set=SYNTH_SET,
+                domain=domain,
+                train=id_table[order[:n_train]],
+                test=id_table[order[n_train:]],
+                ood_test=ood_table,
+            )
+        )
     return report
 
 
@@ -216,8 +236,13 @@ def _combinations(spec: DomainSpec) -> int:
     return (k + comb(k, 2)) * (n + comb(n, 2))
 
 
-def generate_all_synth(domains: Sequence[str] | None = None, *, seed: int = 0,
-                       counts: dict[str, int] | None = None, **kwargs: Any) -> dict[str, SynthReport]:
+def generate_all_synth(
+    domains: Sequence[str] | None = None,
+    *,
+    seed: int = 0,
+    counts: dict[str, int] | None = None,
+    **kwargs: Any,
+) -> dict[str, SynthReport]:
     out: dict[str, SynthReport] = {}
     for domain in domains or list(DOMAINS):
         out[domain] = generate_synth(domain, count=(counts or {}).get(domain), seed=seed, **kwargs)

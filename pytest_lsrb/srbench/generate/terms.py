@@ -37,10 +37,13 @@ CHEMISTRY: Final = DomainSpec(
     domain="chem_react",
     prefix="CRK",
     symbols=("dA_dt", "t", "A"),
-    symbol_descs=("rate of change of concentration in chemistry reaction kinetics", "time",
-                  "concentration at time t"),
+    symbol_descs=(
+        "rate of change of concentration in chemistry reaction kinetics",
+        "time",
+        "concentration at time t",
+    ),
     desc="Chemistry: reaction kinetics. The rate of change of the concentration of a reactant A "
-         "over time, dA/dt, as a function of time and concentration.",
+    "over time, dA/dt, as a function of time and concentration.",
     known=(
         Term("-{k}*A", {"k": (0.05, 0.4)}, "first_order", "linear"),
         Term("-{k}*A**2", {"k": (0.05, 0.4)}, "second_order"),
@@ -64,13 +67,17 @@ BIOLOGY: Final = DomainSpec(
     symbols=("dP_dt", "t", "P"),
     symbol_descs=("population growth rate", "time", "population at time t"),
     desc="Biology: population growth. The rate of change of a population over time, dP/dt, as a "
-         "function of time and population size.",
+    "function of time and population size.",
     known=(
         Term("{r}*P", {"r": (0.02, 0.1)}, "exponential", "linear"),
         Term("{r}*P*(1 - P/{K})", {"r": (0.1, 0.5), "K": (50.0, 150.0)}, "logistic", "linear"),
         Term("-{m}*P", {"m": (0.01, 0.05)}, "mortality", "linear"),
-        Term("{r}*P*(1 - P/{K})*(P/{a} - 1)", {"r": (0.05, 0.2), "K": (60.0, 150.0), "a": (1.0, 4.0)},
-             "allee", "linear"),
+        Term(
+            "{r}*P*(1 - P/{K})*(P/{a} - 1)",
+            {"r": (0.05, 0.2), "K": (60.0, 150.0), "a": (1.0, 4.0)},
+            "allee",
+            "linear",
+        ),
     ),
     novel=(
         Term("{r}*P**0.333333", {"r": (0.2, 1.0)}, "cube_root_growth"),
@@ -87,10 +94,14 @@ PHYSICS: Final = DomainSpec(
     domain="phys_osc",
     prefix="PO",
     symbols=("dv_dt", "t", "x", "v"),
-    symbol_descs=("acceleration in a nonlinear harmonic oscillator", "time", "position at time t",
-                  "velocity at time t"),
+    symbol_descs=(
+        "acceleration in a nonlinear harmonic oscillator",
+        "time",
+        "position at time t",
+        "velocity at time t",
+    ),
     desc="Physics: a damped nonlinear oscillator. The acceleration dv/dt as a function of time, "
-         "position and velocity.",
+    "position and velocity.",
     required=(Term("-{w2}*x", {"w2": (0.5, 3.0)}, "spring"),),
     known=(
         Term("-{g}*v", {"g": (0.05, 0.5)}, "damping"),
@@ -116,18 +127,28 @@ MATERIAL: Final = DomainSpec(
     desc="Material science: the stress in a material as a function of its strain and temperature.",
     known=(
         Term("{E}*epsilon", {"E": (50.0, 200.0)}, "hooke", "elastic"),
-        Term("{E}*epsilon*(1 - {alpha}*(T - {T0}))", {"E": (50.0, 200.0), "alpha": (0.0005, 0.003),
-                                                       "T0": (273.0, 300.0)}, "thermal_softening", "elastic"),
+        Term(
+            "{E}*epsilon*(1 - {alpha}*(T - {T0}))",
+            {"E": (50.0, 200.0), "alpha": (0.0005, 0.003), "T0": (273.0, 300.0)},
+            "thermal_softening",
+            "elastic",
+        ),
         Term("{K}*epsilon**{n}", {"K": (50.0, 150.0), "n": (0.2, 0.6)}, "power_hardening"),
         Term("-{beta}*(T - {T0})", {"beta": (0.01, 0.1), "T0": (273.0, 300.0)}, "thermal_stress"),
     ),
     novel=(
         Term("{s}*(1 - exp(-epsilon/{e0}))", {"s": (5.0, 30.0), "e0": (0.02, 0.1)}, "saturating"),
-        Term("{s}*epsilon*exp(-{q}*(T - {T0}))",
-             {"s": (20.0, 80.0), "q": (0.002, 0.01), "T0": (273.0, 300.0)}, "arrhenius_softening"),
+        Term(
+            "{s}*epsilon*exp(-{q}*(T - {T0}))",
+            {"s": (20.0, 80.0), "q": (0.002, 0.01), "T0": (273.0, 300.0)},
+            "arrhenius_softening",
+        ),
         Term("{s}*log(1 + {c}*epsilon)", {"s": (5.0, 20.0), "c": (5.0, 50.0)}, "log_hardening"),
-        Term("{s}*tanh(epsilon/{e0})*(T/{T0})", {"s": (2.0, 10.0), "e0": (0.05, 0.2), "T0": (273.0, 300.0)},
-             "tanh_thermal"),
+        Term(
+            "{s}*tanh(epsilon/{e0})*(T/{T0})",
+            {"s": (2.0, 10.0), "e0": (0.05, 0.2), "T0": (273.0, 300.0)},
+            "tanh_thermal",
+        ),
         Term("{s}*epsilon**2*sqrt(T)", {"s": (1.0, 5.0)}, "quadratic_thermal"),
     ),
     ode=False,

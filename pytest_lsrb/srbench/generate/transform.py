@@ -35,8 +35,8 @@ from typing import Any, Final
 import numpy as np
 import sympy
 
+from pytest_lsrb.core.seeds import stable_hash
 from pytest_lsrb.equations import EquationError, Program, from_sympy, parse_expression
-from pytest_lsrb.seeds import stable_hash
 from pytest_lsrb.srbench.generate.feynman import FeynmanEquation, describe_symbol, read_feynman_csv
 from pytest_lsrb.srbench.problem import TRANSFORM_SET, Problem, output_first
 
@@ -52,7 +52,9 @@ class SolveBudgetExceeded(Exception):
 def time_budget(seconds: float | None) -> Iterator[None]:
     """Interrupt the block after `seconds` (SIGALRM; only in the main thread, else no limit)."""
     usable = (
-        seconds is not None and seconds > 0 and hasattr(signal, "setitimer")
+        seconds is not None
+        and seconds > 0
+        and hasattr(signal, "setitimer")
         and threading.current_thread() is threading.main_thread()
     )
     if not usable:
@@ -121,8 +123,11 @@ def abstract(expr: sympy.Expr, pivot: sympy.Symbol, subs: dict[sympy.Symbol, sym
     if expr.is_Atom:
         return expr
     if pivot not in expr.free_symbols:
-        sym = sympy.Symbol(f"_k{len(subs)}", positive=True) if expr.is_positive else sympy.Symbol(
-            f"_k{len(subs)}", real=True)
+        sym = (
+            sympy.Symbol(f"_k{len(subs)}", positive=True)
+            if expr.is_positive
+            else sympy.Symbol(f"_k{len(subs)}", real=True)
+        )
         subs[sym] = expr
         return sym
     if isinstance(expr, (sympy.Add, sympy.Mul)):
@@ -133,13 +138,13 @@ def abstract(expr: sympy.Expr, pivot: sympy.Symbol, subs: dict[sympy.Symbol, sym
     return expr.func(*[abstract(a, pivot, subs) for a in expr.args])
 
 
-def solve_for(expr: sympy.Expr, output: sympy.Symbol, pivot: sympy.Symbol,
-              budget_s: float | None) -> list[sympy.Expr]:
+def solve_for(
+    expr: sympy.Expr, output: sympy.Symbol, pivot: sympy.Symbol, budget_s: float | None
+) -> list[sympy.Expr]:
     subs: dict[sympy.Symbol, sympy.Expr] = {}
     abstracted = abstract(expr, pivot, subs)
     with time_budget(budget_s):
-        sols = sympy.solve(sympy.Eq(output, abstracted), pivot, check=False, simplify=False,
-                           rational=False)
+        sols = sympy.solve(sympy.Eq(output, abstracted), pivot, check=False, simplify=False, rational=False)
     return [s.xreplace(subs) for s in sols]
 
 
@@ -181,8 +186,11 @@ def build_problem(
     with np.errstate(all="ignore"):
         # The sampled pivot must be what this solution branch gives back: the data are the
         # original measurements with the roles swapped, restricted to this branch's domain.
-        ok = (np.isfinite(y) & np.isfinite(target)
-              & (np.abs(target - X[pivot]) <= 1e-6 * np.maximum(1.0, np.abs(X[pivot]))))
+        ok = (
+            np.isfinite(y)
+            & np.isfinite(target)
+            & (np.abs(target - X[pivot]) <= 1e-6 * np.maximum(1.0, np.abs(X[pivot])))
+        )
     if ok.sum() < wanted or ok.mean() < min_valid_fraction:
         return None
     idx = np.flatnonzero(ok)[:wanted]
@@ -196,8 +204,10 @@ def build_problem(
         symbol_descs=descs,
         symbol_properties=output_first(len(symbols) - 1),
         expression=solution.to_expression(),
-        desc=(f"Physics (a relation from the Feynman Lectures, rearranged): find {descs[0]} "
-              f"({pivot}) as a function of {inputs_text}."),
+        desc=(
+            f"Physics (a relation from the Feynman Lectures, rearranged): find {descs[0]} "
+            f"({pivot}) as a function of {inputs_text}."
+        ),
         problem_set=TRANSFORM_SET,
         domain=None,
         train=table[:n_train],
@@ -214,7 +224,9 @@ def _load_cache(path: Path | None) -> dict[str, Any]:
     except (OSError, json.JSONDecodeError):
         return {}
     if not isinstance(data, dict) or (data.get("version"), data.get("sympy")) != (
-            CACHE_VERSION, sympy.__version__):
+        CACHE_VERSION,
+        sympy.__version__,
+    ):
         return {}
     entries = data.get("entries", {})
     return entries if isinstance(entries, dict) else {}
@@ -281,8 +293,9 @@ def generate_transform(
                     report.skipped["complexity"] += 1
                     continue
                 rng = np.random.default_rng(stable_hash("lsr_transform", seed, eq.name, pivot, kept) % 2**63)
-                problem = build_problem(eq, pivot_index, kept, solution, rng, n_train, n_test,
-                                        min_valid_fraction)
+                problem = build_problem(
+                    eq, pivot_index, kept, solution, rng, n_train, n_test, min_valid_fraction
+                )
                 if problem is None:
                     report.skipped["domain"] += 1
                     continue
@@ -293,9 +306,15 @@ def generate_transform(
     return report
 
 
-def _solve_texts(expr: sympy.Expr, out_sym: sympy.Symbol, pivot_sym: sympy.Symbol,
-                 eq: FeynmanEquation, pivot: str, out_name: str,
-                 budget_s: float | None) -> list[str] | str:
+def _solve_texts(
+    expr: sympy.Expr,
+    out_sym: sympy.Symbol,
+    pivot_sym: sympy.Symbol,
+    eq: FeynmanEquation,
+    pivot: str,
+    out_name: str,
+    budget_s: float | None,
+) -> list[str] | str:
     """The real closed-form solutions as equation-language text, or why there are none."""
     if not solvable_by_design(expr, pivot_sym):
         return "mixed_transcendental"

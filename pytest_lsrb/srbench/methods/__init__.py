@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from pytest_lsrb.registry import load_class
+from pytest_lsrb.core.registry import load_class
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryMethod, DiscoveryResult
 
 # name -> "module:Class"; imported lazily.

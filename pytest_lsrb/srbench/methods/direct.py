@@ -15,15 +15,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
+from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
+from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
+from pytest_lsrb.engine.suite import render
 from pytest_lsrb.equations import EquationError, Program, parse_equation
-from pytest_lsrb.errors import FATAL_GENERATION_KINDS
-from pytest_lsrb.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.srbench.fit import fit_program
 from pytest_lsrb.srbench.limits import run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult
 from pytest_lsrb.srbench.problem import Problem
 from pytest_lsrb.srbench.skeleton import Spec, read_skeleton
-from pytest_lsrb.suite import render
 
 METHOD_NAME: Final = "direct"
 DEFAULT_BUDGET: Final = 4
@@ -136,8 +136,9 @@ class DirectMethod:
             if i and deadline is not None and time.perf_counter() >= deadline:
                 break  # --lsrb-sr-time-limit: keep the best so far
             call_seed = stable_hash(METHOD_NAME, seed, i) & ((1 << SEED_BITS) - 1)
-            request = GenerationRequest(messages=messages, seed=call_seed, sampling=sampling,
-                                        task=TASK_NAME, context=context)
+            request = GenerationRequest(
+                messages=messages, seed=call_seed, sampling=sampling, task=TASK_NAME, context=context
+            )
             result = adapter.generate(request)
             calls += 1
             latency += result.latency_ms
@@ -155,12 +156,22 @@ class DirectMethod:
                 continue
             hypotheses += 1
             fit = fit_program(program, X, y, seed=call_seed, limits=limits.fit, deadline=deadline)
-            if fit.valid and (fit.mse < best.train_mse or (
-                    fit.mse == best.train_mse and best.program is not None
-                    and program.node_count < best.program.node_count)):
-                best = DiscoveryResult(program=program, params=fit.params,
-                                       proposal=program.source.strip(), raw_output=result.text,
-                                       train_mse=fit.mse, train_nmse=fit.nmse)
+            if fit.valid and (
+                fit.mse < best.train_mse
+                or (
+                    fit.mse == best.train_mse
+                    and best.program is not None
+                    and program.node_count < best.program.node_count
+                )
+            ):
+                best = DiscoveryResult(
+                    program=program,
+                    params=fit.params,
+                    proposal=program.source.strip(),
+                    raw_output=result.text,
+                    train_mse=fit.mse,
+                    train_nmse=fit.nmse,
+                )
             elif best.program is None:
                 proposal_error = fit.status  # parsed, but not finite on the training data
         best.model_calls = calls

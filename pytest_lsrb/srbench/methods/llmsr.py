@@ -28,9 +28,9 @@ from typing import Any, Final
 import numpy as np
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult, Message, SamplingConfig
+from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
+from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program
-from pytest_lsrb.errors import FATAL_GENERATION_KINDS
-from pytest_lsrb.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.srbench.buffer import BufferConfig, ExperienceBuffer
 from pytest_lsrb.srbench.fit import FitLimits, FitResult, fit_program
 from pytest_lsrb.srbench.limits import run_limits
@@ -103,12 +103,20 @@ class LLMSRResult:
         answered = self.model_calls > sum(self.generation_errors.values())
         error = self.fatal
         result = DiscoveryResult(
-            program=best.program, params=best.fit.params, proposal=self.spec.function(best.body),
-            raw_output=best.raw_output, train_mse=best.fit.mse, train_nmse=best.fit.nmse,
-            model_calls=self.model_calls, trace_length=self.hypotheses,
+            program=best.program,
+            params=best.fit.params,
+            proposal=self.spec.function(best.body),
+            raw_output=best.raw_output,
+            train_mse=best.fit.mse,
+            train_nmse=best.fit.nmse,
+            model_calls=self.model_calls,
+            trace_length=self.hypotheses,
             latency_ms=self.generation_latency_ms,
-            proposal_error_kind=(self.candidate_errors.most_common(1)[0][0]
-                                 if self.model_valid == 0 and self.candidate_errors else None),
+            proposal_error_kind=(
+                self.candidate_errors.most_common(1)[0][0]
+                if self.model_valid == 0 and self.candidate_errors
+                else None
+            ),
             extra=self.extra_fields(),
         )
         if error is not None:
@@ -133,8 +141,15 @@ class LLMSRResult:
 class LLMSRRun:
     """One LLM-SR discovery run on one problem."""
 
-    def __init__(self, problem: Problem, adapter: Adapter, sampling: SamplingConfig, seed: int,
-                 config: LLMSRConfig | None = None, task_name: str = "") -> None:
+    def __init__(
+        self,
+        problem: Problem,
+        adapter: Adapter,
+        sampling: SamplingConfig,
+        seed: int,
+        config: LLMSRConfig | None = None,
+        task_name: str = "",
+    ) -> None:
         self.problem = problem
         self.adapter = adapter
         self.sampling = sampling
@@ -192,19 +207,28 @@ class LLMSRRun:
                 stop = "early_stop"
         assert self.best is not None
         return LLMSRResult(
-            best=self.best, spec=self.spec, model_calls=self.calls, hypotheses=self.hypotheses,
-            stop_reason=stop, seconds=time.perf_counter() - start,
-            generation_latency_ms=self.latency_ms, candidate_errors=self.candidate_errors,
-            generation_errors=self.generation_errors, fatal=fatal, model_valid=self.model_valid,
-            progress=self.progress, buffer_resets=self.buffer.resets,
+            best=self.best,
+            spec=self.spec,
+            model_calls=self.calls,
+            hypotheses=self.hypotheses,
+            stop_reason=stop,
+            seconds=time.perf_counter() - start,
+            generation_latency_ms=self.latency_ms,
+            candidate_errors=self.candidate_errors,
+            generation_errors=self.generation_errors,
+            fatal=fatal,
+            model_valid=self.model_valid,
+            progress=self.progress,
+            buffer_resets=self.buffer.resets,
         )
 
     def _sample(self, base: GenerationRequest, island_id: int) -> GenerationResult | None:
         """One model call and its candidate; the result when the endpoint refused for good."""
         self.calls += 1
         seed = stable_hash(METHOD_NAME, self.seed, self.calls) & ((1 << SEED_BITS) - 1)
-        request = GenerationRequest(messages=base.messages, seed=seed, sampling=base.sampling,
-                                    task=base.task, context=base.context)
+        request = GenerationRequest(
+            messages=base.messages, seed=seed, sampling=base.sampling, task=base.task, context=base.context
+        )
         result = self.adapter.generate(request)
         self.latency_ms += result.latency_ms
         if not result.ok:
@@ -229,8 +253,14 @@ class LLMSRRun:
         key = skeleton.program.to_expression()
         fit = self._fits.get(key)
         if fit is None:
-            fit = fit_program(skeleton.program, self.X, self.y, seed=self.seed,
-                              limits=self.config.fit, deadline=self.deadline)
+            fit = fit_program(
+                skeleton.program,
+                self.X,
+                self.y,
+                seed=self.seed,
+                limits=self.config.fit,
+                deadline=self.deadline,
+            )
             if fit.status != "time_limit":
                 self._fits[key] = fit
         self.hypotheses += 1
@@ -244,10 +274,14 @@ class LLMSRRun:
 
     def _request(self, bodies: list[str]) -> GenerationRequest:
         prompt = INSTRUCTION + "\n\n" + self.spec.prompt(bodies)
-        context: Mapping[str, Any] = {**self.problem.context(), "method": METHOD_NAME,
-                                      "skeletons": bodies}
-        return GenerationRequest(messages=(Message("user", prompt),), seed=self.seed,
-                                 sampling=self.sampling, task=self.task_name, context=context)
+        context: Mapping[str, Any] = {**self.problem.context(), "method": METHOD_NAME, "skeletons": bodies}
+        return GenerationRequest(
+            messages=(Message("user", prompt),),
+            seed=self.seed,
+            sampling=self.sampling,
+            task=self.task_name,
+            context=context,
+        )
 
     def _early_stop(self) -> bool:
         return self.best is not None and self.best.fit.nmse <= self.config.early_stop_nmse

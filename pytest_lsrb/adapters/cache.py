@@ -1,0 +1,217 @@
+"""The opt-in response cache (`--lsrb-cache-dir`): SQLite from the standard library.
+
+A response is keyed by everything that decides it: the adapter's identity (adapter, base URL,
+model and request-shape settings), every sampling setting, the messages and the attempt seed. Only
+successful generations are stored, never errors. The database runs in WAL mode with a busy
+timeout, so the threads of one process and the processes of `-n 4` share it safely; a cache
+problem is logged and treated as a miss, never as a failed attempt.
+
+Nothing secret is stored: adapters' identities hold no keys and the key is never part of a request
+object (it lives in the HTTP client's headers).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult
+from pytest_lsrb.core.errors import LsrbUsageError
+
+log = logging.getLogger("pytest_lsrb.adapters.cache")
+
+CACHE_FILE = "responses.sqlite3"
+CACHE_KEY_VERSION = 1
+BUSY_TIMEOUT_S = 30.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    text TEXT NOT NULL,
+    usage TEXT NOT NULL,
+    latency_ms REAL NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS responses_endpoint ON responses (endpoint);
+"""
+
+
+def canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def endpoint_id(identity: Mapping[str, Any]) -> str:
+    return canonical(dict(identity))
+
+
+def cache_key(identity: Mapping[str, Any], request: GenerationRequest) -> str:
+    """SHA-256 over the endpoint, every sampling field, the messages and the seed."""
+    material = {
+        "v": CACHE_KEY_VERSION,
+        "endpoint": dict(identity),
+        "sampling": dataclasses.asdict(request.sampling),  # every field, including future ones
+        "messages": [[m.role, m.content] for m in request.messages],
+        "seed": request.seed,
+    }
+    return hashlib.sha256(canonical(material).encode("utf-8")).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True)
+class CachedResponse:
+    text: str
+    usage: dict[str, int]
+    latency_ms: float
+
+
+class ResponseCache:
+    """One SQLite file; one connection per process, serialised by a lock across its threads."""
+
+    def __init__(self, directory: Path) -> None:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LsrbUsageError(f"--lsrb-cache-dir: cannot create {directory} ({exc}).") from None
+        self.path = directory / CACHE_FILE
+        self._lock = threading.Lock()
+        try:
+            self._conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            self._init_schema()
+        except sqlite3.Error as exc:
+            raise LsrbUsageError(f"--lsrb-cache-dir: {self.path} is not a usable cache ({exc}).") from None
+
+    def _init_schema(self) -> None:
+        # Several workers may open a fresh cache at the same moment; switching to WAL needs a
+        # brief exclusive lock, so give it a few tries on top of the busy timeout.
+        for attempt in range(5):
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.executescript(_SCHEMA)
+                return
+            except sqlite3.OperationalError:
+                if attempt == 4:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    def get(self, key: str) -> CachedResponse | None:
+        try:
+            with self._lock:
+                row = self._conn.execute(
+                    "SELECT text, usage, latency_ms FROM responses WHERE key = ?", (key,)
+                ).fetchone()
+        except sqlite3.Error as exc:
+            log.warning("response cache %s: read failed (%s); calling the model", self.path, exc)
+            return None
+        if row is None:
+            return None
+        try:
+            usage = {str(k): int(v) for k, v in json.loads(row[1]).items()}
+        except (ValueError, TypeError, AttributeError):
+            usage = {}
+        return CachedResponse(text=row[0], usage=usage, latency_ms=float(row[2]))
+
+    def put(self, key: str, endpoint: str, result: GenerationResult) -> None:
+        if not result.ok:  # errors are never cached
+            return
+        created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        try:
+            with self._lock:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO responses (key, endpoint, text, usage, latency_ms, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (key, endpoint, result.text, canonical(dict(result.usage)), result.latency_ms, created),
+                )
+        except sqlite3.Error as exc:
+            log.warning("response cache %s: write failed (%s); result not cached", self.path, exc)
+
+    def has_endpoint(self, endpoint: str) -> bool:
+        try:
+            with self._lock:
+                row = self._conn.execute(
+                    "SELECT 1 FROM responses WHERE endpoint = ? LIMIT 1", (endpoint,)
+                ).fetchone()
+        except sqlite3.Error:
+            return False
+        return row is not None
+
+    def count(self) -> int:
+        with self._lock:
+            row = self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()
+        return int(row[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+class CachingAdapter:
+    """Wraps an adapter: answers from the cache when it can, stores every successful answer.
+
+    `check()` is deferred when the cache already holds answers from this endpoint, so a fully
+    cached rerun sends no request at all; the deferred check then runs before the first miss.
+    """
+
+    def __init__(self, inner: Adapter, cache: ResponseCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.name = inner.name
+        self.model = inner.model
+        self.default_concurrency = inner.default_concurrency
+        self._identity = dict(inner.identity())
+        self._endpoint = endpoint_id(self._identity)
+        self._check_pending = cache.has_endpoint(self._endpoint)
+        self._check_error: str | None = None
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        if not self._check_pending:
+            self.inner.check()
+
+    def _deferred_check(self) -> str | None:
+        """Run the deferred check once per process; the error message if it failed."""
+        with self._lock:
+            if self._check_pending:
+                self._check_pending = False
+                try:
+                    self.inner.check()
+                except LsrbUsageError as exc:
+                    self._check_error = str(exc)
+            return self._check_error
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        start = time.perf_counter()
+        key = cache_key(self._identity, request)
+        hit = self.cache.get(key)
+        if hit is not None:
+            # The latency is the model's, from when the answer was made; no request was sent.
+            return GenerationResult(
+                text=hit.text, latency_ms=hit.latency_ms, http_attempts=0, cached=True, usage=hit.usage
+            )
+        problem = self._deferred_check()
+        if problem is not None:
+            return GenerationResult.failure(
+                "client_error", problem, (time.perf_counter() - start) * 1000.0, http_attempts=0
+            )
+        result = self.inner.generate(request)
+        if result.ok and result.text.strip():
+            self.cache.put(key, self._endpoint, result)
+        return result
+
+    def identity(self) -> Mapping[str, Any]:
+        return self._identity
+
+    def close(self) -> None:
+        self.inner.close()
+        self.cache.close()

@@ -1,0 +1,20 @@
+"""Verification mode `none`: proposals are recorded, never checked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
+
+
+class NoVerifier:
+    mode = "none"
+
+    def __init__(self, config: VerifierConfig | None = None) -> None:
+        self.config = config
+
+    def verify(self, row: Any, proposal: str, *, attempt_seed: int) -> VerificationResult:
+        return VerificationResult.not_attempted()
+
+    def close(self) -> None:
+        return None

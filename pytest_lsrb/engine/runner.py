@@ -1,0 +1,231 @@
+"""The runner: turns cases into attempt records, with resume and attempts kept in flight.
+
+pytest runs tests one after another, but model calls are I/O bound. The runner keeps up to
+`concurrency` upcoming attempts running in a thread pool, so by the time pytest reaches a test its
+attempt is usually done. With concurrency 1 it runs each attempt inline, with no threads at all.
+
+It looks `lookahead` (2 x concurrency) tests ahead, so a thread that finishes always finds the next
+attempt queued even when pytest's own per-test work makes the main thread lag behind.
+
+A quota or auth refusal stops the run: queued attempts are cancelled (the adapter itself sends
+nothing more) and a `StopSignal` in the output directory tells the other xdist workers.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from pytest_lsrb.adapters.base import Adapter, SamplingConfig
+from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, MODEL_DOMAINS
+from pytest_lsrb.core.selection import Case
+from pytest_lsrb.engine.options import RunConfig
+from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION
+from pytest_lsrb.engine.stop import StopSignal
+from pytest_lsrb.engine.task import AttemptContext, Judgement, Task
+from pytest_lsrb.engine.verifier import Verifier
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A finished attempt as a test sees it."""
+
+    case: Case
+    record: Mapping[str, Any] | None  # None when resumed from an earlier run's record
+    judgement: Judgement
+    resumed: bool = False
+    policy: str = "strict"  # --lsrb-outcome
+
+    @property
+    def tactic(self) -> str | None:
+        return None if self.record is None else self.record.get("tactic")
+
+    def check(self) -> None:
+        """Fail the calling test for a wrong answer, unless the outcome policy is `record`.
+
+        Infrastructure errors never get here: they error the test during setup.
+        """
+        if self.policy != "record" and self.judgement.outcome == "fail":
+            import pytest
+
+            pytest.fail(self.judgement.message, pytrace=False)
+
+
+class RunStopped(Exception):
+    """The run is stopping (a quota/auth refusal here or in another worker): skip this test."""
+
+
+def judge(task: Task, record: Mapping[str, Any]) -> Judgement:
+    """Errors outside the model's control error the test; everything else is the task's call."""
+    kind = record.get("generation_error_kind")
+    if kind:
+        domain = record.get("generation_error_domain")
+        message = f"generation failed: {kind} ({record.get('generation_error_message') or domain})"
+        return Judgement("fail" if domain in MODEL_DOMAINS else "error", message)
+    return task.judge(record)
+
+
+class Runner:
+    def __init__(
+        self,
+        *,
+        task: Task,
+        adapter: Adapter,
+        verifier: Verifier,
+        config: RunConfig,
+        config_hash: str,
+        concurrency: int,
+        finished: Mapping[tuple[str, int], Judgement] | None = None,
+        task_options: Mapping[str, Any] | None = None,
+        stop_signal: StopSignal | None = None,
+    ) -> None:
+        self.task = task
+        self.adapter = adapter
+        self.verifier = verifier
+        self.config = config
+        self.config_hash = config_hash
+        self.concurrency = max(1, concurrency)
+        self.finished = dict(finished or {})
+        self.task_options = dict(task_options or {})
+        self.sampling = SamplingConfig(
+            temperature=float(config["temperature"]), max_tokens=int(config["max_tokens"])
+        )
+        # How many upcoming tests to start early (0: run each attempt inline).
+        self.lookahead = 2 * self.concurrency if self.concurrency > 1 else 0
+        self._fatal: str | None = None
+        self._stop_signal = stop_signal
+        self._futures: dict[tuple[str, int], Future[dict[str, Any] | None]] = {}
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = (
+            ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="lsrb-attempt")
+            if self.concurrency > 1
+            else None
+        )
+
+    # -- running -----------------------------------------------------------------------------
+
+    def build_record(self, case: Case) -> dict[str, Any]:
+        """Run one attempt and assemble its full record. Never raises for model/tool failures."""
+        base: dict[str, Any] = {
+            "record_schema_version": RECORD_SCHEMA_VERSION,
+            "item_id": case.item_id,
+            "sample_index": case.sample_index,
+            "attempt_seed": case.attempt_seed,
+            "suite": self.config.suite.name,
+            "adapter": self.adapter.name,
+            "model": self.adapter.model,
+            "config_hash": self.config_hash,
+        }
+        ctx = AttemptContext(
+            case=case,
+            adapter=self.adapter,
+            verifier=self.verifier,
+            sampling=self.sampling,
+            suite=self.config.suite,
+            options=self.task_options,
+        )
+        try:
+            fields = self.task.run_attempt(ctx)
+        except Exception as exc:  # a harness bug must not take the run down
+            fields = {
+                "generation_error_kind": "harness",
+                "generation_error_domain": "harness",
+                "generation_error_message": f"{type(exc).__name__}: {exc}",
+            }
+        record = {**base, **fields}
+        record["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        kind = record.get("generation_error_kind")
+        if kind in FATAL_GENERATION_KINDS and self._fatal is None:
+            self.stop(
+                f"stopping the run: the endpoint refused with '{kind}' "
+                f"({record.get('generation_error_message') or 'no detail'}); "
+                "every later call would fail the same way."
+            )
+        return record
+
+    # -- stopping ------------------------------------------------------------------------------
+
+    @property
+    def fatal(self) -> str | None:
+        """Why the run must stop (this process's refusal or another worker's), else None."""
+        if self._fatal is None and self._stop_signal is not None:
+            message = self._stop_signal.message()
+            if message is not None:
+                self._fatal = message
+                self._cancel_queued()
+        return self._fatal
+
+    def stop(self, message: str) -> None:
+        """Stop this run everywhere: no new attempts here, and tell the other workers."""
+        with self._lock:
+            if self._fatal is not None:
+                return
+            self._fatal = message
+        self._cancel_queued()
+        if self._stop_signal is not None:
+            self._stop_signal.raise_stop(message)
+
+    def _cancel_queued(self) -> None:
+        """Cancel attempts not yet started (running ones finish; the adapter sends nothing new)."""
+        with self._lock:
+            for key in [k for k, fut in self._futures.items() if fut.cancel()]:
+                del self._futures[key]
+
+    def prefetch(self, cases: Iterable[Case]) -> None:
+        """Start attempts for upcoming cases (no-op without a pool or once the run is stopping)."""
+        if self._pool is None or self.fatal:
+            return
+        with self._lock:
+            for case in cases:
+                if case.key in self.finished or case.key in self._futures:
+                    continue
+                if len(self._futures) >= self.lookahead + self.concurrency:
+                    break
+                self._futures[case.key] = self._pool.submit(self._prefetched, case)
+
+    def attempt(self, case: Case, upcoming: Iterable[Case] = ()) -> Attempt:
+        """The attempt for `case`: resumed, prefetched, or run now."""
+        policy = str(self.config["outcome"])
+        done = self.finished.get(case.key)
+        if done is not None:
+            return Attempt(case=case, record=None, judgement=done, resumed=True, policy=policy)
+        record: dict[str, Any] | None = None
+        if self._pool is not None:
+            self.prefetch(upcoming)
+            with self._lock:
+                future = self._futures.pop(case.key, None)
+            # None: never started, or not run because the run is stopping.
+            record = self._result(future) if future is not None else None
+        if record is None:
+            if self.fatal:
+                raise RunStopped(self.fatal)
+            record = self.build_record(case)
+        return Attempt(case=case, record=record, judgement=judge(self.task, record), policy=policy)
+
+    def _prefetched(self, case: Case) -> dict[str, Any] | None:
+        """A pool job: the attempt's record, or None when the run stopped before it started."""
+        if self.fatal:  # also notices a stop raised by another xdist worker
+            return None
+        return self.build_record(case)
+
+    @staticmethod
+    def _result(future: Future[dict[str, Any] | None]) -> dict[str, Any] | None:
+        try:
+            return future.result()
+        except CancelledError:
+            return None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._cancel_queued()
+            # Closing the adapter first wakes attempts sleeping before a retry; their records are
+            # never written (no test is left to take them), so nothing half-done is recorded.
+            self.adapter.close()
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        self.adapter.close()
+        self.verifier.close()

@@ -1,0 +1,160 @@
+"""summary.json: aggregate metrics computed from attempt records.
+
+Computed by streaming attempts.jsonl, so memory holds per-item counters and latencies, never the
+records themselves. When a resumed run redid an attempt, the last record for it wins.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from pytest_lsrb.core.metrics import latency_stats, mean_pass_at_k, pass_at_k_ladder, rate
+from pytest_lsrb.engine.records import record_key
+from pytest_lsrb.engine.task import SummaryAccumulator
+from pytest_lsrb.output.files import AttemptsReadReport, iter_attempts
+
+SUMMARY_SCHEMA_VERSION: Final = 1
+# Summary keys that measure time; excluded when comparing runs.
+SUMMARY_TIMING_KEYS: Final[frozenset[str]] = frozenset(
+    {
+        "latency_ms_mean",
+        "latency_ms_p50",
+        "latency_ms_p95",
+        "verification_latency_ms_mean",
+        "verification_latency_ms_p50",
+        "verification_latency_ms_p95",
+        "wall_time_s",
+        "finished_at",
+    }
+)
+
+
+class Summarizer:
+    """Accumulates records one at a time; `finish` returns the summary's metric fields."""
+
+    def __init__(self, samples_per_item: int, task_acc: SummaryAccumulator | None = None) -> None:
+        self.samples_per_item = samples_per_item
+        self.task_acc = task_acc
+        self.n = 0
+        self.valid = 0
+        self.nonempty = 0
+        self.contains_sorry = 0
+        self.model_calls = 0
+        self.cached = 0
+        self.latencies = array("d")
+        self.gen_kinds: Counter[str] = Counter()
+        self.gen_domains: Counter[str] = Counter()
+        self.ver_attempted = 0
+        self.ver_success = 0
+        self.ver_errors = 0
+        self.ver_latencies = array("d")
+        self.ver_kinds: Counter[str] = Counter()
+        self.ver_domains: Counter[str] = Counter()
+        self.profile_matches: Counter[str] = Counter()
+        # item_id -> [judged samples, their successes]: pass@k counts only samples whose verdict
+        # is about the model (an environment or harness outcome such as toolchain_missing or
+        # build_failed is no failure of the model's). One small list per item, nothing per attempt.
+        self.per_item: dict[str, list[int]] = {}
+        self.ver_unjudged = 0
+        self.any_verification = False
+
+    def add(self, rec: Mapping[str, Any]) -> None:
+        self.n += 1
+        self.valid += bool(rec.get("valid"))
+        self.nonempty += bool(rec.get("nonempty"))
+        self.contains_sorry += bool(rec.get("contains_sorry"))
+        self.model_calls += int(rec.get("model_calls") or 0)
+        self.cached += bool(rec.get("cached"))
+        self.latencies.append(float(rec.get("latency_ms") or 0.0))
+        kind = rec.get("generation_error_kind")
+        if kind:
+            self.gen_kinds[kind] += 1
+            self.gen_domains[str(rec.get("generation_error_domain"))] += 1
+        if rec.get("verification_mode", "none") != "none":
+            self.any_verification = True
+        attempted = bool(rec.get("verification_attempted"))
+        success = attempted and bool(rec.get("verification_success"))
+        if attempted:
+            self.ver_attempted += 1
+            self.ver_success += success
+            self.ver_latencies.append(float(rec.get("verification_latency_ms") or 0.0))
+        vkind = rec.get("verification_error_kind")
+        if vkind:
+            self.ver_errors += 1
+            self.ver_kinds[vkind] += 1
+            self.ver_domains[str(rec.get("verification_error_domain"))] += 1
+        profile = rec.get("repo_replay_profile_id")
+        if profile:
+            self.profile_matches[profile] += 1
+        counts = self.per_item.setdefault(str(rec["item_id"]), [0, 0])
+        if rec.get("verification_error_domain") in ("environment", "harness"):
+            self.ver_unjudged += 1
+        else:
+            counts[0] += 1
+            counts[1] += success
+        if self.task_acc is not None:
+            self.task_acc.add(rec)
+
+    def finish(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "attempts": self.n,
+            "items": len(self.per_item),
+            "valid_rate": rate(self.valid, self.n),
+            "nonempty_rate": rate(self.nonempty, self.n),
+            "contains_sorry_rate": rate(self.contains_sorry, self.n),
+            "model_calls": self.model_calls,
+            "cached_attempts": self.cached,
+            **latency_stats(self.latencies, "latency_ms"),
+            "generation_error_rate": rate(sum(self.gen_kinds.values()), self.n),
+            "generation_error_kinds": dict(sorted(self.gen_kinds.items())),
+            "generation_error_domains": dict(sorted(self.gen_domains.items())),
+            "verification_attempted_rate": rate(self.ver_attempted, self.n),
+            "verification_success_rate": rate(self.ver_success, self.n),
+            "verification_success_rate_of_attempted": rate(self.ver_success, self.ver_attempted),
+            "verification_error_rate": rate(self.ver_errors, self.n),
+            **latency_stats(self.ver_latencies, "verification_latency_ms"),
+            "verification_error_kinds": dict(sorted(self.ver_kinds.items())),
+            "verification_error_domains": dict(sorted(self.ver_domains.items())),
+            "profile_match_counts": dict(sorted(self.profile_matches.items())),
+            "verification_unjudged": self.ver_unjudged,
+        }
+        if self.any_verification:
+            # Sorted: float sums then do not depend on the order attempts finished (xdist, shards).
+            per_item = {k: (v[0], v[1]) for k, v in sorted(self.per_item.items()) if v[0]}
+            for k in pass_at_k_ladder(self.samples_per_item):
+                out[f"verification_pass_at_k_{k}"] = mean_pass_at_k(per_item, k)
+        if self.task_acc is not None:
+            out.update(self.task_acc.finish())
+        return out
+
+
+def latest_records(path: Path, report: AttemptsReadReport | None = None) -> Iterable[dict[str, Any]]:
+    """Stream attempts.jsonl keeping only the last record per (item_id, sample_index).
+
+    Two passes over the file: the first finds the last line of each key, the second yields those.
+    """
+    last: dict[tuple[str, int], int] = {}
+    for i, rec in enumerate(iter_attempts(path, report)):
+        last[record_key(rec)] = i
+    keep = set(last.values())
+    for i, rec in enumerate(iter_attempts(path)):
+        if i in keep:
+            yield rec
+
+
+def summarize_file(
+    path: Path,
+    samples_per_item: int,
+    task_acc: SummaryAccumulator | None = None,
+    keys: set[tuple[str, int]] | None = None,
+) -> dict[str, Any]:
+    """Metrics over the latest record of each attempt in `path` (restricted to `keys` if given)."""
+    summarizer = Summarizer(samples_per_item, task_acc)
+    for rec in latest_records(path):
+        if keys is None or record_key(rec) in keys:
+            summarizer.add(rec)
+    return summarizer.finish()

@@ -1,0 +1,97 @@
+"""The task plug point: what a suite asks, how it reads the answer, how it judges and sums up.
+
+A task owns one attempt end to end (`run_attempt`): the tactic task makes one model call and one
+verification; an equation task runs a whole discovery method. The engine adds the identity fields
+(item, sample, seed, suite, adapter, model) and handles records, resume and concurrency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from pytest_lsrb.adapters.base import Adapter, SamplingConfig
+from pytest_lsrb.core.errors import printable
+from pytest_lsrb.core.registry import load_class
+from pytest_lsrb.core.selection import Case
+from pytest_lsrb.engine.verifier import Verifier
+
+if TYPE_CHECKING:
+    from pytest_lsrb.engine.suite import SuiteSpec
+
+
+@dataclass(frozen=True)
+class AttemptContext:
+    case: Case
+    adapter: Adapter
+    verifier: Verifier
+    sampling: SamplingConfig
+    suite: SuiteSpec
+    options: Mapping[str, Any]  # task-specific options (e.g. the discovery method and its budget)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """How one finished attempt maps onto a pytest outcome under the strict policy."""
+
+    outcome: Literal["pass", "fail", "error"]
+    message: str = ""
+
+    def __post_init__(self) -> None:
+        # The message quotes what a model or a tool wrote; pytest prints it and xdist sends it.
+        object.__setattr__(self, "message", printable(self.message, keep_lines=True))
+
+
+class SummaryAccumulator(Protocol):
+    def add(self, record: Mapping[str, Any]) -> None: ...
+
+    def finish(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Task(Protocol):
+    name: str
+    # The name of the record field that holds the extracted answer, besides `proposal`.
+    answer_field: str
+
+    def load_rows(self, suite: SuiteSpec, index_path: Path) -> Iterable[Any]:
+        """Validate rows (a list, or a generator that streams them); on a bad row raise
+        `LsrbUsageError` naming file, line and field. Selection consumes it once."""
+        ...
+
+    def slice_predicate(self, goal_slice: str) -> Callable[[Any], bool]:
+        """A filter for `--lsrb-goal-slice`; raise `LsrbUsageError` for an unknown slice."""
+        ...
+
+    def run_attempt(self, ctx: AttemptContext) -> dict[str, Any]:
+        """Do one attempt; return its task fields. Never raises for model or toolchain failures."""
+        ...
+
+    def judge(self, record: Mapping[str, Any]) -> Judgement:
+        """Pass, fail (the model's answer is wrong) or error (infrastructure) for a finished record."""
+        ...
+
+    def summary_accumulator(self, samples_per_item: int) -> SummaryAccumulator:
+        """Suite-specific summary sections (merged into summary.json)."""
+        ...
+
+    def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
+        """What the mock adapter answers for this task: a deterministic local baseline."""
+        ...
+
+
+# name -> "module:Class"; imported lazily so a suite never pays for another suite's imports.
+TASKS: dict[str, str] = {
+    "goal_to_tactic_proposal_v1": "pytest_lsrb.tactic.task:TacticTask",
+    "llm_srbench": "pytest_lsrb.srbench.task:SrbenchTask",
+}
+
+
+@cache
+def get_task(name: str) -> Task:
+    """The task a suite's `suite.toml` names (`[suite] task`)."""
+    task: Task = load_class(TASKS, name, what="task", where="suite.toml [suite] task")()
+    return task

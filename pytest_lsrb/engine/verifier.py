@@ -1,0 +1,85 @@
+"""The verifier plug point: checks one extracted answer and classifies the outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from pytest_lsrb.core.errors import VERIFICATION_OUTCOME_DOMAINS
+from pytest_lsrb.core.registry import load_class
+
+
+@dataclass(frozen=True)
+class VerificationResult:
+    """The verdict on one proposal.
+
+    `outcome` is one of `errors.VERIFICATION_OUTCOME_DOMAINS`; `success` is None when verification
+    was not attempted. `subkind` refines `lean_error` (parse, unknown_identifier, ...).
+    """
+
+    attempted: bool
+    success: bool | None
+    outcome: str
+    latency_ms: float = 0.0
+    subkind: str | None = None
+    detail: str | None = None
+    profile_id: str | None = None
+
+    @property
+    def error_kind(self) -> str | None:
+        if not self.attempted or self.success:
+            return None
+        return self.outcome if self.outcome not in ("closed", "progress") else None
+
+    @property
+    def error_domain(self) -> str | None:
+        kind = self.error_kind
+        return None if kind is None else VERIFICATION_OUTCOME_DOMAINS.get(kind, "harness")
+
+    @property
+    def is_infrastructure(self) -> bool:
+        """True when the verdict says nothing about the model (its test errors, it does not fail)."""
+        return self.error_domain in ("environment", "harness")
+
+    @classmethod
+    def not_attempted(cls, mode: str = "none") -> VerificationResult:
+        return cls(attempted=False, success=None, outcome="not_attempted")
+
+
+@dataclass(frozen=True)
+class VerifierConfig:
+    """What a verifier may need from the run; each verifier reads the fields it uses."""
+
+    mode: str = "none"
+    profiles_path: str | None = None  # replay profiles file or folder (repo_replay, synthetic)
+    cache_dir: str | None = None  # where checkouts and builds are kept between runs
+    timeout_s: float | None = None  # per-check timeout override
+    suite_root: str | None = None  # the suite folder (for suite-relative resources)
+    options: Mapping[str, Any] = field(default_factory=dict)  # suite.toml [verifier] table
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    mode: str
+
+    def verify(self, row: Any, proposal: str, *, attempt_seed: int) -> VerificationResult:
+        """Check `proposal` for `row`. Never raises for a wrong answer or a broken toolchain."""
+        ...
+
+    def close(self) -> None: ...
+
+
+VERIFIERS: dict[str, str] = {
+    "none": "pytest_lsrb.engine.no_verifier:NoVerifier",
+    "synthetic": "pytest_lsrb.tactic.verifiers.synthetic:SyntheticVerifier",
+    "repo_replay": "pytest_lsrb.tactic.verifiers.repo_replay:RepoReplayVerifier",
+    "equation": "pytest_lsrb.srbench.verifier:EquationVerifier",
+}
+
+
+def create_verifier(config: VerifierConfig) -> Verifier:
+    """The verifier `--lsrb-verification` names."""
+    cls = load_class(VERIFIERS, config.mode, what="mode", where="--lsrb-verification")
+    verifier: Verifier = cls(config)
+    return verifier

@@ -1,0 +1,227 @@
+"""Output files: attempts.jsonl (appended and flushed per attempt), summary.json, run.json.
+
+A killed run loses nothing that finished: each record is one `write` of a whole line followed by a
+flush. A reader that meets a torn last line (the process died mid-write) reports it and carries on.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.textfiles import json_message, loads_json, shown
+
+ATTEMPTS_FILE = "attempts.jsonl"
+SUMMARY_FILE = "summary.json"
+RUN_FILE = "run.json"
+
+
+def dumps_record(record: dict[str, Any]) -> str:
+    """One record as one line of strict JSON: NaN and infinities become null."""
+    return _strict_json(record)[0]
+
+
+def record_line(record: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
+    """One record as the bytes of its attempts.jsonl line, and the record a reader will get back.
+
+    backslashreplace: a lone surrogate (it can come from a model's JSON reply) can only stand
+    inside a JSON string, where `\\udXXX` is the same character as a JSON escape; the line is
+    valid UTF-8 whatever the model wrote.
+    """
+    text, record = _strict_json(record)
+    return (text + "\n").encode("utf-8", "backslashreplace"), record
+
+
+def _strict_json(record: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(`record` as compact JSON text, the record that text holds): non-finite floats as null."""
+    try:
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False), record
+    except ValueError:
+        record = finite_or_none(record)
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":")), record
+
+
+def finite_or_none(value: Any) -> Any:
+    """Replace non-finite floats (anywhere inside lists and dicts) by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(v) for v in value]
+    return value
+
+
+class AttemptsWriter:
+    """Appends records to attempts.jsonl: each record is one `write(2)` of one whole line.
+
+    The file is opened O_APPEND without a Python buffer, so a record is in the kernel (and
+    survives the process being killed) as soon as `write` returns, without a separate flush.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        truncate_torn_tail(path)
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self.written = 0
+
+    def write(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Append one record; returns it as a reader will see it (non-finite floats as None)."""
+        line, record = record_line(record)
+        self.write_line(line)
+        return record
+
+    def write_line(self, line: bytes) -> None:
+        """Append one line made by `record_line` (an xdist worker sends records this way)."""
+        if self._fd is None:
+            raise RuntimeError("attempts writer is closed")
+        view = memoryview(line)
+        while view:
+            view = view[os.write(self._fd, view) :]
+        self.written += 1
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None
+
+
+@dataclass
+class AttemptsReadReport:
+    records: int = 0
+    torn_tail_line: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def iter_attempts(path: Path, report: AttemptsReadReport | None = None) -> Iterator[dict[str, Any]]:
+    """Stream the records of an attempts.jsonl.
+
+    A last line that is not a complete JSON object (a torn write) is skipped and noted in `report`;
+    a bad line anywhere else is a usage error naming the line.
+    """
+    report = report if report is not None else AttemptsReadReport()
+    if not path.exists():
+        return
+    with path.open("rb") as fh:
+        pending: tuple[int, bytes] | None = None
+        for lineno, raw in enumerate(fh, start=1):
+            if pending is not None:
+                yield _parse_line(path, *pending)
+                report.records += 1
+            pending = (lineno, raw)
+        if pending is None:
+            return
+        lineno, raw = pending
+        try:
+            record = _parse_line(path, lineno, raw)
+        except LsrbUsageError:
+            if raw.endswith(b"\n"):
+                raise
+            report.torn_tail_line = lineno
+            report.warnings.append(
+                f"{path}:{lineno}: last line is incomplete (the run was killed mid-write); ignored."
+            )
+            return
+        if not raw.endswith(b"\n"):
+            # Complete JSON but no newline: still a finished record.
+            pass
+        report.records += 1
+        yield record
+
+
+def _parse_line(path: Path, lineno: int, raw: bytes) -> dict[str, Any]:
+    try:
+        obj = loads_json(raw)
+    except json.JSONDecodeError as exc:
+        raise LsrbUsageError(
+            f"{path}:{lineno}: not a valid attempt record ({json_message(exc)} at column {exc.colno})."
+        ) from None
+    if not isinstance(obj, dict) or "item_id" not in obj or "sample_index" not in obj:
+        raise LsrbUsageError(
+            f"{path}:{lineno}: not an attempt record (expected an object with item_id and sample_index)."
+        )
+    item_id, sample = obj["item_id"], obj["sample_index"]
+    if not isinstance(item_id, str) or not item_id:
+        raise LsrbUsageError(
+            f"{path}:{lineno}: field 'item_id': expected a non-empty string (got {shown(item_id)})."
+        )
+    if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
+        raise LsrbUsageError(
+            f"{path}:{lineno}: field 'sample_index': expected a whole number >= 0 (got {shown(sample)})."
+        )
+    return obj
+
+
+def truncate_torn_tail(path: Path) -> int | None:
+    """Cut a torn last line (no trailing newline and not valid JSON) so appends start clean.
+
+    Returns the number of bytes removed, or None when the file was intact.
+    """
+    if not path.exists():
+        return None
+    size = path.stat().st_size
+    if size == 0:
+        return None
+    with path.open("rb+") as fh:
+        fh.seek(max(0, size - 1))
+        if fh.read(1) == b"\n":
+            return None
+        # Find the start of the last line.
+        block = 1 << 16
+        pos = size
+        start = 0
+        while pos > 0:
+            step = min(block, pos)
+            pos -= step
+            fh.seek(pos)
+            chunk = fh.read(step)
+            idx = chunk.rfind(b"\n")
+            if idx >= 0:
+                start = pos + idx + 1
+                break
+        fh.seek(start)
+        tail = fh.read()
+        try:
+            loads_json(tail)
+        except json.JSONDecodeError:
+            fh.truncate(start)
+            return size - start
+        fh.seek(size)
+        fh.write(b"\n")  # a complete record that only lacked its newline
+        return 0
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write JSON through a temp file and rename, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(finite_or_none(obj), fh, indent=2, sort_keys=True, ensure_ascii=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: Path) -> Any:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise LsrbUsageError(f"{path}: not found.") from None
+    except OSError as exc:
+        raise LsrbUsageError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
+    try:
+        return loads_json(raw)
+    except json.JSONDecodeError as exc:
+        raise LsrbUsageError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}).") from None

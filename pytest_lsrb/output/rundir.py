@@ -1,0 +1,175 @@
+"""The output directory of one run: run.json, attempts.jsonl, summary.json.
+
+A run refuses to start over an existing run unless told to resume or overwrite, so finished work
+is never lost by accident. Resume checks that the run's identity has not changed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, LsrbUsageError
+from pytest_lsrb.core.rows import describe_validation_error
+from pytest_lsrb.engine.records import check_record, is_error_record, record_key
+from pytest_lsrb.engine.summary import SUMMARY_SCHEMA_VERSION, Summarizer, latest_records, summarize_file
+from pytest_lsrb.engine.task import Judgement
+from pytest_lsrb.output.files import (
+    ATTEMPTS_FILE,
+    RUN_FILE,
+    SUMMARY_FILE,
+    AttemptsWriter,
+    iter_attempts,
+    read_json,
+    write_json_atomic,
+)
+from pytest_lsrb.output.models import RunHeader
+from pytest_lsrb.tactic.profiles import profile_config_path
+
+if TYPE_CHECKING:
+    from pytest_lsrb.plugin import SuiteRun
+
+RUN_SCHEMA_VERSION = 1
+
+
+def run_header(run: SuiteRun) -> dict[str, Any]:
+    v = run.config.values
+    return {
+        "schema_version": RUN_SCHEMA_VERSION,
+        "suite": run.spec.name,
+        "config": run.config.identity(),
+        "config_hash": run.config_hash,
+        "selected_rows_hash": run.selected_hash,
+        "selected_items": run.selected_count,
+        "shard_count": int(v["shard_count"]),
+        "shard_index": int(v["shard_index"]),
+        "attempts_expected": len(run.cases),
+    }
+
+
+@dataclass
+class RunOutput:
+    dir: Path
+    run: SuiteRun
+    writer: AttemptsWriter
+    header: dict[str, Any]
+    # A run that does not resume writes each attempt once: its summary is kept up to date as
+    # records are appended, instead of reading attempts.jsonl back at the end.
+    live: Summarizer | None = None
+
+    @classmethod
+    def open(cls, run: SuiteRun) -> RunOutput:
+        out = run.config.output_dir
+        attempts = out / ATTEMPTS_FILE
+        run_file = out / RUN_FILE
+        header = run_header(run)
+        has_run = attempts.exists() and attempts.stat().st_size > 0
+        if run.config["resume"]:
+            if not run_file.exists():
+                raise LsrbUsageError(f"--lsrb-resume: {out} holds no run to resume (no {RUN_FILE}).")
+            check_resumable(run_file, header)
+            # A record this run could not read back stops it here, before run.json is touched.
+            for lineno, record in enumerate(iter_attempts(attempts), start=1):
+                check_record(record, f"{attempts}:{lineno}")
+        elif has_run or run_file.exists():
+            if not run.config["overwrite"]:
+                raise LsrbUsageError(
+                    f"{out} already holds a run; pass --lsrb-resume to continue it, "
+                    "--lsrb-overwrite to replace it, or choose another --lsrb-output-dir."
+                )
+            for name in (ATTEMPTS_FILE, SUMMARY_FILE, RUN_FILE, "gate.json"):  # gate.GATE_FILE
+                (out / name).unlink(missing_ok=True)
+        header["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        write_json_atomic(run_file, header)
+        samples = int(run.config["samples"])
+        live = None if run.config["resume"] else Summarizer(samples, run.task.summary_accumulator(samples))
+        return cls(dir=out, run=run, writer=AttemptsWriter(attempts), header=header, live=live)
+
+    def append(self, record: dict[str, Any]) -> None:
+        written = self.writer.write(record)
+        if self.live is not None:
+            self.live.add(written)
+
+    def append_line(self, line: bytes) -> None:
+        """Append a record an xdist worker has already made into its line (`record_line`)."""
+        self.writer.write_line(line)
+        if self.live is not None:
+            self.live.add(json.loads(line))
+
+    def finish(self, wall_time_s: float) -> dict[str, Any]:
+        self.writer.close()
+        run = self.run
+        keys = {case.key for case in run.cases}
+        if self.live is not None:
+            metrics = self.live.finish()
+        else:
+            acc = run.task.summary_accumulator(int(run.config["samples"]))
+            metrics = summarize_file(self.dir / ATTEMPTS_FILE, int(run.config["samples"]), acc, keys)
+        summary = {
+            "schema_version": SUMMARY_SCHEMA_VERSION,
+            "suite": run.spec.name,
+            "config": self.header["config"],
+            "config_hash": run.config_hash,
+            "selected_rows_hash": run.selected_hash,
+            "selected_items": run.selected_count,
+            "shard_count": self.header["shard_count"],
+            "shard_index": self.header["shard_index"],
+            "attempts_expected": len(keys),
+            "complete": metrics["attempts"] == len(keys),
+            "profile_config_path": profile_config_path(
+                run.config["verification"], run.config["profiles"], run.spec.root
+            ),
+            **metrics,
+            "wall_time_s": round(wall_time_s, 3),
+        }
+        write_json_atomic(self.dir / SUMMARY_FILE, summary)
+        return summary
+
+
+def check_resumable(run_file: Path, header: dict[str, Any]) -> None:
+    previous = read_json(run_file)
+    if not isinstance(previous, dict):
+        raise LsrbUsageError(f"{run_file}: not a run header (expected a JSON object).")
+    try:
+        RunHeader.model_validate(previous)
+    except ValidationError as exc:
+        raise LsrbUsageError(f"{run_file}: {describe_validation_error(exc)}.") from None
+    for key in ("config_hash", "shard_index", "shard_count", "selected_rows_hash"):
+        if previous.get(key) != header[key]:
+            old_cfg = previous.get("config", {}) if isinstance(previous.get("config"), dict) else {}
+            changed = sorted(
+                k
+                for k in set(old_cfg) | set(header["config"])
+                if old_cfg.get(k) != header["config"].get(k) and k != "index"
+            )
+            what = f" (changed: {', '.join(changed)})" if changed else ""
+            raise LsrbUsageError(
+                f"--lsrb-resume: {run_file} was written by a different run: its field '{key}' "
+                f"does not match this one{what}; resume with the same options or use another "
+                "--lsrb-output-dir."
+            )
+
+
+def finished_judgements(run: SuiteRun) -> dict[tuple[str, int], Judgement]:
+    """What a resumed run already has: the judgement of each finished attempt by key."""
+    from pytest_lsrb.engine.runner import judge
+
+    path = run.config.output_dir / ATTEMPTS_FILE
+    wanted = {case.key for case in run.cases}
+    retry_errors = bool(run.config["retry_errors"])
+    done: dict[tuple[str, int], Judgement] = {}
+    for rec in latest_records(path):
+        key = record_key(rec)
+        if key not in wanted or rec.get("config_hash") != run.config_hash:
+            continue
+        if retry_errors and is_error_record(rec):
+            continue
+        if rec.get("generation_error_kind") in FATAL_GENERATION_KINDS:
+            continue  # refused (quota/auth) or stopped by that refusal: never really attempted
+        done[key] = judge(run.task, rec)
+    return done

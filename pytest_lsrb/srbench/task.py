@@ -1,0 +1,206 @@
+"""llm_srbench: scientific equation discovery (LLM-SRBench). One attempt is one discovery run.
+
+A run uses the discovery method chosen by `--lsrb-sr-method` (direct, llmsr) with its budget of
+model calls (`--lsrb-sr-budget`), then scores the best equation on the test and OOD data and
+against the ground truth (when the problem has one). The summary adds the paper's Table 1:
+per problem set and domain, symbolic accuracy, Acc_0.1 and median NMSE, in-domain and OOD.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_lsrb.core.errors import LsrbUsageError, generation_domain
+from pytest_lsrb.engine.suite import SuiteSpec
+from pytest_lsrb.engine.task import AttemptContext, Judgement
+from pytest_lsrb.srbench.evaluation import JUDGES, SUCCESS_CRITERIA, score, summary_message
+from pytest_lsrb.srbench.loaders import load_problems
+from pytest_lsrb.srbench.problem import DOMAIN_ALIASES, Problem
+from pytest_lsrb.srbench.table import SrbenchSummary
+
+if TYPE_CHECKING:
+    from pytest_lsrb.engine.options import RunConfig
+
+TASK_NAME = "llm_srbench"
+
+
+class SrbenchTask:
+    name = TASK_NAME
+    answer_field = "equation"
+
+    def load_rows(self, suite: SuiteSpec, index_path: Path) -> list[Problem]:
+        return load_problems(index_path)
+
+    def configure(self, config: RunConfig) -> RunConfig:
+        """The method's own sampling temperature when the command line gave none (llmsr: 0.8,
+        as its 4 samples per prompt must differ); recorded in run.json like any option."""
+        from pytest_lsrb.srbench.methods import get_method
+
+        method = get_method(str(config.values.get("sr_method") or "direct"))
+        if method.default_temperature is None or "temperature" in config.from_command_line:
+            return config
+        values = {**config.values, "temperature": float(method.default_temperature)}
+        return dataclasses.replace(config, values=values)
+
+    def check_options(self, values: Mapping[str, Any]) -> None:
+        """Fail before any model call on a bad method, budget, judge or success criterion."""
+        from pytest_lsrb.srbench.limits import check_limits
+        from pytest_lsrb.srbench.methods import get_method
+
+        get_method(str(values.get("sr_method") or "direct"))
+        check_limits(values)
+        budget = values.get("sr_budget")
+        if budget is not None and int(budget) < 1:
+            raise LsrbUsageError(f"--lsrb-sr-budget must be at least 1 (got {budget}).")
+        judge = str(values.get("sr_judge") or "sympy")
+        if judge not in JUDGES:
+            raise LsrbUsageError(
+                f"--lsrb-sr-judge: '{judge}' is not available (available: {', '.join(JUDGES)})."
+            )
+        success = str(values.get("sr_success") or "acc_0.1")
+        if success not in SUCCESS_CRITERIA:
+            raise LsrbUsageError(f"--lsrb-sr-success: expected one of {', '.join(SUCCESS_CRITERIA)}.")
+        if success == "symbolic" and judge == "none":
+            raise LsrbUsageError("--lsrb-sr-success=symbolic needs a symbolic judge (--lsrb-sr-judge=sympy).")
+
+    def slice_predicate(self, goal_slice: str) -> Callable[[Any], bool]:
+        return problem_slice_predicate(goal_slice)
+
+    def run_attempt(self, ctx: AttemptContext) -> dict[str, Any]:
+        from pytest_lsrb.srbench.methods import get_method
+
+        problem: Problem = ctx.case.row
+        options = ctx.options
+        method = get_method(str(options.get("sr_method") or "direct"))
+        budget = options.get("sr_budget") or method.default_budget
+        method_options = {
+            **options,
+            "prompt_template": ctx.suite.prompt_template,
+            "system_template": ctx.suite.system_template,
+        }
+        result = method.discover(
+            problem, ctx.adapter, ctx.sampling, ctx.case.attempt_seed, int(budget), options=method_options
+        )
+        fields: dict[str, Any] = {
+            "sr_method": method.name,
+            "sr_budget": int(budget),
+            "problem_set": problem.problem_set,
+            "problem_group": problem.group,
+            "domain": problem.domain,
+            **result.record_fields(),
+        }
+        if result.generation_error_kind and not result.found:
+            fields.update(
+                generation_error_kind=result.generation_error_kind,
+                generation_error_domain=generation_domain(result.generation_error_kind),
+                generation_error_message=result.generation_error_message,
+            )
+        judge = str(options.get("sr_judge") or "sympy")
+        llm = None
+        if judge in ("llm", "both") and problem.has_ground_truth and result.found:
+            from pytest_lsrb.srbench.judge import llm_judge
+
+            llm, judge_fields = llm_judge(
+                problem, result.equation(), ctx.adapter, ctx.sampling, ctx.case.attempt_seed
+            )
+            fields.update(judge_fields)
+        fields.update(
+            score(
+                problem,
+                result,
+                judge=judge,
+                success=str(options.get("sr_success") or "acc_0.1"),
+                verify=ctx.verifier.mode != "none",
+                llm=llm,
+            )
+        )
+        return fields
+
+    def judge(self, record: Mapping[str, Any]) -> Judgement:
+        if record.get("verification_error_domain") in ("environment", "harness"):
+            outcome = record.get("verification_outcome")
+            return Judgement("error", f"the equation could not be scored: {outcome}")
+        if not record.get("valid") and record.get("verification_outcome") != "not_applicable":
+            kind = record.get("proposal_error_kind") or record.get("verification_outcome") or "no_equation"
+            shown = (record.get("proposal") or record.get("raw_output") or "")[:80]
+            return Judgement("fail", f"no usable equation ({kind}): {shown!r}")
+        if record.get("verification_attempted") and not record.get("verification_success"):
+            return Judgement("fail", f"the equation did not verify: {summary_message(record)}")
+        return Judgement("pass")
+
+    def summary_accumulator(self, samples_per_item: int) -> SrbenchSummary:
+        return SrbenchSummary()
+
+    def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
+        if context.get("method") == "judge":
+            from pytest_lsrb.srbench.judge import mock_judge_answer
+
+            return mock_judge_answer(context)
+        from pytest_lsrb.srbench.baseline import mock_equation_answer
+
+        return mock_equation_answer(context, seed)
+
+
+# --- problem slices ------------------------------------------------------------------------------
+
+_CMP = re.compile(r"^(<=|>=|<|>|=)?(\d+)$")
+
+
+def _count_cmp(spec: str) -> Callable[[int], bool]:
+    m = _CMP.match(spec)
+    if not m:
+        raise LsrbUsageError(
+            f"--lsrb-goal-slice: 'inputs:{spec}' needs a number with an optional <, <=, >, >= or =."
+        )
+    op, num = m.group(1) or "=", int(m.group(2))
+    return {
+        "<": lambda v: v < num,
+        "<=": lambda v: v <= num,
+        ">": lambda v: v > num,
+        ">=": lambda v: v >= num,
+        "=": lambda v: v == num,
+    }[op]
+
+
+def problem_slice_predicate(goal_slice: str) -> Callable[[Any], bool]:
+    """`all`, or comma-separated conditions that must all hold:
+
+    - `set:NAME`      problem set or table group (lsr_transform, lsr_synth, lsr_synth_matsci, llmsr)
+    - `domain:NAME`   chem_react|chemistry, bio_pop_growth|biology, phys_osc|physics, matsci|material_science
+    - `truth` / `no_truth`   problems with / without a ground-truth equation
+    - `inputs:<=3`    number of input variables (also <, >, >=, =)
+    - `name:PREFIX`   problem names starting with PREFIX
+    """
+    if goal_slice in ("", "all"):
+        return lambda row: True
+    preds: list[Callable[[Problem], bool]] = []
+    for part in (p.strip() for p in goal_slice.split(",")):
+        key, _, value = part.partition(":")
+        if key == "set" and value:
+            preds.append(lambda p, v=value: v in (p.problem_set, p.group))  # type: ignore[misc]
+        elif key == "domain" and value:
+            if value not in DOMAIN_ALIASES:
+                raise LsrbUsageError(
+                    f"--lsrb-goal-slice: unknown domain '{value}' (expected chem_react, bio_pop_growth, "
+                    "phys_osc, matsci or chemistry, biology, physics, material_science)."
+                )
+            preds.append(lambda p, d=DOMAIN_ALIASES[value]: p.domain == d)  # type: ignore[misc]
+        elif key == "inputs" and value:
+            cmp = _count_cmp(value)
+            preds.append(lambda p, c=cmp: c(len(p.inputs)))  # type: ignore[misc]
+        elif key == "name" and value:
+            preds.append(lambda p, v=value: p.name.startswith(v))  # type: ignore[misc]
+        elif part == "truth":
+            preds.append(lambda p: p.has_ground_truth)
+        elif part == "no_truth":
+            preds.append(lambda p: not p.has_ground_truth)
+        else:
+            raise LsrbUsageError(
+                f"--lsrb-goal-slice: unknown condition '{part}' for llm_srbench "
+                "(expected set:NAME, domain:NAME, inputs:N, name:PREFIX, truth or no_truth)."
+            )
+    return lambda row: all(p(row) for p in preds)

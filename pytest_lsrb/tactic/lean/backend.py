@@ -1,0 +1,386 @@
+"""Lean backends: run Lean on a source text (and, for REPLs, a tactic on a proof state).
+
+- `FileBackend`: writes the source to a scratch directory and runs `lake env lean --json FILE`
+  in a Lake project (or plain `lean --json FILE`), with a timeout and a memory cap.
+- `ReplBackend`: one Lean REPL process (our `ReplClient`, or LeanInteract's server when it is
+  installed); the imports of a source run once and their environment is reused.
+
+Every call returns a `LeanRun`; none raises for a hang (`timeout`), a dead process
+(`oom_or_crash`) or a missing toolchain (`toolchain_missing`). A process-wide semaphore per
+profile bounds how many Lean processes run at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pytest_lsrb.tactic.lean.outcome import (
+    LeanMessage,
+    SorryInfo,
+    messages_from_reply,
+    parse_lean_output,
+    sorries_from_reply,
+)
+from pytest_lsrb.tactic.lean.process import run_bounded, which
+from pytest_lsrb.tactic.lean.repl import (
+    ReplClient,
+    ReplCrashed,
+    ReplError,
+    ReplMissing,
+    ReplProtocolError,
+    ReplTimeout,
+)
+
+RunStatus = Literal["ok", "timeout", "oom_or_crash", "toolchain_missing", "failed"]
+
+
+@dataclass(frozen=True)
+class LeanRun:
+    """What one Lean run produced. `status` is `ok` when Lean ran to the end (errors or not)."""
+
+    status: RunStatus
+    messages: tuple[LeanMessage, ...] = ()
+    sorries: tuple[SorryInfo, ...] = ()
+    reply: Mapping[str, Any] | None = None  # the raw REPL reply, when there was one
+    detail: str = ""
+    elapsed_s: float = 0.0
+
+    @property
+    def errors(self) -> list[LeanMessage]:
+        return [m for m in self.messages if m.is_error]
+
+
+@runtime_checkable
+class LeanBackend(Protocol):
+    name: str
+
+    def unavailable(self) -> str | None:
+        """Why this backend cannot run here (no `lean`/`lake` on PATH...), or None."""
+        ...
+
+    def check(self, source: str, *, rel_path: str, header_lines: int = 0) -> LeanRun:
+        """Run Lean on `source` (its first `header_lines` lines are the imports)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class ProofStateBackend(LeanBackend, Protocol):
+    generation: int  # changes whenever proof states from earlier calls become invalid
+
+    def tactic(self, proof_state: int, tactic: str) -> LeanRun: ...
+
+
+# -- parallelism -------------------------------------------------------------------------------
+
+_SLOTS: dict[str, threading.BoundedSemaphore] = {}
+_SLOTS_LOCK = threading.Lock()
+
+
+def lean_slots(key: str, limit: int) -> threading.BoundedSemaphore:
+    """The process-wide semaphore bounding Lean processes for one profile."""
+    with _SLOTS_LOCK:
+        sem = _SLOTS.get(key)
+        if sem is None:
+            sem = _SLOTS[key] = threading.BoundedSemaphore(max(1, limit))
+        return sem
+
+
+@contextlib.contextmanager
+def _slot(sem: threading.BoundedSemaphore | None) -> Iterator[None]:
+    if sem is None:
+        yield
+        return
+    with sem:
+        yield
+
+
+# -- file backend ------------------------------------------------------------------------------
+
+
+@dataclass
+class FileBackend:
+    """`lake env lean --json FILE` inside `project` (or `lean --json FILE` without one)."""
+
+    project: Path | None
+    timeout_s: float
+    memory_mb: int | None
+    lean_command: str = "lean"
+    lake_command: str = "lake"
+    scratch_root: Path | None = None
+    slots: threading.BoundedSemaphore | None = None
+    name: str = "file"
+
+    def unavailable(self) -> str | None:
+        exe = self.lake_command if self.project is not None else self.lean_command
+        if which(exe) is None:
+            return (
+                f"`{exe}` is not on PATH (no Lean toolchain: install elan, or set the profile's "
+                f"{'lake' if self.project is not None else 'lean'}_command)"
+            )
+        if self.project is not None and not self.project.is_dir():
+            return f"the Lake project {self.project} does not exist"
+        return None
+
+    def argv(self, file: Path) -> list[str]:
+        if self.project is not None:
+            return [self.lake_command, "env", self.lean_command, "--json", str(file)]
+        return [self.lean_command, "--json", str(file)]
+
+    def check(self, source: str, *, rel_path: str, header_lines: int = 0) -> LeanRun:
+        scratch = Path(tempfile.mkdtemp(prefix="lsrb-lean-", dir=self.scratch_root))
+        try:
+            file = scratch / rel_path
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_text(source, encoding="utf-8")
+            with _slot(self.slots):
+                result = run_bounded(
+                    self.argv(file), cwd=self.project, timeout_s=self.timeout_s, memory_mb=self.memory_mb
+                )
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        if result.status == "missing":
+            return LeanRun("toolchain_missing", detail=result.detail)
+        if result.status != "exited":
+            return LeanRun(result.status, detail=result.detail, elapsed_s=result.elapsed_s)
+        messages = tuple(parse_lean_output(result.stdout))
+        if result.returncode != 0 and not any(m.is_error for m in messages):
+            tail = (result.stderr or result.stdout).strip()[-1000:]
+            return LeanRun(
+                "failed",
+                messages,
+                detail=f"exit code {result.returncode}: {tail}",
+                elapsed_s=result.elapsed_s,
+            )
+        return LeanRun("ok", messages, elapsed_s=result.elapsed_s)
+
+    def close(self) -> None:
+        return None
+
+
+# -- REPL backends -----------------------------------------------------------------------------
+
+
+class Transport(Protocol):
+    def send(self, request: Mapping[str, Any], *, timeout_s: float) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class LeanInteractTransport:
+    """LeanInteract's `LeanServer` behind the same `send` as `ReplClient`."""
+
+    def __init__(self, project: Path | None, memory_mb: int | None, lake_command: str) -> None:
+        self.project = project
+        self.memory_mb = memory_mb
+        self.lake_command = lake_command
+        self._server: Any = None
+
+    def _start(self) -> Any:
+        if self._server is None:
+            try:
+                from lean_interact import LeanREPLConfig, LeanServer, LocalProject
+            except ImportError as exc:  # pragma: no cover - checked by the caller
+                raise ReplMissing(f"LeanInteract is not importable ({exc})") from None
+            try:
+                project = (
+                    LocalProject(directory=str(self.project), lake_path=self.lake_command, auto_build=False)
+                    if self.project is not None
+                    else None
+                )
+                config = LeanREPLConfig(
+                    project=project, memory_hard_limit_mb=self.memory_mb, lake_path=self.lake_command
+                )
+                self._server = LeanServer(config)
+            except Exception as exc:  # LeanInteract raises many types while setting up
+                raise ReplMissing(f"LeanInteract could not start a REPL: {exc}") from None
+        return self._server
+
+    def send(self, request: Mapping[str, Any], *, timeout_s: float) -> dict[str, Any]:
+        server = self._start()
+        try:
+            reply = server.run_dict(dict(request), timeout=timeout_s)
+        except TimeoutError as exc:
+            self._server = None
+            raise ReplTimeout(str(exc)) from None
+        except (ConnectionAbortedError, ChildProcessError, BrokenPipeError, EOFError) as exc:
+            self._server = None
+            raise ReplCrashed(f"the LeanInteract REPL died: {exc}") from None
+        if not isinstance(reply, dict):
+            raise ReplProtocolError(f"LeanInteract answered {type(reply).__name__}")
+        return reply
+
+    def close(self) -> None:
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                self._server.kill()
+            self._server = None
+
+
+def split_imports(source: str) -> int:
+    """How many leading lines are the header (`import`, `prelude`, comments, blank lines)."""
+    count = 0
+    in_comment = False
+    header_end = 0
+    for line in source.split("\n"):
+        stripped = line.strip()
+        count += 1
+        if in_comment:
+            in_comment = "-/" not in stripped
+            continue
+        if stripped.startswith("/-"):
+            in_comment = "-/" not in stripped[2:]
+            continue
+        if not stripped or stripped.startswith("--"):
+            continue
+        if stripped.startswith(("import ", "prelude", "module")) or stripped == "public section":
+            header_end = count
+            continue
+        break
+    return header_end
+
+
+@dataclass
+class ReplBackend:
+    """One REPL process; requests are serialised, the imports' environment is cached."""
+
+    transport: Transport
+    timeout_s: float
+    name: str = "repl"
+    missing_reason: str | None = None
+    slots: threading.BoundedSemaphore | None = None
+    generation: int = 0
+    _envs: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def unavailable(self) -> str | None:
+        return self.missing_reason
+
+    def _send(self, request: Mapping[str, Any]) -> tuple[dict[str, Any] | None, LeanRun | None]:
+        start = time.monotonic()
+        try:
+            with _slot(self.slots):
+                return self.transport.send(request, timeout_s=self.timeout_s), None
+        except ReplMissing as exc:
+            return None, LeanRun("toolchain_missing", detail=str(exc))
+        except ReplTimeout as exc:
+            self._restarted()
+            return None, LeanRun("timeout", detail=str(exc), elapsed_s=time.monotonic() - start)
+        except ReplCrashed as exc:
+            self._restarted()
+            return None, LeanRun("oom_or_crash", detail=str(exc), elapsed_s=time.monotonic() - start)
+        except ReplError as exc:
+            self._restarted()
+            return None, LeanRun("failed", detail=str(exc), elapsed_s=time.monotonic() - start)
+
+    def _restarted(self) -> None:
+        self._envs.clear()
+        self.generation += 1
+        with contextlib.suppress(Exception):
+            self.transport.close()
+
+    def check(self, source: str, *, rel_path: str, header_lines: int = 0) -> LeanRun:
+        header_lines = header_lines or split_imports(source)
+        lines = source.split("\n")
+        imports, body = "\n".join(lines[:header_lines]), "\n".join(lines[header_lines:])
+        start = time.monotonic()
+        with self._lock:
+            env: int | None = None
+            if imports.strip():
+                env = self._envs.get(imports)
+                if env is None:
+                    reply, failed = self._send({"cmd": imports})
+                    if failed is not None:
+                        return failed
+                    assert reply is not None
+                    msgs = tuple(messages_from_reply(reply))
+                    if "env" not in reply or any(m.is_error for m in msgs):
+                        return LeanRun(
+                            "ok",
+                            msgs,
+                            reply=reply,
+                            detail=str(reply.get("message", "")),
+                            elapsed_s=time.monotonic() - start,
+                        )
+                    env = self._envs[imports] = int(reply["env"])
+            request: dict[str, Any] = {"cmd": body}
+            if env is not None:
+                request["env"] = env
+            reply, failed = self._send(request)
+        if failed is not None:
+            return failed
+        assert reply is not None
+        shift = header_lines
+        messages = tuple(m.shifted(shift) for m in messages_from_reply(reply))
+        sorries = tuple(
+            SorryInfo(
+                (s.pos[0] + shift, s.pos[1]) if s.pos else None,
+                (s.end_pos[0] + shift, s.end_pos[1]) if s.end_pos else None,
+                s.goal,
+                s.proof_state,
+            )
+            for s in sorries_from_reply(reply)
+        )
+        return LeanRun("ok", messages, sorries, reply=reply, elapsed_s=time.monotonic() - start)
+
+    def tactic(self, proof_state: int, tactic: str) -> LeanRun:
+        start = time.monotonic()
+        with self._lock:
+            reply, failed = self._send({"tactic": tactic, "proofState": proof_state})
+        if failed is not None:
+            return failed
+        assert reply is not None
+        return LeanRun(
+            "ok",
+            tuple(messages_from_reply(reply)),
+            tuple(sorries_from_reply(reply)),
+            reply=reply,
+            elapsed_s=time.monotonic() - start,
+        )
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.transport.close()
+
+
+def lean_interact_available() -> bool:
+    try:
+        import lean_interact  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def make_repl_backend(
+    *,
+    project: Path | None,
+    timeout_s: float,
+    memory_mb: int | None,
+    repl_command: Sequence[str] | None,
+    lake_command: str,
+    prefer: str = "auto",
+    slots: threading.BoundedSemaphore | None = None,
+) -> ReplBackend:
+    """A REPL backend: LeanInteract (`prefer` auto/lean_interact, when importable) or our client."""
+    use_li = prefer == "lean_interact" or (
+        prefer == "auto" and not repl_command and lean_interact_available()
+    )
+    if use_li:
+        missing = None if which(lake_command) else f"`{lake_command}` is not on PATH (no Lean toolchain)"
+        if missing is None and not lean_interact_available():
+            missing = "LeanInteract is not installed (pip install lean-interact)"
+        transport: Transport = LeanInteractTransport(project, memory_mb, lake_command)
+        return ReplBackend(transport, timeout_s, name="lean_interact", missing_reason=missing, slots=slots)
+    argv = list(repl_command or [lake_command, "exe", "repl"])
+    missing = None if which(argv[0]) else f"`{argv[0]}` is not on PATH (no Lean toolchain or REPL)"
+    client = ReplClient(argv, cwd=project, memory_mb=memory_mb)
+    return ReplBackend(client, timeout_s, name="repl", missing_reason=missing, slots=slots)

@@ -1,0 +1,171 @@
+"""Repository checkouts for repo_replay: cloned once per repo@commit, built once, never patched.
+
+Layout under the cache root:
+
+    <root>/<host>__<owner>__<name>/<commit>/        the checkout (read only for the verifier)
+    <root>/<host>__<owner>__<name>/<commit>.ready   written after a successful build
+    <root>/<host>__<owner>__<name>/<commit>.lock    serialises clone/build across processes
+
+A failed clone or build is remembered for the rest of the process, so one broken repo costs one
+attempt at it, not one per sample. Patched files never go into the checkout: the verifier writes
+them to scratch directories and runs `lake env lean` on them from here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pytest_lsrb.tactic.lean.process import ProcessResult, run_bounded, which
+
+FailureKind = Literal["toolchain_missing", "checkout_failed", "build_failed"]
+
+
+class CheckoutFailure(Exception):
+    def __init__(self, kind: FailureKind, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+def repo_slug(remote: str) -> str:
+    """A folder name for a remote: `https://github.com/o/n(.git)` -> `github.com__o__n`."""
+    text = re.sub(r"^[a-z+]+://", "", remote.strip()).removesuffix("/").removesuffix(".git")
+    text = text.replace("git@", "").replace(":", "/")
+    return re.sub(r"[^A-Za-z0-9._-]+", "__", text.replace("/", "__")).strip("_") or "repo"
+
+
+def _tail(result: ProcessResult, limit: int = 800) -> str:
+    text = (result.stderr.strip() or result.stdout.strip())[-limit:]
+    return f"{result.detail} {text}".strip()
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@dataclass
+class CheckoutCache:
+    root: Path
+    git_command: str = "git"
+    lake_command: str = "lake"
+    _failures: dict[str, CheckoutFailure] = field(default_factory=dict)
+    _locks: dict[str, threading.Lock] = field(default_factory=dict)
+    _guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def path(self, remote: str, commit: str) -> Path:
+        return self.root / repo_slug(remote) / commit
+
+    def _lock_for(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    def ensure(
+        self,
+        remote: str,
+        commit: str,
+        *,
+        build_timeout_s: float,
+        memory_mb: int | None,
+        mathlib_cache: bool,
+    ) -> Path:
+        """The built checkout of `remote@commit`, cloning and building it the first time."""
+        target = self.path(remote, commit)
+        key = str(target)
+        with self._lock_for(key):
+            if key in self._failures:
+                raise self._failures[key]
+            ready = target.with_name(commit + ".ready")
+            if ready.exists() and target.is_dir():
+                return target
+            try:
+                with _file_lock(target.with_name(commit + ".lock")):
+                    if ready.exists() and target.is_dir():  # another process finished it
+                        return target
+                    deadline = time.monotonic() + build_timeout_s
+                    self._clone(remote, commit, target, deadline, memory_mb)
+                    self._build(target, deadline, memory_mb, mathlib_cache)
+                    ready.write_text(
+                        json.dumps({"remote": remote, "commit": commit, "built_at": time.time()}),
+                        encoding="utf-8",
+                    )
+            except CheckoutFailure as failure:
+                if failure.kind != "toolchain_missing":
+                    self._failures[key] = failure
+                raise
+            return target
+
+    def _run(self, argv: list[str], cwd: Path, deadline: float, memory_mb: int | None) -> ProcessResult:
+        remaining = max(1.0, deadline - time.monotonic())
+        return run_bounded(
+            argv,
+            cwd=cwd,
+            timeout_s=remaining,
+            memory_mb=memory_mb,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
+
+    def _clone(self, remote: str, commit: str, target: Path, deadline: float, memory_mb: int | None) -> None:
+        if target.is_dir() and (target / ".git").exists():
+            return
+        git = self.git_command
+        if which(git) is None:
+            raise CheckoutFailure("toolchain_missing", f"`{git}` is not on PATH")
+        partial = target.with_name(f"{commit}.partial-{os.getpid()}")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        steps = [
+            [git, "init", "-q"],
+            [git, "remote", "add", "origin", remote],
+            [git, "fetch", "-q", "--depth", "1", "origin", commit],
+            [git, "-c", "advice.detachedHead=false", "checkout", "-q", "FETCH_HEAD"],
+        ]
+        for argv in steps:
+            result = self._run(argv, partial, deadline, memory_mb)
+            if result.status == "exited" and result.returncode == 0:
+                continue
+            if argv[1] == "fetch":  # servers that refuse fetching a bare commit: fetch everything
+                result = self._run([git, "fetch", "-q", "origin"], partial, deadline, memory_mb)
+                if result.status == "exited" and result.returncode == 0:
+                    steps[-1][-1] = commit
+                    continue
+            shutil.rmtree(partial, ignore_errors=True)
+            raise CheckoutFailure("checkout_failed", f"{' '.join(argv[:3])} failed: {_tail(result)}")
+        head = self._run([git, "rev-parse", "HEAD"], partial, deadline, memory_mb)
+        if head.stdout.strip() and not head.stdout.strip().startswith(commit[:7]):
+            shutil.rmtree(partial, ignore_errors=True)
+            raise CheckoutFailure("checkout_failed", f"HEAD is {head.stdout.strip()}, not {commit}")
+        shutil.rmtree(target, ignore_errors=True)
+        partial.rename(target)
+
+    def _build(self, target: Path, deadline: float, memory_mb: int | None, mathlib_cache: bool) -> None:
+        lake = self.lake_command
+        if which(lake) is None:
+            raise CheckoutFailure("toolchain_missing", f"`{lake}` is not on PATH (no Lean toolchain)")
+        manifest = target / "lake-manifest.json"
+        uses_mathlib = manifest.exists() and "mathlib" in manifest.read_text(encoding="utf-8").lower()
+        if mathlib_cache and (uses_mathlib or (target / "Mathlib.lean").exists()):
+            # A failed cache fetch only makes the build slower; the build decides.
+            self._run([lake, "exe", "cache", "get"], target, deadline, memory_mb)
+        result = self._run([lake, "build"], target, deadline, memory_mb)
+        if result.status == "missing":
+            raise CheckoutFailure("toolchain_missing", result.detail)
+        if result.status != "exited" or result.returncode != 0:
+            raise CheckoutFailure("build_failed", f"lake build failed: {_tail(result)}")

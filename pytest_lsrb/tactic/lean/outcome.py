@@ -1,0 +1,278 @@
+"""Reading Lean's verdict: messages from `lean --json`/plain output and REPL replies, classified.
+
+Three-way verdict on a tactic: an error means `lean_error` (with a subkind naming what went
+wrong), goals that remain mean `progress`, no goals and no error mean `closed`. Positions follow
+Lean: lines 1-based, columns 0-based (in codepoints).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+Pos = tuple[int, int]  # (line, column)
+
+# Lean error text -> subkind; the first pattern that matches wins (order matters).
+SUBKIND_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
+    (kind, re.compile(pattern, re.I | re.S))
+    for kind, pattern in (
+        ("timeout", r"\(deterministic\) timeout|maximum recursion depth|heartbeats"),
+        (
+            "parse",
+            r"^<input>:\d+:\d+:|unexpected token|unexpected identifier|unexpected end of input"
+            r"|unterminated|expected term|expected '|^expected |invalid syntax|unknown tactic",
+        ),
+        ("unknown_identifier", r"unknown (identifier|constant|namespace)|unknown free variable"),
+        ("type_mismatch", r"type mismatch|application type mismatch|argument .* has type|type expected"),
+        ("unsolved_goals", r"^unsolved goals"),
+        ("no_goals", r"no goals to be solved|^no goals"),
+        ("synthesis_failed", r"failed to synthesize|don't know how to synthesize"),
+        ("termination", r"fail(ed)? to show termination|structural recursion"),
+        ("kernel", r"^\(kernel\)|kernel type check failed"),
+        ("metavariables", r"contains metavariable|declaration has metavariables"),
+        (
+            "tactic_failed",
+            r"tactic .* failed|failed|could not|made no progress|did not|unable to"
+            r"|linarith|omega|cannot|not applicable|no applicable|motive is not|not found",
+        ),
+    )
+)
+SORRY_WARNINGS: Final[frozenset[str]] = frozenset({"declaration uses 'sorry'", "declaration uses `sorry`"})
+# REPL replies that say the request itself was wrong: the harness's fault, not the tactic's.
+REPL_PROTOCOL_ERRORS: Final[tuple[str, ...]] = (
+    "Unknown environment",
+    "Unknown proof state",
+    "Could not parse JSON",
+    "Could not parse as a valid JSON command",
+)
+_TEXT_MESSAGE = re.compile(
+    r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|info|information)"
+    r"(?:\([^)]*\))?: ?(?P<data>.*)$"
+)
+
+
+@dataclass(frozen=True)
+class LeanMessage:
+    severity: str
+    pos: Pos
+    end_pos: Pos | None
+    data: str
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+    @property
+    def is_sorry_warning(self) -> bool:
+        return self.severity == "warning" and self.data.strip() in SORRY_WARNINGS
+
+    def shifted(self, lines: int) -> LeanMessage:
+        """The same message with its line numbers moved by `lines`."""
+        end = (self.end_pos[0] + lines, self.end_pos[1]) if self.end_pos else None
+        return LeanMessage(self.severity, (self.pos[0] + lines, self.pos[1]), end, self.data)
+
+    def within(self, start: Pos, end: Pos) -> bool:
+        """Whether the message starts inside [start, end]."""
+        return start <= self.pos <= end
+
+    def covers(self, start: Pos, end: Pos) -> bool:
+        """Whether the message's range contains [start, end] (a point range if it has no end)."""
+        stop = self.end_pos or self.pos
+        return self.pos <= start and end <= stop
+
+    def brief(self, limit: int = 300) -> str:
+        text = " ".join(self.data.split())
+        text = text if len(text) <= limit else text[: limit - 3] + "..."
+        return f"{self.pos[0]}:{self.pos[1]}: {self.severity}: {text}"
+
+
+@dataclass(frozen=True)
+class SorryInfo:
+    """A sorry the REPL found: where it is, its goal and the proof state it opened."""
+
+    pos: Pos | None
+    end_pos: Pos | None
+    goal: str
+    proof_state: int | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What Lean said about one check: an outcome of `errors.VERIFICATION_OUTCOME_DOMAINS`."""
+
+    outcome: str
+    subkind: str | None = None
+    detail: str | None = None
+    goals: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def success(self) -> bool:
+        return self.outcome == "closed"
+
+
+def error_subkind(text: str) -> str:
+    """The subkind of one Lean error message (`other` when no pattern fits)."""
+    body = text.strip()
+    if body.startswith("Lean error:"):
+        body = body[len("Lean error:") :].strip()
+    for kind, pattern in SUBKIND_PATTERNS:
+        if pattern.search(body):
+            return kind
+    return "other"
+
+
+def _pos(obj: Any) -> Pos | None:
+    if not isinstance(obj, Mapping):
+        return None
+    line, col = obj.get("line"), obj.get("column")
+    if isinstance(line, int) and isinstance(col, int):
+        return (line, col)
+    return None
+
+
+def message_from_json(obj: Mapping[str, Any]) -> LeanMessage:
+    """One message as the REPL and `lean --json` write it."""
+    return LeanMessage(
+        severity=str(obj.get("severity", "error")),
+        pos=_pos(obj.get("pos")) or (0, 0),
+        end_pos=_pos(obj.get("endPos")),
+        data=str(obj.get("data", "")),
+    )
+
+
+def messages_from_reply(reply: Mapping[str, Any]) -> list[LeanMessage]:
+    raw = reply.get("messages") or []
+    return [message_from_json(m) for m in raw if isinstance(m, Mapping)]
+
+
+def sorries_from_reply(reply: Mapping[str, Any]) -> list[SorryInfo]:
+    out: list[SorryInfo] = []
+    for s in reply.get("sorries") or []:
+        if isinstance(s, Mapping):
+            ps = s.get("proofState")
+            out.append(
+                SorryInfo(
+                    _pos(s.get("pos")),
+                    _pos(s.get("endPos")),
+                    str(s.get("goal", "")),
+                    ps if isinstance(ps, int) else None,
+                )
+            )
+    return out
+
+
+def parse_lean_output(stdout: str) -> list[LeanMessage]:
+    """Messages printed by `lean --json FILE` (one JSON object a line) or plain `lean FILE`.
+
+    Plain messages span several lines (`file:l:c: error: first line` then the rest), so a line
+    that starts no message continues the previous one.
+    """
+    messages: list[LeanMessage] = []
+    current: dict[str, Any] | None = None
+
+    def flush() -> None:
+        nonlocal current
+        if current is not None:
+            messages.append(
+                LeanMessage(current["sev"], current["pos"], None, "\n".join(current["lines"]).rstrip())
+            )
+            current = None
+
+    for line in stdout.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("{") and stripped.endswith("}"):
+            try:
+                obj = json.loads(stripped)
+            except json.JSONDecodeError:
+                obj = None
+            if isinstance(obj, dict) and "severity" in obj:
+                flush()
+                messages.append(message_from_json(obj))
+                continue
+        m = _TEXT_MESSAGE.match(line)
+        if m:
+            flush()
+            sev = "info" if m["sev"] == "information" else m["sev"]
+            current = {"sev": sev, "pos": (int(m["line"]), int(m["col"])), "lines": [m["data"]]}
+        elif current is not None:
+            current["lines"].append(line)
+    flush()
+    return messages
+
+
+def first_error(messages: Iterable[LeanMessage]) -> LeanMessage | None:
+    return next((m for m in messages if m.is_error), None)
+
+
+def judge_messages(messages: Sequence[LeanMessage], span: tuple[Pos, Pos]) -> Verdict:
+    """The verdict on a tactic placed at `span`, from the errors Lean reported for its proof.
+
+    No error: `closed`. Only `unsolved goals` errors whose range holds the tactic (the enclosing
+    `by` block ended with goals left): `progress`. Anything else: `lean_error`, subkind of the
+    first error that is not such an `unsolved goals`.
+    """
+    errors = [m for m in messages if m.is_error]
+    if not errors:
+        return Verdict("closed")
+    pending = [m for m in errors if error_subkind(m.data) == "unsolved_goals" and m.covers(*span)]
+    others = [m for m in errors if m not in pending]
+    if not others:
+        goals = tuple(m.data.split("\n", 1)[1] if "\n" in m.data else "" for m in pending)
+        return Verdict("progress", detail=pending[0].brief(), goals=goals)
+    worst = others[0]
+    return Verdict("lean_error", error_subkind(worst.data), worst.brief())
+
+
+def judge_tactic_reply(reply: Mapping[str, Any]) -> Verdict:
+    """The verdict on a REPL `{"tactic": ..., "proofState": n}` reply.
+
+    `{"message": ...}` is a Lean error raised by the tactic (or a protocol error: the harness's
+    fault, `reconstruction_failed`); error messages make `lean_error`; otherwise `proofStatus`
+    (or, from REPLs older than it, the goal list) decides between `progress` and `closed`.
+    """
+    if "message" in reply and "proofState" not in reply:
+        text = str(reply["message"])
+        if any(text.startswith(p) for p in REPL_PROTOCOL_ERRORS):
+            return Verdict("reconstruction_failed", "repl_protocol", text)
+        return Verdict("lean_error", error_subkind(text), " ".join(text.split())[:300])
+    messages = messages_from_reply(reply)
+    err = first_error(messages)
+    if err is not None:
+        return Verdict("lean_error", error_subkind(err.data), err.brief())
+    status = str(reply.get("proofStatus") or "")
+    goals = tuple(str(g) for g in reply.get("goals") or [])
+    if status.startswith("Error"):
+        return Verdict(
+            "lean_error",
+            error_subkind(status) if "kernel" not in status else "kernel",
+            " ".join(status.split())[:300],
+        )
+    if goals:
+        return Verdict("progress", detail=f"{len(goals)} goal(s) remain", goals=goals)
+    if "metavariable" in status:
+        return Verdict("lean_error", "metavariables", status)
+    if "sorry" in status:
+        return Verdict("lean_error", "new_sorry", status)
+    return Verdict("closed")
+
+
+def judge_command_reply(reply: Mapping[str, Any]) -> Verdict:
+    """The verdict on a REPL `{"cmd": ...}` reply taken as a whole: errors, sorries or clean."""
+    if "message" in reply and "env" not in reply:
+        text = str(reply["message"])
+        if any(text.startswith(p) for p in REPL_PROTOCOL_ERRORS):
+            return Verdict("reconstruction_failed", "repl_protocol", text)
+        return Verdict("lean_error", error_subkind(text), " ".join(text.split())[:300])
+    messages = messages_from_reply(reply)
+    err = first_error(messages)
+    if err is not None:
+        return Verdict("lean_error", error_subkind(err.data), err.brief())
+    sorries = sorries_from_reply(reply)
+    if sorries or any(m.is_sorry_warning for m in messages):
+        return Verdict(
+            "progress", detail=f"{len(sorries)} sorry(s) remain", goals=tuple(s.goal for s in sorries)
+        )
+    return Verdict("closed")

@@ -1,0 +1,90 @@
+"""The synthetic script: a standalone Lean file that restates a goal and tries one tactic on it.
+
+    import Mathlib                      -- header chosen by the profile (core: nothing)
+    set_option autoImplicit false       -- an unknown name is an error, never a new variable
+    universe u v                        -- universe names the goal uses
+
+    example (x y : ℕ) (h : x = y) :     -- the restated goal
+        y = x := by
+      sorry                             -- control script / the tactic in the tactic script
+
+The control script (`... := by sorry`) must compile without errors before the tactic is judged:
+if it does not, the restatement is at fault (`reconstruction_failed`), not the model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from pytest_lsrb.tactic.lean.goal import Restatement
+from pytest_lsrb.tactic.lean.outcome import Pos
+
+Header = Literal["core", "mathlib"]
+HEADER_IMPORTS: Final[dict[str, tuple[str, ...]]] = {"core": (), "mathlib": ("import Mathlib",)}
+OPTIONS_LINE: Final = "set_option autoImplicit false"
+# Notation and names that only exist with Mathlib (used by the `auto` header choice).
+_MATHLIB_HINTS: Final = re.compile(
+    r"[ℕℤℚℝℂ∑∏∫‖]|\b(?:Finset|Real|Complex|Matrix|Polynomial|MeasureTheory|Filter|Module|"
+    r"Ideal|Subgroup|Submodule|IsOpen|Continuous|Differentiable|Measure)\b"
+)
+# A tactic line must not end the proof and start a command of its own (`#eval`, `theorem ...`).
+_COMMAND_TOKEN: Final = re.compile(
+    r"(?<![\w.'«])(#(?!\[)[a-z_]+|theorem|lemma|axiom|axioms|def|abbrev|instance|example|import|"
+    r"elab|macro|syntax|macro_rules|elab_rules|initialize|builtin_initialize|run_cmd|run_meta)(?![\w'])"
+)
+
+
+def choose_header(setting: str, goal_text: str, repo_remote: str = "") -> Header:
+    """`core`, `mathlib`, or for `auto`: Mathlib when the repo or the goal's notation needs it."""
+    if setting in ("core", "mathlib"):
+        return setting  # type: ignore[return-value]
+    if "mathlib" in repo_remote.lower() or _MATHLIB_HINTS.search(goal_text):
+        return "mathlib"
+    return "core"
+
+
+def command_token(tactic: str) -> str | None:
+    """A command keyword in a tactic (it would run as a command of its own), or None."""
+    m = _COMMAND_TOKEN.search(tactic)
+    return m.group(1) if m else None
+
+
+@dataclass(frozen=True)
+class Script:
+    """A generated Lean source, where its proof line sits, and how many lines its imports take."""
+
+    text: str
+    header_lines: int
+    proof_span: tuple[Pos, Pos]  # the `sorry` of a control script, the tactic of a tactic script
+
+    @property
+    def imports(self) -> str:
+        return "\n".join(self.text.split("\n")[: self.header_lines])
+
+    @property
+    def body(self) -> str:
+        """The text after the imports (what the REPL runs in the imports' environment)."""
+        return "\n".join(self.text.split("\n")[self.header_lines :])
+
+
+def _script(restatement: Restatement, header: Header, proof_line: str) -> Script:
+    imports = list(HEADER_IMPORTS[header])
+    lines = [*imports, OPTIONS_LINE, *restatement.preamble(), ""]
+    example = restatement.example_lines([proof_line])
+    first = len(lines) + 1
+    lines += example
+    proof_lineno = first + len(example) - 1
+    span = ((proof_lineno, 2), (proof_lineno, 2 + len(proof_line)))
+    return Script("\n".join(lines) + "\n", len(imports), span)
+
+
+def control_script(restatement: Restatement, header: Header) -> Script:
+    return _script(restatement, header, "sorry")
+
+
+def tactic_script(restatement: Restatement, header: Header, tactic: str) -> Script:
+    if "\n" in tactic:
+        raise ValueError("a tactic proposal is one line")
+    return _script(restatement, header, tactic.strip())

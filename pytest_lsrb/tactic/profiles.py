@@ -1,0 +1,179 @@
+"""Replay profiles: per-repo policy for Lean verification (`schema_version = 1`, one TOML file each).
+
+```toml
+schema_version = 1
+id = "mathlib"                         # default: the file name without .toml
+description = "Mathlib itself: big build, use the cache"
+repo_remote = "https://github.com/leanprover-community/mathlib4"   # optional match key
+repo_lean_version = "v4.2*"            # optional match key (exact, or a glob with * ? [..])
+build_timeout_s = 7200                 # clone + `lake exe cache get` + `lake build`
+check_timeout_s = 600                  # one Lean run on one file / one REPL request
+memory_mb = 16384                      # address-space cap of every Lean/Lake process
+mathlib_cache = true                   # run `lake exe cache get` before `lake build`
+replay_method = "file"                 # file: `lake env lean FILE`; repl: the Lean REPL
+max_parallel = 1                       # Lean processes at once for this profile, per process
+skip = false                           # true: rows matched here are not verified (recorded so)
+```
+
+Which profile applies to a row (more specific wins):
+1. `repo_remote` and `repo_lean_version` both given and both match;
+2. only `repo_remote` given, and it matches;
+3. only `repo_lean_version` given, and it matches;
+4. neither given: the default profile (the built-in one when no file has neither).
+Within one level an exact `repo_lean_version` beats a glob, then the first file by name wins.
+Remotes compare without a trailing `/` or `.git` and without case.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.rows import describe_validation_error
+from pytest_lsrb.core.textfiles import read_toml, shown
+
+PROFILE_SCHEMA_VERSION: Final = 1
+BUILTIN_PATH: Final = "builtin"
+BUILTIN_DEFAULT_ID: Final = "builtin-default"
+
+
+class ReplayProfile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1]
+    id: str = Field(default="", description="defaults to the file name without .toml")
+    description: str = ""
+    repo_remote: str | None = None
+    repo_lean_version: str | None = None
+    build_timeout_s: float = Field(default=3600.0, gt=0)
+    check_timeout_s: float = Field(default=300.0, gt=0)
+    memory_mb: int = Field(default=8192, ge=256)
+    mathlib_cache: bool = True
+    replay_method: Literal["file", "repl"] = "file"
+    max_parallel: int = Field(default=1, ge=1)
+    skip: bool = False
+    skip_reason: str = ""
+    # synthetic: the header (`auto` picks Mathlib when the repo or the goal's notation needs it),
+    # and a Lake project to run in (needed for `import Mathlib` and for the REPL).
+    synthetic_header: Literal["auto", "core", "mathlib"] = "auto"
+    lean_project: str | None = None
+    # Executables: `lean`, `lake`, `git`, and the REPL (default: LeanInteract when it is
+    # installed, else `lake exe repl` in the project).
+    lean_command: str = "lean"
+    lake_command: str = "lake"
+    git_command: str = "git"
+    repl_command: list[str] | None = None
+    repl_backend: Literal["auto", "repl", "lean_interact"] = "auto"
+
+    @property
+    def specificity(self) -> int:
+        return 2 * (self.repo_remote is not None) + (self.repo_lean_version is not None)
+
+    def matches(self, remote: str, lean_version: str) -> bool:
+        if self.repo_remote is not None and normalize_remote(self.repo_remote) != normalize_remote(remote):
+            return False
+        return self.repo_lean_version is None or fnmatch.fnmatchcase(lean_version, self.repo_lean_version)
+
+
+def normalize_remote(remote: str) -> str:
+    return remote.strip().rstrip("/").removesuffix(".git").lower()
+
+
+BUILTIN_DEFAULT: Final = ReplayProfile(
+    schema_version=1, id=BUILTIN_DEFAULT_ID, description="built-in defaults (no profile file applies)"
+)
+
+
+@dataclass(frozen=True)
+class ProfileSet:
+    """The loaded profiles and where they came from (`path` lands in summary.json)."""
+
+    profiles: tuple[tuple[ReplayProfile, str], ...]  # (profile, file) in file-name order
+    path: str
+
+    def match(self, remote: str, lean_version: str) -> ReplayProfile:
+        best: tuple[int, int, int] | None = None
+        chosen = None
+        for order, (profile, _) in enumerate(self.profiles):
+            if not profile.matches(remote, lean_version):
+                continue
+            version = profile.repo_lean_version
+            exact = int(version is not None and not any(c in version for c in "*?["))
+            key = (profile.specificity, exact, -order)
+            if best is None or key > best:
+                best, chosen = key, profile
+        return chosen or BUILTIN_DEFAULT
+
+    def get(self, profile_id: str) -> ReplayProfile | None:
+        return next((p for p, _ in self.profiles if p.id == profile_id), None)
+
+
+def load_profile_file(path: Path) -> ReplayProfile:
+    data = read_toml(path)
+    if "schema_version" not in data:
+        raise LsrbUsageError(f"{path}: field 'schema_version' is missing (this reader knows 1).")
+    if data.get("schema_version") != PROFILE_SCHEMA_VERSION:
+        raise LsrbUsageError(
+            f"{path}: field 'schema_version' is {shown(data.get('schema_version'))}; this reader knows 1."
+        )
+    data.setdefault("id", path.stem)
+    try:
+        return ReplayProfile.model_validate(data)
+    except ValidationError as exc:
+        raise LsrbUsageError(f"{path}: {describe_validation_error(exc)}.") from None
+
+
+def load_profiles(path: Path | None) -> ProfileSet:
+    """Profiles from a file or a folder of `*.toml`; None means the built-in default only."""
+    if path is None:
+        return ProfileSet((), BUILTIN_PATH)
+    files = sorted(path.glob("*.toml")) if path.is_dir() else [path]
+    loaded: list[tuple[ReplayProfile, str]] = []
+    seen: dict[tuple[str | None, str | None], Path] = {}
+    ids: dict[str, Path] = {}
+    for file in files:
+        profile = load_profile_file(file)
+        if profile.id in ids:
+            raise LsrbUsageError(f"{file}: field 'id': '{profile.id}' is also the id of {ids[profile.id]}.")
+        ids[profile.id] = file
+        remote = normalize_remote(profile.repo_remote) if profile.repo_remote is not None else None
+        key = (remote, profile.repo_lean_version)
+        if key in seen:
+            raise LsrbUsageError(
+                f"{file}: fields 'repo_remote'/'repo_lean_version' match exactly what {seen[key]} "
+                "matches; merge the two profiles or make one more specific."
+            )
+        seen[key] = file
+        loaded.append((profile, str(file)))
+    return ProfileSet(tuple(loaded), str(path))
+
+
+def resolve_profiles_path(option: str | None, suite_root: str | Path | None) -> Path | None:
+    """The profiles actually used: `--lsrb-profiles`, else the repo's `profiles/`, else built-in."""
+    if option:
+        path = Path(option).expanduser()
+        if not path.is_absolute():
+            path = Path.cwd() / path
+        if not path.exists():
+            raise LsrbUsageError(f"--lsrb-profiles: {path} does not exist.")
+        return path.resolve()
+    if suite_root is not None:
+        # A checkout keeps them beside suites/; a wheel ships them as pytest_lsrb/_profiles.
+        top = Path(suite_root).resolve().parent.parent
+        for candidate in (top / "profiles", top / "_profiles"):
+            if candidate.is_dir() and any(candidate.glob("*.toml")):
+                return candidate
+    return None
+
+
+def profile_config_path(mode: str, option: str | None, suite_root: str | Path | None) -> str | None:
+    """What summary.json records as `profile_config_path` (None when verification uses none)."""
+    if mode not in ("synthetic", "repo_replay"):
+        return None
+    path = resolve_profiles_path(option, suite_root)
+    return BUILTIN_PATH if path is None else str(path)

@@ -1,0 +1,61 @@
+"""Index rows of goal_to_tactic_proposal_v1: one Lean goal at a `sorry`, compatible with SorryDB."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from pytest_lsrb.core.rows import content_hash
+
+FORBIDDEN_TOKENS: tuple[str, ...] = ("sorry", "admit", "sorryAx")
+
+
+class TacticRow(BaseModel):
+    """One goal of goal_to_tactic_proposal_v1, compatible with SorryDB's sorry records."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+
+    item_id: str = Field(min_length=1)
+    repo_remote: str
+    repo_branch: str
+    repo_commit: str
+    repo_lean_version: str
+    path: str
+    start_line: int = Field(ge=1, description="1-based line of the sorry")
+    start_column: int = Field(ge=0, description="0-based column of the sorry")
+    end_line: int = Field(ge=1)
+    end_column: int = Field(ge=0)
+    goal_text: str = Field(min_length=1)
+    url: str | None = None
+    sorry_kind: Literal["tactic", "term"] | None = None
+    blame_date: str | None = None
+    inclusion_date: str | None = None
+    tags: list[str] = Field(default_factory=list)
+
+    @field_validator("end_column")
+    @classmethod
+    def _span_ends_after_start(cls, end_column: int, info: ValidationInfo) -> int:
+        d = info.data
+        if {"start_line", "start_column", "end_line"} <= d.keys() and (d["end_line"], end_column) < (
+            d["start_line"],
+            d["start_column"],
+        ):
+            raise ValueError(
+                f"the sorry's span ends at {d['end_line']}:{end_column}, before it starts at "
+                f"{d['start_line']}:{d['start_column']}"
+            )
+        return end_column
+
+    @property
+    def repo_name(self) -> str:
+        """`owner/name` -> `name`; what a person types after `-k`."""
+        return self.repo_remote.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1]
+
+    def keywords(self) -> list[str]:
+        """Extra words `-k` can match: the repo name, the file path and its parts, the tags."""
+        words = [self.repo_name, self.path, *self.path.split("/"), *self.tags]
+        return [w for w in words if w]
+
+    def content_hash(self) -> str:
+        return content_hash(self)

@@ -1,0 +1,174 @@
+"""goal_to_tactic_proposal_v1: a Lean 4 goal in, exactly one next tactic line out."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_lsrb.adapters.base import GenerationRequest, Message
+from pytest_lsrb.core.rows import stream_jsonl
+from pytest_lsrb.engine.suite import SuiteSpec
+from pytest_lsrb.engine.task import AttemptContext, Judgement
+from pytest_lsrb.tactic.answer import read_tactic
+from pytest_lsrb.tactic.baseline import mock_tactic_answer
+from pytest_lsrb.tactic.rows import TacticRow
+from pytest_lsrb.tactic.slices import goal_slice_predicate
+
+TASK_NAME = "goal_to_tactic_proposal_v1"
+
+
+def prompt_hash(messages: tuple[Message, ...]) -> str:
+    canonical = json.dumps([[m.role, m.content] for m in messages], ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def build_messages(suite: SuiteSpec, row: TacticRow) -> tuple[Message, ...]:
+    fields = {
+        "goal_text": row.goal_text,
+        "repo": row.repo_name,
+        "path": row.path,
+        "lean_version": row.repo_lean_version,
+    }
+    system, user = suite.render_prompt(fields)
+    msgs = [Message("user", user)]
+    if system:
+        msgs.insert(0, Message("system", system))
+    return tuple(msgs)
+
+
+# messages, their hash, and the same as JSON-ready dicts
+_Prompt = tuple[tuple[Message, ...], str, list[dict[str, str]]]
+
+
+class TacticTask:
+    name = TASK_NAME
+    answer_field = "tactic"
+
+    def load_rows(self, suite: SuiteSpec, index_path: Path) -> Iterator[TacticRow]:
+        return stream_jsonl(index_path, TacticRow)
+
+    def slice_predicate(self, goal_slice: str) -> Callable[[Any], bool]:
+        return goal_slice_predicate(goal_slice)
+
+    def __init__(self) -> None:
+        # The last items' prompts: an item's samples run back to back (and may run in parallel
+        # threads), so rendering and hashing each prompt once per item is enough.
+        self._prompts: OrderedDict[tuple[str, str], _Prompt] = OrderedDict()
+        self._prompts_lock = threading.Lock()
+
+    def _prompt(self, suite: SuiteSpec, row: TacticRow) -> _Prompt:
+        key = (str(suite.root), row.item_id)
+        with self._prompts_lock:
+            hit = self._prompts.get(key)
+        if hit is None:
+            messages = build_messages(suite, row)
+            as_dicts = [{"role": m.role, "content": m.content} for m in messages]
+            hit = (messages, prompt_hash(messages), as_dicts)
+            with self._prompts_lock:
+                self._prompts[key] = hit
+                if len(self._prompts) > 256:
+                    self._prompts.popitem(last=False)
+        return hit
+
+    def run_attempt(self, ctx: AttemptContext) -> dict[str, Any]:
+        row: TacticRow = ctx.case.row
+        messages, hashed, prompt = self._prompt(ctx.suite, row)
+        request = GenerationRequest(
+            messages=messages,
+            seed=ctx.case.attempt_seed,
+            sampling=ctx.sampling,
+            task=self.name,
+            context={"goal_text": row.goal_text},
+        )
+        result = ctx.adapter.generate(request)
+        fields: dict[str, Any] = {
+            "prompt_hash": hashed,
+            # The prompt itself, so a report can show what the model was asked.
+            "prompt": [dict(m) for m in prompt],
+            "raw_output": result.text,
+            "latency_ms": round(result.latency_ms, 3),
+            "model_calls": result.http_attempts if not result.cached else 0,
+            "cached": result.cached,
+            "generation_error_kind": result.error_kind,
+            "generation_error_domain": result.error_domain,
+            "generation_error_message": result.error_message,
+            "verification_mode": ctx.verifier.mode,
+        }
+        answer = read_tactic(result.text) if result.ok else None
+        if answer is not None and result.ok and not answer.nonempty:
+            fields["generation_error_kind"] = "empty_output"
+            fields["generation_error_domain"] = "model_output"
+        tactic = answer.tactic if answer else ""
+        fields.update(
+            tactic=tactic,
+            proposal=tactic,
+            valid=bool(answer and answer.valid),
+            nonempty=bool(answer and answer.nonempty),
+            contains_sorry=bool(answer and answer.contains_sorry),
+        )
+        if result.ok and answer is not None and answer.nonempty and not answer.contains_sorry:
+            verdict = ctx.verifier.verify(row, tactic, attempt_seed=ctx.case.attempt_seed)
+            fields.update(
+                verification_attempted=verdict.attempted,
+                verification_success=verdict.success,
+                verification_outcome=verdict.outcome,
+                verification_error_kind=verdict.error_kind,
+                verification_error_domain=verdict.error_domain,
+                verification_error_subkind=verdict.subkind,
+                verification_detail=verdict.detail,
+                verification_latency_ms=round(verdict.latency_ms, 3),
+                repo_replay_profile_id=verdict.profile_id,
+            )
+        elif answer is not None and answer.contains_sorry and ctx.verifier.mode != "none":
+            fields.update(
+                verification_attempted=False,
+                verification_outcome="forbidden_token",
+                verification_success=False,
+                verification_error_kind="forbidden_token",
+                verification_error_domain="model",
+            )
+        return fields
+
+    def judge(self, record: Mapping[str, Any]) -> Judgement:
+        if record.get("verification_error_domain") in ("environment", "harness"):
+            return Judgement(
+                "error",
+                f"verification could not judge the tactic: {record.get('verification_outcome')}"
+                f" ({record.get('verification_detail') or 'no detail'})",
+            )
+        tactic = record.get("tactic") or ""
+        if record.get("contains_sorry"):
+            return Judgement("fail", f"the tactic {tactic!r} contains a forbidden token")
+        if not record.get("valid"):
+            shown = tactic or (record.get("raw_output") or "")[:80]
+            return Judgement("fail", f"no valid tactic line in the model output ({shown!r})")
+        if record.get("verification_attempted") and not record.get("verification_success"):
+            sub = record.get("verification_error_subkind")
+            kind = str(record.get("verification_outcome")) + (f"/{sub}" if sub else "")
+            return Judgement("fail", f"the tactic {tactic!r} did not verify: {kind}")
+        return Judgement("pass")
+
+    def summary_accumulator(self, samples_per_item: int) -> TacticSummary:
+        return TacticSummary()
+
+    def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
+        return mock_tactic_answer(str(context.get("goal_text", "")), seed)
+
+
+class TacticSummary:
+    """Tactic-suite additions: verification outcomes by kind."""
+
+    def __init__(self) -> None:
+        self.outcomes: Counter[str] = Counter()
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        if record.get("verification_attempted"):
+            self.outcomes[str(record.get("verification_outcome"))] += 1
+
+    def finish(self) -> dict[str, Any]:
+        return {"verification_outcomes": dict(sorted(self.outcomes.items()))}

@@ -1,0 +1,170 @@
+"""What the two Lean verifiers share: profiles, guards, backends per profile, timing, results."""
+
+from __future__ import annotations
+
+import threading
+import time
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any
+
+from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
+from pytest_lsrb.tactic.answer import contains_forbidden
+from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, lean_slots, make_repl_backend
+from pytest_lsrb.tactic.lean.outcome import Verdict
+from pytest_lsrb.tactic.lean.script import command_token
+from pytest_lsrb.tactic.profiles import ProfileSet, ReplayProfile, load_profiles, resolve_profiles_path
+
+
+def result(outcome: str, *, subkind: str | None = None, detail: str | None = None) -> VerificationResult:
+    """An attempted verification with `outcome`; success only for `closed`."""
+    return VerificationResult(
+        attempted=True, success=outcome == "closed", outcome=outcome, subkind=subkind, detail=detail
+    )
+
+
+def from_verdict(verdict: Verdict) -> VerificationResult:
+    return result(verdict.outcome, subkind=verdict.subkind, detail=verdict.detail)
+
+
+def from_failed_run(run: LeanRun, *, stage: str) -> VerificationResult | None:
+    """The result for a run that did not get to Lean's verdict, or None when it did.
+
+    `stage` is `tactic` (a hang or crash is the tactic's: `timeout`/`oom_or_crash`) or the
+    environment outcome to use when the harness's own check failed (`reconstruction_failed`,
+    `baseline_failed`).
+    """
+    if run.status == "ok":
+        return None
+    if run.status == "toolchain_missing":
+        return result("toolchain_missing", detail=run.detail)
+    if stage == "tactic" and run.status in ("timeout", "oom_or_crash"):
+        return result(run.status, detail=run.detail)
+    if stage == "tactic":
+        return result("oom_or_crash", subkind="process_failed", detail=run.detail)
+    return result(stage, subkind=run.status, detail=run.detail)
+
+
+class LeanVerifierBase(ABC):
+    """Loads profiles at construction (an invalid file stops the run there) and caches backends.
+
+    Subclasses (synthetic, repo_replay) supply `check`: how one tactic is put before Lean.
+    """
+
+    mode = "lean"
+
+    def __init__(self, config: VerifierConfig) -> None:
+        self.config = config
+        path = resolve_profiles_path(config.profiles_path, config.suite_root)
+        self.profiles: ProfileSet = load_profiles(path)
+        self._backends: dict[tuple[Any, ...], LeanBackend] = {}
+        self._lock = threading.Lock()
+
+    # -- policy --------------------------------------------------------------------------------
+
+    def profile_for(self, row: Any) -> ReplayProfile:
+        return self.profiles.match(
+            str(getattr(row, "repo_remote", "")), str(getattr(row, "repo_lean_version", ""))
+        )
+
+    def check_timeout(self, profile: ReplayProfile) -> float:
+        return float(self.config.timeout_s or profile.check_timeout_s)
+
+    def guard(self, proposal: str, profile: ReplayProfile) -> VerificationResult | None:
+        """Results decided before Lean runs: skipped rows and forbidden proposals."""
+        if profile.skip:
+            why = profile.skip_reason or "the profile says skip"
+            return VerificationResult(
+                attempted=False, success=None, outcome="not_attempted", detail=f"profile {profile.id}: {why}"
+            )
+        if contains_forbidden(proposal):
+            return result("forbidden_token", subkind="sorry", detail="sorry/admit/sorryAx in the tactic")
+        token = command_token(proposal)
+        if token is not None:
+            return result(
+                "forbidden_token",
+                subkind="command",
+                detail=f"the tactic contains the command keyword {token!r}",
+            )
+        if "\n" in proposal.strip():
+            return result("forbidden_token", subkind="multiline", detail="a proposal is one tactic line")
+        return None
+
+    def verify(self, row: Any, proposal: str, *, attempt_seed: int) -> VerificationResult:
+        start = time.monotonic()
+        profile = self.profile_for(row)
+        verdict = self.guard(proposal, profile) or self.check(row, proposal.strip(), profile)
+        elapsed = (time.monotonic() - start) * 1000.0
+        return VerificationResult(
+            attempted=verdict.attempted,
+            success=verdict.success,
+            outcome=verdict.outcome,
+            latency_ms=elapsed,
+            subkind=verdict.subkind,
+            detail=verdict.detail,
+            profile_id=profile.id,
+        )
+
+    @abstractmethod
+    def check(self, row: Any, tactic: str, profile: ReplayProfile) -> VerificationResult:
+        """Lean's verdict on `tactic` for `row`'s goal (guards already passed)."""
+
+    # -- backends ------------------------------------------------------------------------------
+
+    def backend(self, profile: ReplayProfile, project: Path | None) -> LeanBackend:
+        key = (profile.id, str(project), profile.replay_method)
+        with self._lock:
+            backend = self._backends.get(key)
+            if backend is None:
+                slots = lean_slots(profile.id, profile.max_parallel)
+                if profile.replay_method == "repl":
+                    backend = make_repl_backend(
+                        project=project,
+                        timeout_s=self.check_timeout(profile),
+                        memory_mb=profile.memory_mb,
+                        repl_command=profile.repl_command,
+                        lake_command=profile.lake_command,
+                        prefer=profile.repl_backend,
+                        slots=slots,
+                    )
+                else:
+                    backend = FileBackend(
+                        project=project,
+                        timeout_s=self.check_timeout(profile),
+                        memory_mb=profile.memory_mb,
+                        lean_command=profile.lean_command,
+                        lake_command=profile.lake_command,
+                        slots=slots,
+                    )
+                self._backends[key] = backend
+            return backend
+
+    def close(self) -> None:
+        with self._lock:
+            for backend in self._backends.values():
+                backend.close()
+            self._backends.clear()
+
+
+_ENVIRONMENT_HINTS = {
+    "toolchain_missing": "no Lean toolchain (lean/lake not on PATH)",
+    "checkout_failed": "a repository could not be cloned",
+    "build_failed": "a repository did not build",
+    "baseline_failed": "an unpatched file did not compile",
+    "reconstruction_failed": "a restated goal did not compile",
+    "skipped_unrestatable": "a goal could not be restated faithfully",
+}
+
+
+def unjudged_note(summary: dict[str, Any]) -> str | None:
+    """One line for the terminal when verification could not judge some attempts, else None."""
+    count = int(summary.get("verification_unjudged") or 0)
+    if not count:
+        return None
+    kinds = summary.get("verification_error_kinds") or {}
+    causes = [f"{k}={v} ({_ENVIRONMENT_HINTS[k]})" for k, v in kinds.items() if k in _ENVIRONMENT_HINTS]
+    return (
+        f"{count} of {summary.get('attempts')} attempts: "
+        + "; ".join(causes)
+        + " - those tests errored and do not count against the model"
+    )

@@ -1,0 +1,462 @@
+"""Regression gating: did the model get worse than a baseline run, beyond noise?
+
+    pytest SUITE --lsrb-baseline=lsrb-out/last-week --lsrb-max-drop=pass_at_1=0.02 --lsrb-outcome=record
+    lsrb compare BASELINE_DIR CURRENT_DIR --max-drop pass_at_1=0.02
+
+Both read the two output directories' attempts.jsonl and pair the runs item by item.
+
+Per-attempt outcome (both suites, see outcomes.py): `verification_success` when verification ran
+or gave a verdict (for llm_srbench it is Acc_0.1), else `valid`. Attempts that ended in an
+infrastructure error are not the model's answer: they are left out on both sides and counted
+(pytest already errors their tests).
+
+Metrics (higher is better), per item then averaged over the items both runs judged:
+    pass_at_K            pass@K of the outcome (summary key verification_pass_at_k_K); pass_at_1 is
+                         the outcome rate. Also spelled pass@K or verification_pass_at_k_K.
+    valid_rate           the answer was a well-formed tactic/proposal
+    nonempty_rate        the answer was not empty
+    success_rate         verification ran and succeeded (also verification_success_rate)
+    field:NAME           any true/false record field, e.g. field:symbolic_match
+
+Thresholds: `max-drop METRIC=X` fails when the metric fell by more than X below the baseline and
+a paired one-sided test says the drop is not noise (p < alpha): exact McNemar when every per-item
+score is 0 or 1 (one sample per item, or pass@K with K = samples), a paired bootstrap of the
+per-item differences otherwise. `min METRIC=X` fails when the current run's value is below X (no
+test: a floor). With a baseline and no max-drop, `pass_at_1=0` is checked: any significant drop.
+
+A regression makes the session exit with EXIT_REGRESSION (6; pytest itself uses 0-5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.textfiles import shown
+from pytest_lsrb.engine.outcomes import Metric, Record, judged, resolve_metric
+from pytest_lsrb.engine.summary import latest_records
+from pytest_lsrb.output.files import ATTEMPTS_FILE, RUN_FILE, SUMMARY_FILE, read_json, write_json_atomic
+from pytest_lsrb.tools.significance import mcnemar_exact_p, paired_bootstrap_p
+
+EXIT_REGRESSION: Final = 6
+GATE_FILE: Final = "gate.json"
+DEFAULT_ALPHA: Final = 0.05
+DEFAULT_MAX_DROP: Final = "pass_at_1=0"
+SHOWN_FLIPS: Final = 10  # items listed per direction in the terminal; gate.json has them all
+
+
+# -- thresholds --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Threshold:
+    metric: Metric
+    kind: Literal["max_drop", "min"]
+    value: float
+
+    @property
+    def label(self) -> str:
+        return f"{'max drop' if self.kind == 'max_drop' else 'min'} {self.value:g}"
+
+
+def parse_thresholds(text: str | None, kind: Literal["max_drop", "min"], option: str) -> list[Threshold]:
+    """`pass_at_1=0.02,valid_rate=0.05` -> thresholds; one sentence for a bad one."""
+    out: list[Threshold] = []
+    for part in (p.strip() for p in (text or "").split(",") if p.strip()):
+        name, sep, value = part.rpartition("=")
+        if not sep or not name:
+            raise LsrbUsageError(f"{option}: '{part}' should read METRIC=NUMBER, e.g. pass_at_1=0.02.")
+        try:
+            number = float(value)
+        except ValueError:
+            raise LsrbUsageError(f"{option}: '{value}' in '{part}' is not a number.") from None
+        if kind == "max_drop" and not 0.0 <= number <= 1.0:
+            raise LsrbUsageError(f"{option}: the allowed drop in '{part}' must be in [0, 1].")
+        try:
+            metric = resolve_metric(name)
+        except LsrbUsageError as exc:
+            raise LsrbUsageError(f"{option}: {exc}") from None
+        out.append(Threshold(metric, kind, number))
+    return out
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    baseline: Path | None
+    thresholds: tuple[Threshold, ...]
+    alpha: float = DEFAULT_ALPHA
+
+    @property
+    def active(self) -> bool:
+        return bool(self.thresholds)
+
+
+def gate_config(
+    baseline: str | None,
+    max_drop: str | None,
+    minimum: str | None,
+    alpha: float | None,
+    *,
+    prefix: str = "--lsrb-",
+) -> GateConfig:
+    """Validate the gate's options (before any model is called)."""
+    a = DEFAULT_ALPHA if alpha is None else float(alpha)
+    if not 0.0 < a <= 1.0:
+        raise LsrbUsageError(f"{prefix}alpha must be in (0, 1] (got {a:g}).")
+    base = Path(baseline).expanduser() if baseline else None
+    drops = parse_thresholds(max_drop, "max_drop", f"{prefix}max-drop")
+    if base is None and drops:
+        raise LsrbUsageError(f"{prefix}max-drop compares against a baseline; pass {prefix}baseline too.")
+    if base is not None:
+        load_run(base, f"{prefix}baseline")  # fail now, not after the run
+        if not drops:
+            drops = parse_thresholds(DEFAULT_MAX_DROP, "max_drop", f"{prefix}max-drop")
+    mins = parse_thresholds(minimum, "min", f"{prefix}min")
+    return GateConfig(base, tuple(drops + mins), a)
+
+
+# -- runs --------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunData:
+    dir: Path
+    header: dict[str, Any]
+    records: list[dict[str, Any]]
+
+    @property
+    def suite(self) -> str | None:
+        return self.header.get("suite")
+
+    @property
+    def samples(self) -> int:
+        return int((self.header.get("config") or {}).get("samples") or 1)
+
+    def by_item(self) -> dict[str, list[dict[str, Any]]]:
+        """Judged records grouped by item."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for rec in self.records:
+            if judged(rec):
+                out.setdefault(str(rec["item_id"]), []).append(rec)
+        return out
+
+    @property
+    def unjudged(self) -> int:
+        return sum(not judged(r) for r in self.records)
+
+
+def load_run(path: Path, what: str) -> RunData:
+    """An output directory's header (run.json, else summary.json) and latest records."""
+    if not path.is_dir():
+        raise LsrbUsageError(f"{what}: {path} is not a directory.")
+    attempts = path / ATTEMPTS_FILE
+    if not attempts.is_file():
+        raise LsrbUsageError(f"{what}: {path} holds no {ATTEMPTS_FILE} (not a run output directory).")
+    header: dict[str, Any] = {}
+    for name in (RUN_FILE, SUMMARY_FILE):
+        if (path / name).is_file():
+            header = checked_header(path / name, read_json(path / name))
+            break
+    return RunData(path, header, list(latest_records(attempts)))
+
+
+def checked_header(file: Path, data: Any) -> dict[str, Any]:
+    """run.json/summary.json as far as the gate reads it: a suite name and the samples per item."""
+    if not isinstance(data, dict):
+        raise LsrbUsageError(f"{file}: not a run header (expected a JSON object, got {type(data).__name__}).")
+    if data.get("suite") is not None and not isinstance(data["suite"], str):
+        raise LsrbUsageError(f"{file}: field 'suite': expected a suite name (got {shown(data['suite'])}).")
+    config = data.get("config")
+    if config is None:
+        return data
+    if not isinstance(config, dict):
+        raise LsrbUsageError(f"{file}: field 'config': expected an object (got {shown(config)}).")
+    samples = config.get("samples")
+    if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool) or samples < 1):
+        raise LsrbUsageError(
+            f"{file}: field 'config.samples': expected a whole number >= 1 (got {shown(samples)})."
+        )
+    return data
+
+
+# -- comparison --------------------------------------------------------------------------------
+
+
+@dataclass
+class MetricCheck:
+    metric: str
+    summary_key: str | None
+    threshold: str
+    kind: str
+    limit: float
+    baseline: float | None
+    current: float | None
+    change: float | None
+    items: int
+    test: str | None
+    p_value: float | None
+    regressed: bool
+    down: list[str] = field(default_factory=list)
+    up: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GateResult:
+    baseline_dir: str | None
+    current_dir: str
+    alpha: float
+    checks: list[MetricCheck]
+    unjudged_baseline: int
+    unjudged_current: int
+    paired_items: int
+    only_in_baseline: int
+    only_in_current: int
+    same_selection: bool | None
+
+    @property
+    def regressed(self) -> bool:
+        return any(c.regressed for c in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "regressed": self.regressed, "exit_status": self.exit_status}
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_REGRESSION if self.regressed else 0
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    vals = list(values)
+    return sum(vals) / len(vals) if vals else None
+
+
+def compare_metric(
+    threshold: Threshold,
+    base: Mapping[str, Sequence[Record]],
+    cur: Mapping[str, Sequence[Record]],
+    alpha: float,
+) -> MetricCheck:
+    """One drop threshold checked on the items both runs judged."""
+    metric = threshold.metric
+    pairs: list[tuple[str, float, float]] = []
+    for item_id in sorted(set(base) & set(cur)):
+        b, c = metric.item_score(base[item_id]), metric.item_score(cur[item_id])
+        if b is not None and c is not None:
+            pairs.append((item_id, b, c))
+    b_mean, c_mean = _mean(p[1] for p in pairs), _mean(p[2] for p in pairs)
+    change = None if b_mean is None or c_mean is None else c_mean - b_mean
+    down = [i for i, b, c in sorted(pairs, key=lambda p: (p[2] - p[1], p[0])) if c < b]
+    up = [i for i, b, c in sorted(pairs, key=lambda p: (p[1] - p[2], p[0])) if c > b]
+    binary = all(v in (0.0, 1.0) for _, b, c in pairs for v in (b, c))
+    if not pairs:
+        test, p_value = None, None
+    elif binary:
+        test, p_value = "exact McNemar", mcnemar_exact_p(len(down), len(up))
+    else:
+        test, p_value = "paired bootstrap", paired_bootstrap_p([c - b for _, b, c in pairs])
+    regressed = (
+        change is not None and p_value is not None and -change > threshold.value + 1e-12 and p_value < alpha
+    )
+    return MetricCheck(
+        metric=metric.name,
+        summary_key=metric.summary_key,
+        threshold=threshold.label,
+        kind=threshold.kind,
+        limit=threshold.value,
+        baseline=b_mean,
+        current=c_mean,
+        change=change,
+        items=len(pairs),
+        test=test,
+        p_value=p_value,
+        regressed=regressed,
+        down=down,
+        up=up,
+    )
+
+
+def check_minimum(threshold: Threshold, cur: Mapping[str, Sequence[Record]]) -> MetricCheck:
+    scores = [s for recs in cur.values() if (s := threshold.metric.item_score(recs)) is not None]
+    value = _mean(scores)
+    return MetricCheck(
+        metric=threshold.metric.name,
+        summary_key=threshold.metric.summary_key,
+        threshold=threshold.label,
+        kind="min",
+        limit=threshold.value,
+        baseline=None,
+        current=value,
+        change=None,
+        items=len(scores),
+        test=None,
+        p_value=None,
+        regressed=value is None or value < threshold.value - 1e-12,
+    )
+
+
+def evaluate(config: GateConfig, current: RunData, baseline: RunData | None) -> GateResult:
+    if baseline is not None:
+        check_compatible(config, baseline.header, current.suite, current.samples, str(baseline.dir))
+    cur = current.by_item()
+    base = baseline.by_item() if baseline is not None else {}
+    checks = []
+    for t in config.thresholds:
+        if t.kind == "min":
+            checks.append(check_minimum(t, cur))
+        elif baseline is not None:
+            checks.append(compare_metric(t, base, cur, config.alpha))
+    b_hash = baseline.header.get("selected_rows_hash") if baseline else None
+    c_hash = current.header.get("selected_rows_hash")
+    return GateResult(
+        baseline_dir=str(baseline.dir) if baseline else None,
+        current_dir=str(current.dir),
+        alpha=config.alpha,
+        checks=checks,
+        unjudged_baseline=baseline.unjudged if baseline else 0,
+        unjudged_current=current.unjudged,
+        paired_items=len(set(base) & set(cur)),
+        only_in_baseline=len(set(base) - set(cur)),
+        only_in_current=len(set(cur) - set(base)) if baseline else 0,
+        same_selection=None if not (b_hash and c_hash) else b_hash == c_hash,
+    )
+
+
+def compare_dirs(config: GateConfig, current_dir: Path) -> GateResult:
+    current = load_run(current_dir, "current run")
+    baseline = load_run(config.baseline, "baseline") if config.baseline else None
+    return evaluate(config, current, baseline)
+
+
+# -- report ------------------------------------------------------------------------------------
+
+
+def _num(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2g}" if value < 0.001 else f"{value:.4f}"
+
+
+def title(result: GateResult) -> str:
+    verdict = "REGRESSION" if result.regressed else "ok"
+    against = f" against baseline {result.baseline_dir}" if result.baseline_dir else ""
+    return f"lsrb gate: {verdict}{against}"
+
+
+def result_lines(result: GateResult) -> list[str]:
+    """The gate's terminal section (without its title line)."""
+    header = ("metric", "baseline", "current", "change", "limit", "items", "p", "test", "verdict")
+    rows = [header]
+    for c in result.checks:
+        test = c.test or "-"
+        if c.test:
+            test += f" ({len(c.down)} down, {len(c.up)} up)"
+        rows.append(
+            (
+                c.metric,
+                _num(c.baseline),
+                _num(c.current),
+                _num(c.change, signed=True),
+                c.threshold,
+                str(c.items),
+                _p(c.p_value),
+                test,
+                "REGRESSED" if c.regressed else "ok",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    for c in result.checks:
+        if c.regressed and c.kind == "max_drop":
+            lines.append(
+                f"{c.metric} fell by {-(c.change or 0.0):.3f} (from {_num(c.baseline)} to "
+                f"{_num(c.current)}; allowed {c.limit:g}), p = {_p(c.p_value)} < alpha {result.alpha:g}"
+            )
+        elif c.regressed:
+            lines.append(f"{c.metric} is {_num(c.current)}, below the minimum {c.limit:g}")
+    drops = [c for c in result.checks if c.kind == "max_drop"]
+    flips = next((c for c in drops if c.regressed), drops[0] if drops else None)
+    if flips is not None:
+        for label, ids in (("got worse", flips.down), ("got better", flips.up)):
+            if ids:
+                shown = ", ".join(ids[:SHOWN_FLIPS])
+                more = f" (+{len(ids) - SHOWN_FLIPS} more in {GATE_FILE})" if len(ids) > SHOWN_FLIPS else ""
+                lines.append(f"items that {label} on {flips.metric} ({len(ids)}): {shown}{more}")
+    if result.baseline_dir:
+        notes = [f"{result.paired_items} items in both runs"]
+        if result.only_in_baseline or result.only_in_current:
+            notes.append(f"{result.only_in_baseline} only in the baseline, {result.only_in_current} only now")
+        if result.same_selection is False:
+            notes.append("the runs selected different rows (selected_rows_hash differs)")
+        lines.append("compared: " + "; ".join(notes))
+    if result.unjudged_baseline or result.unjudged_current:
+        lines.append(
+            f"left out (infrastructure errors): {result.unjudged_baseline} attempts in the baseline, "
+            f"{result.unjudged_current} now"
+        )
+    if result.regressed:
+        lines.append(f"exit status {EXIT_REGRESSION}: a model regression")
+    return lines
+
+
+def write_terminal(terminalreporter: Any, result: GateResult) -> None:
+    terminalreporter.write_sep("=", title(result), red=result.regressed, green=not result.regressed)
+    for line in result_lines(result):
+        terminalreporter.write_line(line)
+
+
+# -- the plugin's side -------------------------------------------------------------------------
+
+
+def preflight(values: Mapping[str, Any], suite: str) -> GateConfig | None:
+    """The gate's config from a run's options, checked against the baseline before the run.
+
+    None when no gate option is set.
+    """
+    config = gate_config(
+        values.get("baseline"), values.get("max_drop"), values.get("min"), values.get("alpha")
+    )
+    if not config.active:
+        return None
+    if config.baseline is not None:
+        header = load_run(config.baseline, "--lsrb-baseline").header
+        samples = int(values.get("samples") or 1)
+        check_compatible(config, header, suite, samples, str(config.baseline))
+    return config
+
+
+def check_compatible(
+    config: GateConfig, baseline_header: Mapping[str, Any], suite: str | None, samples: int, where: str
+) -> None:
+    base_suite = baseline_header.get("suite")
+    if base_suite and suite and base_suite != suite:
+        raise LsrbUsageError(f"the baseline {where} is a run of suite {base_suite}, not {suite}.")
+    base_samples = int((baseline_header.get("config") or {}).get("samples") or 1)
+    for t in config.thresholds:
+        k = t.metric.k
+        if k is not None and t.kind == "max_drop" and k > min(base_samples, samples):
+            raise LsrbUsageError(
+                f"metric {t.metric.name} needs at least {k} samples per item; the baseline {where} "
+                f"has {base_samples} and the current run {samples}."
+            )
+
+
+def finish_session(config: GateConfig, output_dir: Path, exitstatus: int) -> tuple[GateResult, int]:
+    """Evaluate after the run, write gate.json, and give the session's new exit status.
+
+    A regression replaces 0 (all passed) or 1 (some tests failed); interrupted, internal and
+    usage errors keep their own codes.
+    """
+    result = compare_dirs(config, output_dir)
+    write_json_atomic(output_dir / GATE_FILE, result.to_json())
+    if result.regressed and exitstatus in (0, 1):
+        return result, EXIT_REGRESSION
+    return result, exitstatus

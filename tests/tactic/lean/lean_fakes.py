@@ -1,0 +1,187 @@
+"""Fake Lean executables for tests at the process boundary (no Lean toolchain exists here).
+
+- `lean`: `lean --json FILE` prints messages chosen by rules, or hangs / dies / floods memory
+  (FAKE_LEAN_MODE=hang|die|flood, or hang-if:TEXT for files holding TEXT). Rules (JSON in
+  FAKE_LEAN_RULES): a list of
+  `{"contains": text, "messages": [{"severity", "data", "at": text, "to_end": bool}]}`; each
+  rule whose `contains` occurs in the file emits its messages, placed at the first occurrence
+  of `at` (and reaching the end of the file when `to_end`). With no rule matching, a file with
+  `sorry` gets Lean's `declaration uses 'sorry'` warning. Every call is appended to
+  FAKE_LEAN_LOG.
+- `lake`: `lake env CMD...` runs CMD; `lake build` / `lake exe cache get` are logged to
+  FAKE_LAKE_LOG and exit with FAKE_LAKE_BUILD_RC (default 0).
+- `repl`: replays a recorded REPL transcript: for the i-th request it checks that it equals the
+  i-th request of X.in and prints the i-th reply of X.expected.out (FAKE_REPL_MODE=hang-at:N,
+  die-at:N or flood-at:N misbehave at the N-th request instead).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+FAKE_LEAN = r"""
+import json, os, signal, sys, time
+mode = os.environ.get("FAKE_LEAN_MODE", "rules")
+log = os.environ.get("FAKE_LEAN_LOG")
+path = sys.argv[-1]
+if log:
+    with open(log, "a") as fh:
+        fh.write(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd()}) + "\n")
+if mode == "hang" or (mode.startswith("hang-if:") and mode[8:] in open(path, encoding="utf-8").read()):
+    time.sleep(3600)
+if mode == "die":
+    os.kill(os.getpid(), signal.SIGKILL)
+if mode == "flood":
+    hog = []
+    while True:
+        hog.append(bytearray(32 * 1024 * 1024))
+text = open(path, encoding="utf-8").read()
+lines = text.split("\n")
+
+def pos_of(needle):
+    i = text.index(needle)
+    line = text.count("\n", 0, i) + 1
+    col = i - (text.rfind("\n", 0, i) + 1)
+    return line, col
+
+def end_of_file():
+    return len(lines), len(lines[-1])
+
+emitted = []
+for rule in json.loads(os.environ.get("FAKE_LEAN_RULES", "[]")):
+    if rule["contains"] not in text:
+        continue
+    for m in rule["messages"]:
+        line, col = pos_of(m["at"])
+        if m.get("to_end"):
+            eline, ecol = end_of_file()
+        else:
+            eline, ecol = pos_of(m["at"])
+            ecol += len(m["at"])
+        emitted.append({"severity": m["severity"], "pos": {"line": line, "column": col},
+                        "endPos": {"line": eline, "column": ecol}, "fileName": path,
+                        "data": m["data"], "keepFullRange": False, "caption": ""})
+if not emitted and "sorry" in text:
+    for kw in ("example", "theorem", "lemma", "def"):
+        if kw in text:
+            line, col = pos_of(kw)
+            emitted.append({"severity": "warning", "pos": {"line": line, "column": col},
+                            "endPos": {"line": line, "column": col + len(kw)}, "fileName": path,
+                            "data": "declaration uses 'sorry'"})
+            break
+for m in emitted:
+    print(json.dumps(m, ensure_ascii=False))
+sys.exit(1 if any(m["severity"] == "error" for m in emitted) else 0)
+"""
+
+FAKE_LAKE = r"""
+import os, sys
+args = sys.argv[1:]
+if args[:1] == ["env"]:
+    os.execvp(args[1], args[1:])
+log = os.environ.get("FAKE_LAKE_LOG")
+if log:
+    with open(log, "a") as fh:
+        fh.write(" ".join(args) + "\t" + os.getcwd() + "\n")
+if args[:1] == ["build"]:
+    sys.exit(int(os.environ.get("FAKE_LAKE_BUILD_RC", "0")))
+sys.exit(0)
+"""
+
+FAKE_REPL = r"""
+import json, os, re, signal, sys, time
+base = sys.argv[1]
+
+def blocks(text):
+    return [b for b in re.split(r"\n[ \t]*\n", text) if b.strip()]
+
+def decode(block):
+    return json.loads(block.replace("\r", "").replace("\n", ""))
+
+requests = [decode(b) for b in blocks(open(base + ".in", encoding="utf-8").read())]
+replies = [decode(b) for b in blocks(open(base + ".expected.out", encoding="utf-8").read())]
+mode, _, at = os.environ.get("FAKE_REPL_MODE", "").partition("-at:")
+i = 0
+buf = []
+for line in sys.stdin:
+    if line.strip():
+        buf.append(line)
+        continue
+    if not buf:
+        continue
+    request = decode("".join(buf))
+    buf = []
+    if mode and at and i == int(at):
+        if mode == "hang":
+            time.sleep(3600)
+        if mode == "die":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if mode == "flood":
+            hog = []
+            while True:
+                hog.append(bytearray(32 * 1024 * 1024))
+    if i >= len(requests) or request != requests[i]:
+        reply = {"message": "fake repl: unexpected request " + json.dumps(request)[:200]}
+    else:
+        reply = replies[i]
+    i += 1
+    print(json.dumps(reply, indent=1, ensure_ascii=False))
+    print()
+    sys.stdout.flush()
+"""
+
+
+def install(bin_dir: Path, name: str, source: str) -> Path:
+    """Write `source` as a Python program and an executable `bin_dir/name` that runs it."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    program = bin_dir / f"_{name}.py"
+    program.write_text(source, encoding="utf-8")
+    exe = bin_dir / name
+    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{program}" "$@"\n', encoding="utf-8")
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return exe
+
+
+FAKE_GIT = r"""
+import os, shutil, sys
+args = sys.argv[1:]
+log = os.environ.get("FAKE_GIT_LOG")
+if log:
+    with open(log, "a") as fh:
+        fh.write(" ".join(args) + "\n")
+if args[0] == "init":
+    os.makedirs(".git", exist_ok=True)
+elif args[0] == "fetch" and os.environ.get("FAKE_GIT_FAIL"):
+    sys.stderr.write("fatal: repository not found\n")
+    sys.exit(128)
+elif "checkout" in args:
+    shutil.copytree(os.environ["FAKE_GIT_TREE"], ".", dirs_exist_ok=True)
+elif args[0] == "rev-parse":
+    print(os.environ.get("FAKE_GIT_COMMIT", ""))
+"""
+
+
+def install_toolchain(bin_dir: Path) -> dict[str, Path]:
+    return {
+        "lean": install(bin_dir, "lean", FAKE_LEAN),
+        "lake": install(bin_dir, "lake", FAKE_LAKE),
+        "repl": install(bin_dir, "repl", FAKE_REPL),
+        "git": install(bin_dir, "git", FAKE_GIT),
+    }
+
+
+def path_with(bin_dir: Path) -> str:
+    return f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def path_without_lean() -> str:
+    """PATH minus every folder that holds a `lean` or `lake` executable."""
+    keep = [
+        d
+        for d in os.environ.get("PATH", "").split(os.pathsep)
+        if d and not any((Path(d) / exe).exists() for exe in ("lean", "lake"))
+    ]
+    return os.pathsep.join(keep)

@@ -1,0 +1,210 @@
+"""Backends and the REPL client at the process boundary: fake `lean`/`repl` executables that
+answer, hang, die or flood memory. A hang must end as `timeout`, a killed or out-of-memory
+process as `oom_or_crash`, a missing executable as `toolchain_missing`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_lsrb.tactic.lean.backend import FileBackend, ReplBackend, make_repl_backend, split_imports
+from pytest_lsrb.tactic.lean.outcome import parse_lean_output
+from pytest_lsrb.tactic.lean.process import run_bounded
+from pytest_lsrb.tactic.lean.repl import ReplClient, ReplCrashed, ReplMissing, ReplTimeout
+
+SOURCE = "set_option autoImplicit false\n\nexample (n : Nat) :\n    n + 0 = n := by\n  omega\n"
+
+
+def backend(tmp_path: Path, **kw: object) -> FileBackend:
+    args: dict[str, object] = {
+        "project": None,
+        "timeout_s": 20.0,
+        "memory_mb": 1024,
+        "scratch_root": tmp_path,
+    }
+    args.update(kw)
+    return FileBackend(**args)  # type: ignore[arg-type]
+
+
+def test_file_backend_reads_lean_json_messages(
+    fake_toolchain: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = [
+        {
+            "contains": "omega",
+            "messages": [{"severity": "error", "data": "omega could not prove the goal", "at": "omega"}],
+        }
+    ]
+    monkeypatch.setenv("FAKE_LEAN_RULES", json.dumps(rules))
+    run = backend(tmp_path).check(SOURCE, rel_path="Dir/File.lean")
+    assert run.status == "ok"
+    assert [(m.severity, m.pos, m.end_pos) for m in run.messages] == [("error", (5, 2), (5, 7))]
+    call = json.loads((tmp_path / "lean.log").read_text().splitlines()[0])
+    assert call["argv"][0] == "--json" and call["argv"][-1].endswith("Dir/File.lean")
+    assert not list(tmp_path.glob("lsrb-lean-*")), "the scratch copy is removed"
+
+
+def test_file_backend_in_a_project_runs_lake_env_lean(
+    fake_toolchain: dict[str, Path], tmp_path: Path
+) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    run = backend(tmp_path, project=project).check(SOURCE.replace("omega", "sorry"), rel_path="A.lean")
+    assert run.status == "ok"
+    assert [m.data for m in run.messages] == ["declaration uses 'sorry'"]
+    call = json.loads((tmp_path / "lean.log").read_text().splitlines()[0])
+    assert Path(call["cwd"]) == project
+
+
+def test_hang_is_timeout(
+    fake_toolchain: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LEAN_MODE", "hang")
+    run = backend(tmp_path, timeout_s=1.0).check(SOURCE, rel_path="A.lean")
+    assert run.status == "timeout"
+    assert "killed" in run.detail
+
+
+def test_killed_process_is_oom_or_crash(
+    fake_toolchain: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LEAN_MODE", "die")
+    run = backend(tmp_path).check(SOURCE, rel_path="A.lean")
+    assert run.status == "oom_or_crash"
+    assert "SIGKILL" in run.detail
+
+
+def test_memory_flood_hits_the_cap(
+    fake_toolchain: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LEAN_MODE", "flood")
+    run = backend(tmp_path, memory_mb=400).check(SOURCE, rel_path="A.lean")
+    assert run.status == "oom_or_crash"
+    assert "MemoryError" in run.detail
+
+
+def test_missing_lean_is_toolchain_missing(tmp_path: Path) -> None:
+    b = backend(tmp_path, lean_command=str(tmp_path / "no-such-lean"))
+    assert b.unavailable() is not None and "not on PATH" in (b.unavailable() or "")
+    assert b.check(SOURCE, rel_path="A.lean").status == "toolchain_missing"
+
+
+def test_run_bounded_missing_executable() -> None:
+    assert run_bounded(["definitely-not-a-lean-binary"], timeout_s=5, memory_mb=None).status == "missing"
+
+
+def test_plain_lean_output_is_parsed() -> None:
+    out = (
+        "A.lean:3:2: error: unsolved goals\nn : Nat\n⊢ n = n\nA.lean:7:0: warning: declaration uses 'sorry'\n"
+    )
+    msgs = parse_lean_output(out)
+    assert [(m.severity, m.pos) for m in msgs] == [("error", (3, 2)), ("warning", (7, 0))]
+    assert msgs[0].data == "unsolved goals\nn : Nat\n⊢ n = n"
+    assert msgs[1].is_sorry_warning
+
+
+def test_split_imports() -> None:
+    assert split_imports("import Mathlib\nimport Foo.Bar\n\nexample : True := trivial\n") == 2
+    assert split_imports("/- doc\n-/\nimport A\n-- c\ntheorem x : True := trivial") == 3
+    assert split_imports("theorem x : True := trivial") == 0
+
+
+# -- the REPL client -------------------------------------------------------------------------
+
+
+def repl_argv(tools: dict[str, Path], transcripts: Path, name: str) -> list[str]:
+    return [str(tools["repl"]), str(transcripts / name)]
+
+
+def test_repl_hang_is_timeout_and_the_process_is_gone(
+    fake_toolchain: dict[str, Path], transcripts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_REPL_MODE", "hang-at:1")
+    client = ReplClient(repl_argv(fake_toolchain, transcripts, "readme"), memory_mb=1024)
+    client.send({"cmd": "def f (x : Unit) : Nat := by sorry"}, timeout_s=20)
+    with pytest.raises(ReplTimeout):
+        client.tactic("apply Int.natAbs", 0, timeout_s=1)
+    assert not client.alive
+    client.close()
+
+
+def test_repl_death_is_a_crash(
+    fake_toolchain: dict[str, Path], transcripts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_REPL_MODE", "die-at:0")
+    with (
+        ReplClient(repl_argv(fake_toolchain, transcripts, "readme")) as client,
+        pytest.raises(ReplCrashed, match="SIGKILL"),
+    ):
+        client.send({"cmd": "def f (x : Unit) : Nat := by sorry"}, timeout_s=20)
+
+
+def test_repl_memory_flood_is_a_crash(
+    fake_toolchain: dict[str, Path], transcripts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_REPL_MODE", "flood-at:0")
+    with (
+        ReplClient(repl_argv(fake_toolchain, transcripts, "readme"), memory_mb=400) as client,
+        pytest.raises(ReplCrashed, match="MemoryError"),
+    ):
+        client.send({"cmd": "def f (x : Unit) : Nat := by sorry"}, timeout_s=30)
+
+
+def test_repl_missing_executable(tmp_path: Path) -> None:
+    with pytest.raises(ReplMissing):
+        ReplClient([str(tmp_path / "no-repl")]).start()
+
+
+def test_repl_backend_maps_failures_and_restarts(
+    fake_toolchain: dict[str, Path], transcripts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A timeout invalidates proof states (generation bumps); the next request starts afresh."""
+    monkeypatch.setenv("FAKE_REPL_MODE", "hang-at:1")
+    b = make_repl_backend(
+        project=None,
+        timeout_s=1.0,
+        memory_mb=1024,
+        repl_command=repl_argv(fake_toolchain, transcripts, "readme"),
+        lake_command="lake",
+    )
+    assert isinstance(b, ReplBackend) and b.name == "repl" and b.unavailable() is None
+    first = b.check("def f (x : Unit) : Nat := by sorry", rel_path="A.lean")
+    assert first.status == "ok" and first.sorries[0].proof_state == 0
+    hung = b.tactic(0, "apply Int.natAbs")
+    assert hung.status == "timeout" and b.generation == 1
+    again = b.check("def f (x : Unit) : Nat := by sorry", rel_path="A.lean")
+    assert again.status == "ok" and again.sorries[0].goal == "x : Unit\n⊢ Nat"
+    b.close()
+
+
+def test_repl_backend_reuses_the_imports_environment(
+    fake_toolchain: dict[str, Path], transcripts: Path
+) -> None:
+    """`import Mathlib` runs once; later sources run in its env, message lines shift back."""
+    b = make_repl_backend(
+        project=None,
+        timeout_s=20,
+        memory_mb=1024,
+        lake_command="lake",
+        repl_command=repl_argv(fake_toolchain, transcripts, "Mathlib__test__exact"),
+    )
+    run = b.check("import Mathlib\ntheorem test : 0 < 1 := by sorry", rel_path="A.lean")
+    assert run.status == "ok"
+    assert run.sorries[0].pos == (2, 27) and run.sorries[0].proof_state == 0
+    assert run.messages[0].pos == (2, 8)
+    step = b.tactic(0, "exact?")
+    assert step.status == "ok" and step.reply is not None and step.reply["proofStatus"] == "Completed"
+    b.close()
+
+
+def test_repl_backend_without_executable_is_toolchain_missing(tmp_path: Path) -> None:
+    b = make_repl_backend(
+        project=None,
+        timeout_s=5,
+        memory_mb=None,
+        lake_command="lake",
+        repl_command=[str(tmp_path / "no-repl")],
+    )
+    assert b.unavailable() is not None

@@ -1,0 +1,118 @@
+"""The goal parser and restatement: unit cases for each feature, and all 291 real SorryDB goals."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+from pytest_lsrb.tactic.lean.goal import Restatement, Unrestatable, parse_goal, restate
+from pytest_lsrb.tactic.lean.script import choose_header, command_token, control_script, tactic_script
+
+
+def restated(text: str) -> Restatement:
+    r = restate(text)
+    assert isinstance(r, Restatement), r
+    return r
+
+
+def test_grouped_binders_case_tag_and_wrapped_types() -> None:
+    goal = parse_goal("case h\nx y : ℕ\nh :\n  ∀ (i : ℕ),\n    x + i = y\n⊢ x = y")
+    assert goal.case_tag == "h"
+    assert [(h.names, h.type) for h in goal.hypotheses] == [
+        (("x", "y"), "ℕ"),
+        (("h",), "∀ (i : ℕ), x + i = y"),
+    ]
+    text = "\n".join(restated("x y : ℕ\n⊢ x = y").example_lines(["sorry"]))
+    assert text == "example\n    (x y : ℕ) :\n    x = y := by\n  sorry"
+
+
+def test_instances_and_inaccessible_names_are_quoted_consistently() -> None:
+    r = restated("α : Type u_1\ninst✝¹ : DecidableEq α\nh✝ : α\n⊢ @Foo α inst✝¹ h✝")
+    assert r.universes == ("u_1",)
+    assert r.binders == ("(α : Type u_1)", "[«inst✝¹» : DecidableEq α]", "(«h✝» : α)")
+    assert r.statement == "@Foo α «inst✝¹» «h✝»"
+
+
+def test_let_bound_hypotheses_move_into_the_statement_and_are_introduced() -> None:
+    r = restated("x : ℕ\nδ : ℕ := x + 1\nh : δ > 0\n⊢ δ ≠ 0")
+    assert r.binders == ("(x : ℕ)",)
+    assert r.statement.split("\n    ") == ["let δ : ℕ := x + 1", "∀ (h : δ > 0),", "δ ≠ 0"]
+    assert r.intros == ("δ", "h")
+
+
+def test_universes_from_sort_max_and_explicit_levels() -> None:
+    r = restated("α : Sort (max u v)\nC : Type w\ninst : Category.{v', w} C\n⊢ True")
+    assert set(r.universes) == {"u", "v", "w", "v'"}
+    assert control_script(r, "core").text.splitlines()[1].startswith("universe ")
+
+
+def test_wrapped_target_keeps_its_shape() -> None:
+    r = restated("⊢ f\n      (g x) =\n    h")
+    assert r.statement == "f\n        (g x) =\n      h"
+
+
+def test_unrestatable_goals_say_why() -> None:
+    cases = {
+        "x : ℕ\n⊢ f ⋯ = 0": "⋯",
+        "⊢ ?m.12 = 0": "metavariable",
+        "R : Type ?u.194\n⊢ True": "metavariable",
+        "⊢ p\n\ncase b\n⊢ q": "several goals",
+        "⊢ p\n⊢ q": "several goals",
+        "⊢ sorry ↔ p": "sorry",
+        "n : ℕ\n⊢ failed to pretty print expression (use 'set_option pp.rawOnError true')": "pretty-print",
+        "inst✝ : A\n⊢ Foo.bar✝ inst✝ = 0": "inaccessible constant",
+        "just some text": "hypothesis",
+    }
+    for text, why in cases.items():
+        r = restate(text)
+        assert isinstance(r, Unrestatable), text
+        assert why in r.reason, (text, r.reason)
+
+
+def test_scripts_put_the_tactic_where_the_span_says() -> None:
+    r = restated("n : Nat\n⊢ n + 0 = n")
+    script = tactic_script(r, "mathlib", "simp")
+    lines = script.text.split("\n")
+    (line, col), (eline, ecol) = script.proof_span
+    assert lines[line - 1][col:ecol] == "simp" and line == eline
+    assert lines[:2] == ["import Mathlib", "set_option autoImplicit false"]
+    assert script.header_lines == 1 and script.body.startswith("set_option")
+    assert control_script(r, "core").text.count("sorry") == 1
+
+
+def test_header_choice_and_command_guard() -> None:
+    assert choose_header("auto", "n : Nat\n⊢ n = n") == "core"
+    assert choose_header("auto", "n : ℕ\n⊢ n = n") == "mathlib"
+    assert choose_header("core", "n : ℕ\n⊢ n = n") == "core"
+    assert command_token("exact h #eval IO.println 1") == "#eval"
+    assert command_token("simp; theorem x : False := sorry") == "theorem"
+    assert command_token("exact #[1, 2].size_pos") is None
+    assert command_token("simp [def_eq]") is None
+
+
+def test_all_sorrydb_goals_restate_or_say_why(sorrydb_path: Path) -> None:
+    sorries = json.loads(sorrydb_path.read_text(encoding="utf-8"))["sorries"]
+    assert len(sorries) == 291
+    reasons: Counter[str] = Counter()
+    restated_count = 0
+    for record in sorries:
+        goal = record["debug_info"]["goal"]
+        r = restate(goal)
+        if isinstance(r, Unrestatable):
+            assert r.reason
+            reasons[r.reason.split(" (")[0]] += 1
+            continue
+        restated_count += 1
+        lines = control_script(r, "mathlib").text.split("\n")
+        assert lines[-2] == "  sorry" and sum("sorry" in x for x in lines) == 1
+        unquoted = re.sub(r"«[^»]*»", "", " ".join([r.statement, *r.binders]))
+        assert "✝" not in unquoted
+    share = restated_count / len(sorries)
+    print(
+        f"\nSorryDB sample: {restated_count}/{len(sorries)} goals restated ({share:.1%}); "
+        f"skipped: {dict(reasons.most_common())}"
+    )
+    assert share > 0.7
+    assert reasons["the goal elides a term as ⋯"] > 0 and reasons["the goal contains sorry"] > 0

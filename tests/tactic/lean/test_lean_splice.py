@@ -1,0 +1,101 @@
+"""Splicing a tactic over a sorry: only the sorry's span changes.
+
+Checked against the real SorryDB locations (lines, columns, spans) laid over synthetic file
+contents, and as a hypothesis property on arbitrary text around a sorry.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_lsrb.tactic.lean.splice import SpliceError, infer_sorry_kind, span_text, splice
+
+
+def synthetic_file(start: tuple[int, int], end: tuple[int, int]) -> str:
+    """A file whose span [start, end) starts with `sorry` (1-based lines, 0-based columns)."""
+    width = max(start[1], end[1]) + 20
+    lines = ["~" * width for _ in range(end[0] + 2)]
+    line = lines[start[0] - 1]
+    lines[start[0] - 1] = " " * start[1] + "sorry " + line[start[1] + 6 :]
+    return "\n".join(lines) + "\n"
+
+
+def offset(text: str, pos: tuple[int, int]) -> int:
+    return sum(len(x) + 1 for x in text.split("\n")[: pos[0] - 1]) + pos[1]
+
+
+def test_every_sorrydb_location(sorrydb_path: Path) -> None:
+    sorries = json.loads(sorrydb_path.read_text(encoding="utf-8"))["sorries"]
+    kinds = {"tactic": 0, "term": 0}
+    for record in sorries:
+        loc = record["location"]
+        start, end = (loc["start_line"], loc["start_column"]), (loc["end_line"], loc["end_column"])
+        text = synthetic_file(start, end)
+        assert span_text(text, start, end).startswith("sorry")
+        out = splice(text, start, end, "simp [foo] at h ⊢")
+        a, b = offset(text, start), offset(text, end)
+        assert out.text == text[:a] + out.replacement + text[b:]  # only the span changed
+        assert span_text(out.text, *out.span) == out.replacement
+        kinds[infer_sorry_kind(text, start)] += 1
+    assert kinds["tactic"] == len(sorries)  # alone at the start of its line: tactic position
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "replacement"),
+    [
+        ("theorem t : p := by sorry", "tactic", "simp"),
+        ("theorem t : p := sorry", "term", "(by simp)"),
+        ("  exact foo sorry", "term", "(by simp)"),
+        ("  · sorry", "tactic", "simp"),
+        ("  case h => sorry", "tactic", "simp"),
+        ("  | zero => sorry", "tactic", "simp"),
+        ("def f := fun x => sorry", "term", "(by simp)"),
+        ("  refine ⟨sorry, h⟩", "term", "(by simp)"),
+        ("  constructor <;> sorry", "tactic", "simp"),
+    ],
+)
+def test_tactic_or_term_position(line: str, kind: str, replacement: str) -> None:
+    col = line.index("sorry")
+    out = splice(line + "\n", (1, col), (1, col + 5), "simp")
+    assert out.replacement == replacement, kind
+    assert out.text == line[:col] + replacement + line[col + 5 :] + "\n"
+
+
+def test_term_sorry_on_its_own_line_after_assignment() -> None:
+    text = "theorem t : p :=\n  sorry\n"
+    assert infer_sorry_kind(text, (2, 2)) == "term"
+    assert infer_sorry_kind("theorem t : p := by\n  sorry\n", (2, 2)) == "tactic"
+
+
+def test_the_row_kind_overrides_inference() -> None:
+    out = splice("theorem t : p := by sorry\n", (1, 20), (1, 25), "simp", kind="term")
+    assert out.replacement == "(by simp)"
+
+
+def test_a_span_without_sorry_is_refused() -> None:
+    with pytest.raises(SpliceError, match="not sorry"):
+        splice("theorem t : p := by simp\n", (1, 20), (1, 24), "rfl")
+    with pytest.raises(SpliceError, match="outside"):
+        splice("x\n", (9, 0), (9, 5), "rfl")
+
+
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"), max_size=80)
+_tactic = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40
+).filter(lambda t: t.strip() != "")
+
+
+@given(prefix=_text, suffix=_text, tactic=_tactic, kind=st.sampled_from(["tactic", "term"]))
+def test_only_the_sorry_span_changes(prefix: str, suffix: str, tactic: str, kind: str) -> None:
+    text = prefix + "sorry" + suffix
+    line = prefix.count("\n") + 1
+    col = len(prefix) - (prefix.rfind("\n") + 1)
+    out = splice(text, (line, col), (line, col + 5), tactic, kind=kind)  # type: ignore[arg-type]
+    assert out.text == prefix + out.replacement + suffix
+    assert out.replacement == (tactic.strip() if kind == "tactic" else f"(by {tactic.strip()})")
+    assert span_text(out.text, *out.span) == out.replacement
