@@ -218,9 +218,11 @@ def key(name: str) -> str:
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("lsrb", "pytest-lsrb: LLM reasoning benchmarks")
     for opt in OPTIONS:
+        # argparse formats help text with `%` (`%(default)s`): a literal percent sign is `%%`.
+        help_text = opt.help.replace("%", "%%")
         if opt.flag:
             group.addoption(
-                f"--lsrb-{opt.name}", action="store_true", default=None, dest=dest(opt.name), help=opt.help
+                f"--lsrb-{opt.name}", action="store_true", default=None, dest=dest(opt.name), help=help_text
             )
         else:
             group.addoption(
@@ -228,7 +230,7 @@ def add_options(parser: pytest.Parser) -> None:
                 action="store",
                 default=None,
                 dest=dest(opt.name),
-                help=opt.help,
+                help=help_text,
                 choices=opt.choices,
             )
 
