@@ -54,3 +54,67 @@ def test_extraction_never_crashes_and_keeps_one_line(raw: str) -> None:
     assert "\n" not in answer.tactic
     assert answer.nonempty == bool(answer.tactic)
     assert not (answer.valid and contains_forbidden(answer.tactic))
+
+
+# The issue's examples (#16), and what chat and reasoning models wrap around a tactic.
+@pytest.mark.parametrize(
+    ("raw", "tactic"),
+    [
+        ("<think>\nThe goal is an inequality.\n</think>\nsimp", "simp"),
+        ("**Tactic:** `exact h`", "exact h"),
+        ("Sure! The next tactic is `omega`.", "omega"),
+        ("**Next tactic**: `rw [h]`", "rw [h]"),
+        ("The goal needs arithmetic.</think>\n\nlinarith", "linarith"),  # opening tag stripped
+        ("<think>I will try `simp` and then", ""),  # truncated reasoning holds no answer
+        ("Here it is:\n```lean4\nnorm_num\n```", "norm_num"),
+        ("```text\nnot this\n```\n```lean\nexact h\n```", "exact h"),
+        ("1. `intro x`", "intro x"),
+        ("exact #s.card_pos", "exact #s.card_pos"),  # Mathlib's Finset.card notation stays
+        ("exact h -- uses `h`", "exact h"),
+    ],
+)
+def test_chat_and_reasoning_formats(raw: str, tactic: str) -> None:
+    assert first_tactic_line(raw) == tactic
+
+
+_TACTICS = st.sampled_from(
+    [
+        "simp",
+        "omega",
+        "exact h",
+        "rw [Nat.add_comm]",
+        "exact #s.card_pos",
+        "refine ⟨?_, ?_⟩",
+        "simp only [h] at h'",
+        "linarith [sq_nonneg x]",
+        "apply le_of_lt",
+        "norm_num",
+    ]
+)
+_WRAPPERS = st.sampled_from(
+    [
+        "{t}",
+        "<think>\n{noise}\n</think>\n{t}",
+        "<think>{noise}</think>\n\n**Tactic:** `{t}`",
+        "**Tactic:** `{t}`",
+        "Sure! The next tactic is `{t}`.",
+        "```lean\n{t}\n```",
+        "Here is the next step:\n```lean\n{t}\n```\nIt closes the goal.",
+        "Tactic: {t}",
+        "- `{t}`",
+    ]
+)
+_NOISE = st.text(st.characters(blacklist_characters="<>`", blacklist_categories=("Cs",)), max_size=80)
+
+
+@given(_TACTICS, _WRAPPERS, _NOISE)
+def test_wrapped_tactic_reads_back(tactic: str, wrapper: str, noise: str) -> None:
+    """Law: whatever format wraps a tactic, reading gives the tactic back."""
+    assert first_tactic_line(wrapper.format(t=tactic, noise=noise)) == tactic
+
+
+@given(_TACTICS, _NOISE)
+def test_reasoning_never_leaks(tactic: str, noise: str) -> None:
+    """Law: text inside a reasoning block is never the answer."""
+    answer = read_tactic(f"<think>{noise}\nexact bogus_from_reasoning\n</think>\n{tactic}")
+    assert answer.tactic == tactic and answer.valid

@@ -29,10 +29,23 @@ _MATHLIB_HINTS: Final = re.compile(
     r"[ℕℤℚℝℂ∑∏∫‖]|\b(?:Finset|Real|Complex|Matrix|Polynomial|MeasureTheory|Filter|Module|"
     r"Ideal|Subgroup|Submodule|IsOpen|Continuous|Differentiable|Measure)\b"
 )
-# A tactic line must not end the proof and start a command of its own (`#eval`, `theorem ...`).
+# A tactic line must not end the proof and start a command of its own (`#eval`, `theorem ...`),
+# nor run meta code of its own (`run_tac`: arbitrary TacticM, which can admit a goal or do IO).
+# `#` commands are named one by one: Mathlib's `#s` (Finset.card) and `#α` (Cardinal.mk) are
+# notation, not commands. A `#` command missing from this list still cannot pass as a proof: the
+# acceptance rule needs Lean's `#print axioms` report after the tactic (`#exit` suppresses it).
+_HASH_COMMANDS: Final = (
+    r"eval|exit|print|check_failure|check|reduce|synth|guard_msgs|guard_expr|guard_target|guard|"
+    r"help|where|version|time|lint|find_home|find|simp|norm_num|conv|whnfR|whnf|explode|"
+    r"count_heartbeats|instances|html|widget|test|sample|kernel_reduce|unfold\?|push_neg|"
+    r"long_names|minimize_imports|compile|eval_output|trace_state"
+)
 _COMMAND_TOKEN: Final = re.compile(
-    r"(?<![\w.'«])(#(?!\[)[a-z_]+|theorem|lemma|axiom|axioms|def|abbrev|instance|example|import|"
-    r"elab|macro|syntax|macro_rules|elab_rules|initialize|builtin_initialize|run_cmd|run_meta)(?![\w'])"
+    r"(?<![\w.'«])(#(?:"
+    + _HASH_COMMANDS
+    + r")!?|theorem|lemma|axiom|axioms|def|abbrev|instance|example|import|"
+    r"elab|macro|syntax|macro_rules|elab_rules|initialize|builtin_initialize|run_cmd|run_meta|"
+    r"run_elab|run_tac|by_elab)(?![\w'])"
 )
 
 

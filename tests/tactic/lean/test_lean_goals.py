@@ -90,6 +90,13 @@ def test_header_choice_and_command_guard() -> None:
     assert command_token("simp; theorem x : False := sorry") == "theorem"
     assert command_token("exact #[1, 2].size_pos") is None
     assert command_token("simp [def_eq]") is None
+    # Mathlib's `#s` (Finset.card) and `#α` (Cardinal.mk) are notation, not commands
+    assert command_token("exact #s.card_pos") is None
+    assert command_token("simp [Finset.card_pos] at #α") is None
+    assert command_token("exact h #exit") == "#exit"
+    assert command_token("exact h #eval! 1") == "#eval!"
+    # meta code in a tactic line: it can admit the goal or run IO
+    assert command_token("run_tac Lean.Elab.admitGoal (← Lean.Elab.Tactic.getMainGoal)") == "run_tac"
 
 
 def test_all_sorrydb_goals_restate_or_say_why(sorrydb_path: Path) -> None:
