@@ -13,13 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
 from lsrb_testing import SHARED_DATA, TACTIC_SUITE, RunSuite, SuiteResult
 
-# The machines are shared and noisy: a property is about values, never about how fast one
-# example ran, so no per-example deadline.
-settings.register_profile("lsrb", deadline=None, print_blob=True)
-settings.load_profile("lsrb")
+# hypothesis profiles (ci, explore) are registered in the repository's top-level conftest.py.
 
 
 @pytest.fixture(scope="session")

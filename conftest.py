@@ -1,0 +1,53 @@
+"""Repository-level test setup: how this project's own tests run hypothesis. Not shipped; a user
+of the plugin needs none of it.
+
+Profiles (choose one with the environment variable HYPOTHESIS_PROFILE, default `ci`):
+- `ci`: derandomized (every run on every machine draws the same examples, so a test that passed
+  in CI passes on a fresh machine and a red CI reproduces locally), no per-example deadline (the
+  machines are shared and noisy: a property is about values, never speed), the failing example
+  printed as a reproducible blob.
+- `explore`: random examples, ten times as many where a test does not fix its own count, and the
+  example database on, so a failure found once is replayed on the next run. Run it now and then
+  (README: "Testing") and pin what it finds with `@example`.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+PROFILE_ENV = "HYPOTHESIS_PROFILE"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Suite runs started by the tests block hypothesis' plugin to start faster: no import then.
+    if config.pluginmanager.is_blocked("hypothesispytest"):
+        return
+    from hypothesis import HealthCheck, settings
+    from hypothesis.errors import InvalidArgument
+
+    settings.register_profile(
+        "ci",
+        derandomize=True,
+        database=None,
+        deadline=None,
+        max_examples=100,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    settings.register_profile(
+        "explore",
+        derandomize=False,
+        deadline=None,
+        max_examples=1000,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    name = os.environ.get(PROFILE_ENV) or "ci"
+    try:
+        settings.load_profile(name)
+    except InvalidArgument:
+        raise pytest.UsageError(
+            f"{PROFILE_ENV}={name!r}: no such hypothesis profile (ci or explore)."
+        ) from None
