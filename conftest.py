@@ -1,6 +1,8 @@
 """Repository-level test setup: how this project's own tests run hypothesis. Not shipped; a user
 of the plugin needs none of it.
 
+Also: `pytest --collect-only` exits 0 (syrupy would call every snapshot unused).
+
 Profiles (choose one with the environment variable HYPOTHESIS_PROFILE, default `ci`):
 - `ci`: derandomized (every run on every machine draws the same examples, so a test that passed
   in CI passes on a fresh machine and a red CI reproduces locally), no per-example deadline (the
@@ -21,9 +23,15 @@ PROFILE_ENV = "HYPOTHESIS_PROFILE"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if config.option.collectonly and hasattr(config.option, "warn_unused_snapshots"):
+        # Listing tests runs none, so syrupy finds every snapshot "unused" and would exit 1.
+        config.option.warn_unused_snapshots = True
     # Suite runs started by the tests block hypothesis' plugin to start faster: no import then.
-    if config.pluginmanager.is_blocked("hypothesispytest"):
-        return
+    if not config.pluginmanager.is_blocked("hypothesispytest"):
+        load_hypothesis_profile()
+
+
+def load_hypothesis_profile() -> None:
     from hypothesis import HealthCheck, settings
     from hypothesis.errors import InvalidArgument
 

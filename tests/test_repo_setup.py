@@ -1,4 +1,5 @@
-"""The repository's hypothesis profiles (top-level conftest.py): deterministic unless asked."""
+"""The repository-level test setup (top-level conftest.py): hypothesis is deterministic unless
+asked to explore, and listing the tests succeeds."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def test_an_unknown_profile_is_one_sentence(tmp_path: os.PathLike[str]) -> None:
             "-q",
             "-p",
             "no:cacheprovider",
-            str(REPO / "tests" / "test_hypothesis_profiles.py"),
+            str(REPO / "tests" / "test_repo_setup.py"),
         ],
         capture_output=True,
         text=True,
@@ -51,3 +52,24 @@ def test_an_unknown_profile_is_one_sentence(tmp_path: os.PathLike[str]) -> None:
     )
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert "HYPOTHESIS_PROFILE='nope': no such hypothesis profile (ci or explore)." in proc.stderr
+
+
+def test_collect_only_exits_0_with_snapshots_on_disk() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(REPO / "tests" / "engine" / "test_summary_snapshot.py"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 test collected" in proc.stdout
