@@ -34,7 +34,7 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
 def cmd_import_sorrydb(args: argparse.Namespace, extra: list[str]) -> int:
     from pytest_lsrb.tactic.sorrydb import import_sorrydb, write_index
 
-    rows = import_sorrydb(Path(args.file))
+    rows = import_sorrydb(Path(args.file), allow_local_remotes=args.allow_local_remotes)
     write_index(rows, Path(args.output))
     print(f"wrote {len(rows)} index rows to {args.output}")
     return 0
@@ -136,6 +136,11 @@ def build_parser() -> argparse.ArgumentParser:
     sorrydb = imp_sub.add_parser("sorrydb", help="SorryDB sorry records -> index.jsonl")
     sorrydb.add_argument("file", help='SorryDB JSON file ({"sorries": [...]})')
     sorrydb.add_argument("-o", "--output", required=True, help="index.jsonl to write")
+    sorrydb.add_argument(
+        "--allow-local-remotes",
+        action="store_true",
+        help="keep records whose repo.remote is a path on this machine (refused by default)",
+    )
     sorrydb.set_defaults(func=cmd_import_sorrydb)
 
     split = sub.add_parser(

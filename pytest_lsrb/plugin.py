@@ -81,6 +81,7 @@ class SuiteRun:
             cache_dir=v["cache_dir"],
             suite_root=str(self.spec.root),
             options=dict(self.spec.settings.get("verifier", {})),
+            allow_local_remotes=bool(v["allow_local_remotes"]),
         )
 
 

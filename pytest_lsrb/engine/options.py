@@ -97,6 +97,15 @@ OPTIONS: list[Option] = [
     Option("verification", str, "none", "how answers are checked (suite-specific modes)"),
     Option("profiles", str, None, "replay profile file or folder (repo_replay/synthetic)"),
     Option(
+        "allow-local-remotes",
+        bool,
+        False,
+        "repo_replay may clone index rows whose repo_remote is a local path or file:// URL "
+        "(off: an index from elsewhere cannot point git at this machine's repositories)",
+        identity=False,
+        flag=True,
+    ),
+    Option(
         "outcome",
         str,
         "strict",

@@ -57,6 +57,7 @@ class VerifierConfig:
     timeout_s: float | None = None  # per-check timeout override
     suite_root: str | None = None  # the suite folder (for suite-relative resources)
     options: Mapping[str, Any] = field(default_factory=dict)  # suite.toml [verifier] table
+    allow_local_remotes: bool = False  # repo_replay may clone a repository named by a local path
 
 
 @runtime_checkable

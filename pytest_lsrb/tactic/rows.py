@@ -2,13 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from pytest_lsrb.core.paths import relative_path_problem
 from pytest_lsrb.core.rows import content_hash
+from pytest_lsrb.tactic.lean.gitrefs import commit_problem, remote_problem
 
 FORBIDDEN_TOKENS: tuple[str, ...] = ("sorry", "admit", "sorryAx")
+
+
+def _rule(problem_of: Callable[[str], str | None]) -> AfterValidator:
+    def check(value: str) -> str:
+        problem = problem_of(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    return AfterValidator(check)
+
+
+# The repository values reach git and the file system (repo_replay): a row is refused when they
+# could be read as options, name a command-running transport or lead out of the checkout. The
+# SorryDB importer uses the same types, so both name the rule in the same words.
+CommitHash = Annotated[str, _rule(commit_problem)]
+GitRemote = Annotated[str, _rule(remote_problem)]
+RepoPath = Annotated[str, _rule(relative_path_problem)]
 
 
 class TacticRow(BaseModel):
@@ -17,11 +38,11 @@ class TacticRow(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True, strict=True)
 
     item_id: str = Field(min_length=1)
-    repo_remote: str
+    repo_remote: GitRemote
     repo_branch: str
-    repo_commit: str
+    repo_commit: CommitHash
     repo_lean_version: str
-    path: str
+    path: RepoPath
     start_line: int = Field(ge=1, description="1-based line of the sorry")
     start_column: int = Field(ge=0, description="0-based column of the sorry")
     end_line: int = Field(ge=1)

@@ -32,7 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.rows import describe_validation_error
 from pytest_lsrb.core.textfiles import BOM, loads_json
-from pytest_lsrb.tactic.rows import TacticRow
+from pytest_lsrb.tactic.lean.gitrefs import is_local_remote
+from pytest_lsrb.tactic.rows import CommitHash, GitRemote, RepoPath, TacticRow
 
 SOURCE_TAG = "sorrydb"
 
@@ -43,14 +44,14 @@ class _Part(BaseModel):
 
 
 class SorryRepo(_Part):
-    remote: str = Field(min_length=1)
+    remote: GitRemote
     branch: str
-    commit: str = Field(min_length=1)
+    commit: CommitHash
     lean_version: str = Field(min_length=1)
 
 
 class SorryLocation(_Part):
-    path: str = Field(min_length=1)
+    path: RepoPath
     start_line: int = Field(ge=1)
     start_column: int = Field(ge=0)
     end_line: int = Field(ge=1)
@@ -98,8 +99,11 @@ class SorryRecord(_Part):
         )
 
 
-def import_sorrydb(path: Path) -> list[TacticRow]:
-    """Every record of a SorryDB JSON file as a validated index row, in file order."""
+def import_sorrydb(path: Path, *, allow_local_remotes: bool = False) -> list[TacticRow]:
+    """Every record of a SorryDB JSON file as a validated index row, in file order.
+
+    A dump comes from the internet: a record whose `repo.remote` is a path on this machine is
+    refused unless `allow_local_remotes` (`--allow-local-remotes`) says the user means it."""
     text = _read_text(path).removeprefix(BOM)
     try:
         data = loads_json(text)
@@ -127,6 +131,11 @@ def import_sorrydb(path: Path) -> list[TacticRow]:
             record = SorryRecord.model_validate(obj)
         except ValidationError as exc:
             raise where.error(describe_validation_error(exc)) from None
+        if not allow_local_remotes and is_local_remote(record.repo.remote):
+            raise where.error(
+                f"field 'repo.remote': {record.repo.remote!r} is a repository on this machine; pass "
+                "--allow-local-remotes to import it"
+            )
         loc = record.location
         if (loc.end_line, loc.end_column) < (loc.start_line, loc.start_column):
             raise where.error(
@@ -138,7 +147,7 @@ def import_sorrydb(path: Path) -> list[TacticRow]:
         seen[record.id] = index
         try:
             rows.append(record.to_row())
-        except ValidationError as exc:  # pragma: no cover - SorryRecord already holds TacticRow's rules
+        except ValidationError as exc:  # pragma: no cover - SorryRecord holds TacticRow's rules
             raise where.error(describe_validation_error(exc)) from None
     return rows
 

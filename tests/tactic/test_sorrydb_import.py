@@ -263,6 +263,12 @@ def test_optional_parts_may_be_absent_and_unknown_keys_are_ignored(tmp_path: Pat
 _text = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=30)
 _pos = st.integers(min_value=1, max_value=10**6)
 _col = st.integers(min_value=0, max_value=10**4)
+# The values that reach git and the file system keep their rules (tactic.lean.gitrefs, core.paths);
+# hostile ones are tests/hardening/test_hostile_git_values.py's.
+_name = st.text(st.characters(categories=["L", "N"]) | st.sampled_from("_-+"), min_size=1, max_size=12)
+_remote = st.builds("https://github.com/{}/{}".format, _name, _name)
+_commit = st.text("0123456789abcdefABCDEF", min_size=7, max_size=40)
+_path = st.lists(_name, min_size=1, max_size=4).map("/".join)
 
 
 @st.composite
@@ -276,13 +282,13 @@ def sorry_records(draw: st.DrawFn) -> list[dict[str, Any]]:
         end_col = draw(_col) if end_line > start_line else start_col + draw(st.integers(0, 100))
         rec: dict[str, Any] = {
             "repo": {
-                "remote": draw(_text),
+                "remote": draw(_remote),
                 "branch": draw(st.text(max_size=10)),
-                "commit": draw(_text),
+                "commit": draw(_commit),
                 "lean_version": draw(_text),
             },
             "location": {
-                "path": draw(_text),
+                "path": draw(_path),
                 "start_line": start_line,
                 "start_column": start_col,
                 "end_line": end_line,

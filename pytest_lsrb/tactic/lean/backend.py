@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from pytest_lsrb.core.paths import inside, relative_path_problem
 from pytest_lsrb.tactic.lean.outcome import (
     LeanMessage,
     SorryInfo,
@@ -137,9 +138,12 @@ class FileBackend:
         return [self.lean_command, "--json", str(file)]
 
     def check(self, source: str, *, rel_path: str, header_lines: int = 0) -> LeanRun:
+        problem = relative_path_problem(rel_path)  # the row was checked; this writes a file
+        if problem is not None:
+            return LeanRun("failed", detail=f"refusing to write {rel_path!r} in a scratch copy: it {problem}")
         scratch = Path(tempfile.mkdtemp(prefix="lsrb-lean-", dir=self.scratch_root))
         try:
-            file = scratch / rel_path
+            file = inside(scratch, rel_path)
             file.parent.mkdir(parents=True, exist_ok=True)
             file.write_text(source, encoding="utf-8")
             with _slot(self.slots):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from pytest_lsrb.tactic.lean.gitrefs import allowed_protocols, commit_problem, remote_problem
 from pytest_lsrb.tactic.lean.process import ProcessResult, run_bounded, which
 
 FailureKind = Literal["toolchain_missing", "checkout_failed", "build_failed"]
@@ -38,11 +40,20 @@ class CheckoutFailure(Exception):
         self.detail = detail
 
 
+_SLUG_MAX = 100
+
+
 def repo_slug(remote: str) -> str:
-    """A folder name for a remote: `https://github.com/o/n(.git)` -> `github.com__o__n`."""
+    """A folder name for a remote: `https://github.com/o/n(.git)` -> `github.com__o__n`.
+
+    Never `.`, `..` or a hidden name, and at most 100 characters (a hash keeps long ones apart)."""
     text = re.sub(r"^[a-z+]+://", "", remote.strip()).removesuffix("/").removesuffix(".git")
     text = text.replace("git@", "").replace(":", "/")
-    return re.sub(r"[^A-Za-z0-9._-]+", "__", text.replace("/", "__")).strip("_") or "repo"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "__", text.replace("/", "__")).strip("_").lstrip(".") or "repo"
+    if len(slug) > _SLUG_MAX:
+        digest = hashlib.sha256(remote.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        slug = f"{slug[: _SLUG_MAX - 18]}__{digest}"
+    return slug
 
 
 def _tail(result: ProcessResult, limit: int = 800) -> str:
@@ -66,6 +77,7 @@ class CheckoutCache:
     root: Path
     git_command: str = "git"
     lake_command: str = "lake"
+    allow_local_remotes: bool = False  # --lsrb-allow-local-remotes
     _failures: dict[str, CheckoutFailure] = field(default_factory=dict)
     _locks: dict[str, threading.Lock] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
@@ -86,7 +98,17 @@ class CheckoutCache:
         memory_mb: int | None,
         mathlib_cache: bool,
     ) -> Path:
-        """The built checkout of `remote@commit`, cloning and building it the first time."""
+        """The built checkout of `remote@commit`, cloning and building it the first time.
+
+        The values are checked again here, right before git sees them (rows were checked when
+        read, but a caller may build one by hand): a refused value is `checkout_failed`."""
+        checks = (
+            ("repo_commit", commit, commit_problem(commit)),
+            ("repo_remote", remote, remote_problem(remote, allow_local=self.allow_local_remotes)),
+        )
+        for name, value, problem in checks:
+            if problem is not None:
+                raise CheckoutFailure("checkout_failed", f"{name} {value!r} refused: it {problem}")
         target = self.path(remote, commit)
         key = str(target)
         with self._lock_for(key):
@@ -119,7 +141,12 @@ class CheckoutCache:
             cwd=cwd,
             timeout_s=remaining,
             memory_mb=memory_mb,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            # git may use only the transports a remote may name (never ext:: or fd::).
+            env={
+                **os.environ,
+                "GIT_TERMINAL_PROMPT": "0",
+                "GIT_ALLOW_PROTOCOL": allowed_protocols(self.allow_local_remotes),
+            },
         )
 
     def _clone(self, remote: str, commit: str, target: Path, deadline: float, memory_mb: int | None) -> None:
@@ -131,25 +158,27 @@ class CheckoutCache:
         partial = target.with_name(f"{commit}.partial-{os.getpid()}")
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
+        # `--` ends the options of every command that takes a value from a row, so no value can
+        # be read as an option (`--upload-pack=<command>`), whatever slipped past validation.
         steps = [
             [git, "init", "-q"],
-            [git, "remote", "add", "origin", remote],
-            [git, "fetch", "-q", "--depth", "1", "origin", commit],
-            [git, "-c", "advice.detachedHead=false", "checkout", "-q", "FETCH_HEAD"],
+            [git, "remote", "add", "--", "origin", remote],
+            [git, "fetch", "-q", "--depth", "1", "--", "origin", commit],
+            [git, "-c", "advice.detachedHead=false", "checkout", "-q", "FETCH_HEAD", "--"],
         ]
         for argv in steps:
             result = self._run(argv, partial, deadline, memory_mb)
             if result.status == "exited" and result.returncode == 0:
                 continue
             if argv[1] == "fetch":  # servers that refuse fetching a bare commit: fetch everything
-                result = self._run([git, "fetch", "-q", "origin"], partial, deadline, memory_mb)
+                result = self._run([git, "fetch", "-q", "--", "origin"], partial, deadline, memory_mb)
                 if result.status == "exited" and result.returncode == 0:
-                    steps[-1][-1] = commit
+                    steps[-1][-2] = commit
                     continue
             shutil.rmtree(partial, ignore_errors=True)
             raise CheckoutFailure("checkout_failed", f"{' '.join(argv[:3])} failed: {_tail(result)}")
         head = self._run([git, "rev-parse", "HEAD"], partial, deadline, memory_mb)
-        if head.stdout.strip() and not head.stdout.strip().startswith(commit[:7]):
+        if head.stdout.strip() and not head.stdout.strip().lower().startswith(commit[:7].lower()):
             shutil.rmtree(partial, ignore_errors=True)
             raise CheckoutFailure("checkout_failed", f"HEAD is {head.stdout.strip()}, not {commit}")
         shutil.rmtree(target, ignore_errors=True)

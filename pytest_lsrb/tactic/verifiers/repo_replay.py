@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pytest_lsrb.core.paths import OutsideError, inside
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
 from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun, ProofStateBackend
 from pytest_lsrb.tactic.lean.checkout import CheckoutCache, CheckoutFailure
@@ -56,7 +57,10 @@ class RepoReplayVerifier(LeanVerifierBase):
             cache = self._checkouts.get(key)
             if cache is None:
                 cache = self._checkouts[key] = CheckoutCache(
-                    self.cache_root, profile.git_command, profile.lake_command
+                    self.cache_root,
+                    profile.git_command,
+                    profile.lake_command,
+                    allow_local_remotes=self.config.allow_local_remotes,
                 )
             return cache
 
@@ -75,7 +79,10 @@ class RepoReplayVerifier(LeanVerifierBase):
             )
         except CheckoutFailure as failure:
             return result(failure.kind, detail=failure.detail)
-        file = root / row.path
+        try:  # checked when the row was read; again here, where a symlink could lead out
+            file = inside(root, row.path)
+        except OutsideError as exc:
+            return result("checkout_failed", subkind="path_outside", detail=f"path {exc}")
         try:
             source = file.read_text(encoding="utf-8")
         except OSError as exc:
