@@ -28,7 +28,7 @@ from pytest_lsrb.tactic.sorrydb import import_sorrydb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tactic" / "lean"))
 
-from lean_fakes import FAKE_LAKE, install  # noqa: E402
+from lean_fakes import FAKE_LAKE, install
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "suites" / "goal_to_tactic_proposal_v1"
@@ -77,14 +77,12 @@ def test_this_git_runs_the_payload_without_the_separator(world: dict[str, Any]) 
     dst.mkdir()
     subprocess.run([GIT or "git", "init", "-q"], cwd=dst, check=True)
     subprocess.run([GIT or "git", "remote", "add", "origin", str(world["src"])], cwd=dst, check=True)
-    subprocess.run([GIT or "git", "fetch", "-q", "origin", ATTACK], cwd=dst,
-                   capture_output=True)
+    subprocess.run([GIT or "git", "fetch", "-q", "origin", ATTACK], cwd=dst, capture_output=True)
     assert markers(world["home"]), "this git did not run --upload-pack; the attack tests prove nothing"
     # ... and with `--` it is a refspec, not an option.
     for marker in markers(world["home"]):
         marker.unlink()
-    subprocess.run([GIT or "git", "fetch", "-q", "--", "origin", ATTACK], cwd=dst,
-                   capture_output=True)
+    subprocess.run([GIT or "git", "fetch", "-q", "--", "origin", ATTACK], cwd=dst, capture_output=True)
     assert not markers(world["home"])
 
 
@@ -94,8 +92,7 @@ def test_this_git_runs_the_payload_without_the_separator(world: dict[str, Any]) 
 def test_checkout_refuses_the_payload_and_runs_nothing(world: dict[str, Any]) -> None:
     cache = CheckoutCache(world["tmp"] / "cache", allow_local_remotes=True)
     with pytest.raises(CheckoutFailure) as failure:
-        cache.ensure(str(world["src"]), ATTACK, build_timeout_s=60, memory_mb=None,
-                     mathlib_cache=False)
+        cache.ensure(str(world["src"]), ATTACK, build_timeout_s=60, memory_mb=None, mathlib_cache=False)
     assert failure.value.kind == "checkout_failed"
     assert "repo_commit" in failure.value.detail and "hexadecimal" in failure.value.detail
     assert not markers(world["home"], world["tmp"])
@@ -105,8 +102,9 @@ def test_checkout_refuses_the_payload_and_runs_nothing(world: dict[str, Any]) ->
 def test_checkout_clones_a_real_repo_with_separators(world: dict[str, Any]) -> None:
     """The `--` forms work with this git: a real local clone at the pinned commit."""
     cache = CheckoutCache(world["tmp"] / "cache", allow_local_remotes=True)
-    root = cache.ensure(str(world["src"]), world["commit"], build_timeout_s=120, memory_mb=None,
-                        mathlib_cache=False)
+    root = cache.ensure(
+        str(world["src"]), world["commit"], build_timeout_s=120, memory_mb=None, mathlib_cache=False
+    )
     assert (root / "Repo" / "Basic.lean").read_text(encoding="utf-8") == SOURCE
     head = subprocess.run([GIT or "git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True)
     assert head.stdout.strip() == world["commit"]
@@ -115,8 +113,9 @@ def test_checkout_clones_a_real_repo_with_separators(world: dict[str, Any]) -> N
 def test_checkout_refuses_a_local_remote_unless_the_user_opts_in(world: dict[str, Any]) -> None:
     cache = CheckoutCache(world["tmp"] / "cache")
     with pytest.raises(CheckoutFailure, match="--lsrb-allow-local-remotes"):
-        cache.ensure(str(world["src"]), world["commit"], build_timeout_s=60, memory_mb=None,
-                     mathlib_cache=False)
+        cache.ensure(
+            str(world["src"]), world["commit"], build_timeout_s=60, memory_mb=None, mathlib_cache=False
+        )
     assert not (world["tmp"] / "cache").exists()
 
 
@@ -205,8 +204,9 @@ def sorrydb_dump(path: Path, *, remote: str, commit: str, file: str = "Repo/Basi
 
 
 def lsrb(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest_lsrb", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_lsrb", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
 
 
 @pytest.mark.parametrize(
@@ -223,8 +223,12 @@ def test_the_importer_refuses_hostile_records_in_one_sentence(
     world: dict[str, Any], remote: str, commit: str, file: str, field: str
 ) -> None:
     values = {"SRC": str(world["src"]), "ATTACK": ATTACK, "COMMIT": world["commit"]}
-    dump = sorrydb_dump(world["tmp"] / "dump.json", remote=values.get(remote, remote),
-                        commit=values.get(commit, commit), file=file)
+    dump = sorrydb_dump(
+        world["tmp"] / "dump.json",
+        remote=values.get(remote, remote),
+        commit=values.get(commit, commit),
+        file=file,
+    )
     out = world["tmp"] / "index.jsonl"
     proc = lsrb(world["tmp"], "import", "sorrydb", str(dump), "-o", str(out))
     assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -245,9 +249,17 @@ def test_the_importer_keeps_a_local_remote_when_asked(world: dict[str, Any]) -> 
 
 def index_row(remote: str, commit: str, path: str = "Repo/Basic.lean") -> dict[str, Any]:
     return {
-        "item_id": "hostile", "repo_remote": remote, "repo_branch": "main", "repo_commit": commit,
-        "repo_lean_version": "v4.22.0", "path": path, "start_line": 2, "start_column": 2,
-        "end_line": 2, "end_column": 7, "goal_text": "p : Prop\nhp : p\n⊢ p",
+        "item_id": "hostile",
+        "repo_remote": remote,
+        "repo_branch": "main",
+        "repo_commit": commit,
+        "repo_lean_version": "v4.22.0",
+        "path": path,
+        "start_line": 2,
+        "start_column": 2,
+        "end_line": 2,
+        "end_column": 7,
+        "goal_text": "p : Prop\nhp : p\n⊢ p",
     }
 
 
@@ -255,10 +267,21 @@ def run_suite(world: dict[str, Any], row: dict[str, Any], *extra: str) -> subpro
     index = world["tmp"] / "index.jsonl"
     index.write_text(json.dumps(row) + "\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
-    cmd = [sys.executable, "-m", "pytest", str(SUITE), "-q", "-p", "no:cacheprovider",
-           f"--lsrb-index={index}", "--lsrb-verification=repo_replay",
-           f"--lsrb-cache-dir={world['tmp'] / 'cache'}", f"--lsrb-output-dir={world['tmp'] / 'out'}",
-           "--lsrb-overwrite", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(SUITE),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--lsrb-index={index}",
+        "--lsrb-verification=repo_replay",
+        f"--lsrb-cache-dir={world['tmp'] / 'cache'}",
+        f"--lsrb-output-dir={world['tmp'] / 'out'}",
+        "--lsrb-overwrite",
+        *extra,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=world["tmp"], env=env, timeout=300)
 
 
@@ -274,8 +297,12 @@ def run_suite(world: dict[str, Any], row: dict[str, Any], *extra: str) -> subpro
 def test_the_suite_refuses_hostile_rows_before_any_git_call(
     world: dict[str, Any], remote: str, commit: str, path: str, field: str
 ) -> None:
-    values = {"SRC": str(world["src"]), "ATTACK": ATTACK, "COMMIT": world["commit"],
-              "VICTIM": str(world["victim"])}
+    values = {
+        "SRC": str(world["src"]),
+        "ATTACK": ATTACK,
+        "COMMIT": world["commit"],
+        "VICTIM": str(world["victim"]),
+    }
     row = index_row(values.get(remote, remote), values.get(commit, commit), values.get(path, path))
     proc = run_suite(world, row, "--lsrb-allow-local-remotes")
     assert proc.returncode == 4, proc.stdout + proc.stderr
@@ -288,12 +315,15 @@ def test_the_suite_refuses_hostile_rows_before_any_git_call(
 def test_a_symlink_out_of_the_checkout_errors_the_test_and_changes_nothing(world: dict[str, Any]) -> None:
     """A row that passes every check when read, pointing at a link that leads out of the real
     checkout: refused where the file is opened (`checkout_failed`, an environment error)."""
-    proc = run_suite(world, index_row(str(world["src"]), world["commit"], "Repo/Link.lean"),
-                     "--lsrb-allow-local-remotes")
+    proc = run_suite(
+        world, index_row(str(world["src"]), world["commit"], "Repo/Link.lean"), "--lsrb-allow-local-remotes"
+    )
     assert proc.returncode == 1 and "1 error" in proc.stdout, proc.stdout + proc.stderr
     record = json.loads((world["tmp"] / "out" / "attempts.jsonl").read_text(encoding="utf-8"))
     assert (record["verification_outcome"], record["verification_error_domain"]) == (
-        "checkout_failed", "environment")
+        "checkout_failed",
+        "environment",
+    )
     assert world["victim"].read_text(encoding="utf-8") == SOURCE
 
 
