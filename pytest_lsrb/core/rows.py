@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.textfiles import json_message, loads_json, shown
+from pytest_lsrb.core.textfiles import json_message, loads_json, refuse_lone_surrogates, shown
 
 
 def content_hash(model: BaseModel) -> str:
@@ -62,12 +62,17 @@ def _raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
 
 
 def _parse_line(path: Path, lineno: int, line: bytes) -> Any:
+    """One line's JSON. A string holding a lone surrogate is refused here, so no row, hash,
+    record, message or page downstream ever meets one (pydantic's own JSON parser refuses them
+    too, which sends such a line down this path)."""
     try:
-        return loads_json(line)
+        obj = loads_json(line)
     except json.JSONDecodeError as exc:
         raise LsrbUsageError(
             f"{path}:{lineno}: not valid JSON ({json_message(exc)} at column {exc.colno})."
         ) from None
+    refuse_lone_surrogates(obj, f"{path}:{lineno}")
+    return obj
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:

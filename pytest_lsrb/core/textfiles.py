@@ -87,6 +87,61 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise LsrbUsageError(f"{path}: not valid TOML (a number with too many digits).") from None
 
 
+# A code point between U+D800 and U+DFFF alone (a pair is decoded into one character). JSON may
+# spell one as an escape (`"\\ud800"`), but no UTF-8 text, hash input, terminal or HTML page can
+# hold it: every input file refuses a string holding one (model answers are escaped instead).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(value: Any) -> tuple[str, str] | None:
+    """`(field, code point)` of the first string in `value` (keys, values and list items, at any
+    depth) holding a lone surrogate, e.g. `("tags.2", "\\ud800")`; None when there is none."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        field, item = stack.pop()
+        if isinstance(item, str):
+            found = _LONE_SURROGATE.search(item)
+            if found:
+                return field or "(value)", f"\\u{ord(found.group()):04x}"
+        elif isinstance(item, dict):
+            for key, sub in reversed(list(item.items())):
+                name = f"{field}.{key}" if field else str(key)
+                stack += [(name, sub), (name, key)]  # the key first: it names the field
+        elif isinstance(item, (list, tuple)):
+            stack += [
+                (f"{field}.{i}" if field else str(i), sub) for i, sub in reversed(list(enumerate(item)))
+            ]
+    return None
+
+
+def lone_surrogate_problem(value: Any) -> str | None:
+    """`field 'x' holds a lone surrogate (\\ud800), ...` for the first one in `value`, or None."""
+    hit = lone_surrogate(value)
+    if hit is None:
+        return None
+    field, code = hit
+    return f"field '{field}' holds a lone surrogate ({code}), which no UTF-8 text can hold; remove it"
+
+
+def refuse_lone_surrogates(value: Any, where: str) -> None:
+    """Raise `where: field 'x' holds a lone surrogate ...` when `value` holds one."""
+    problem = lone_surrogate_problem(value)
+    if problem is not None:
+        raise LsrbUsageError(f"{where}: {problem}.")
+
+
+def surrogate_line(text: str) -> int | None:
+    """The line of the first JSON escape of a lone surrogate in `text`, for naming where it is."""
+    found = _LONE_ESCAPE.search(text)
+    return text.count("\n", 0, found.start()) + 1 if found else None
+
+
+_LONE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
 def shown(value: Any, limit: int = 60) -> str:
     """A value as a short JSON-ish snippet for an error message."""
     try:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.textfiles import json_message, loads_json, shown
+from pytest_lsrb.core.textfiles import json_message, loads_json, lone_surrogate_problem, shown, surrogate_line
 
 ATTEMPTS_FILE = "attempts.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -222,6 +222,11 @@ def read_json(path: Path) -> Any:
     except OSError as exc:
         raise LsrbUsageError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     try:
-        return loads_json(raw)
+        obj = loads_json(raw)
     except json.JSONDecodeError as exc:
         raise LsrbUsageError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}).") from None
+    problem = lone_surrogate_problem(obj)  # run.json, summary.json, manifests: no model text
+    if problem is not None:
+        line = surrogate_line(raw.decode("utf-8"))
+        raise LsrbUsageError(f"{path}{f':{line}' if line else ''}: {problem}.")
+    return obj

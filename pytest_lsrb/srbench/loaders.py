@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.rows import iter_jsonl
-from pytest_lsrb.core.textfiles import loads_json
+from pytest_lsrb.core.textfiles import loads_json, refuse_lone_surrogates
 from pytest_lsrb.srbench.problem import SPLITS, SYNTH_SET, TRANSFORM_SET, Problem
 
 RELEASE_FILE: Final = "lsr_bench_data.hdf5"
@@ -155,6 +155,8 @@ def describe_problem_error(err: ValidationError) -> str:
 
 
 def build_problem(fields: Mapping[str, Any], where: str) -> Problem:
+    # Every source (index line, CSV folder metadata, parquet row) reaches a Problem through here.
+    refuse_lone_surrogates({k: v for k, v in fields.items() if k not in SPLITS}, where)
     try:
         return Problem.model_validate(dict(fields))
     except ValidationError as exc:

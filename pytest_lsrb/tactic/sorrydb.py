@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.rows import describe_validation_error
-from pytest_lsrb.core.textfiles import BOM, loads_json
+from pytest_lsrb.core.textfiles import BOM, loads_json, lone_surrogate_problem
 from pytest_lsrb.tactic.lean.gitrefs import is_local_remote
 from pytest_lsrb.tactic.rows import CommitHash, GitRemote, RepoPath, TacticRow
 
@@ -127,6 +127,9 @@ def import_sorrydb(path: Path, *, allow_local_remotes: bool = False) -> list[Tac
         where = _Where(path, text, index)
         if not isinstance(obj, dict):
             raise where.error(f"expected a JSON object, got {type(obj).__name__}")
+        surrogate = lone_surrogate_problem(obj)
+        if surrogate is not None:
+            raise where.error(surrogate)
         try:
             record = SorryRecord.model_validate(obj)
         except ValidationError as exc:
