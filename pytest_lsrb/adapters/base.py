@@ -49,7 +49,15 @@ class GenerationResult:
     error_message: str | None = None
     http_attempts: int = 1
     cached: bool = False
+    # `prompt_tokens`/`completion_tokens` when the server reported them (absent, not 0, when not).
     usage: Mapping[str, int] = field(default_factory=dict)
+    # Why generation stopped as the server said it (OpenAI `finish_reason`, Ollama `done_reason`:
+    # "stop", "length", ...); None when it did not say.
+    finish_reason: str | None = None
+    # The model that actually answered (llama.cpp answers with its one loaded model whatever
+    # `--lsrb-model` asked for) and the backend build (`system_fingerprint`), when reported.
+    served_model: str | None = None
+    system_fingerprint: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -40,7 +40,8 @@ CREATE TABLE IF NOT EXISTS responses (
     text TEXT NOT NULL,
     usage TEXT NOT NULL,
     latency_ms REAL NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    meta TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS responses_endpoint ON responses (endpoint);
 """
@@ -66,11 +67,16 @@ def cache_key(identity: Mapping[str, Any], request: GenerationRequest) -> str:
     return hashlib.sha256(canonical(material).encode("utf-8")).hexdigest()
 
 
+# What a response says about itself besides its text (GenerationResult fields of the same name).
+META_FIELDS = ("finish_reason", "served_model", "system_fingerprint")
+
+
 @dataclasses.dataclass(frozen=True)
 class CachedResponse:
     text: str
     usage: dict[str, int]
     latency_ms: float
+    meta: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class ResponseCache:
@@ -99,17 +105,28 @@ class ResponseCache:
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.execute("PRAGMA synchronous=NORMAL")
                 self._conn.executescript(_SCHEMA)
+                self._add_meta_column()
                 return
             except sqlite3.OperationalError:
                 if attempt == 4:
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
+    def _add_meta_column(self) -> None:
+        """A cache written before responses kept their meta gets the column (empty for old rows)."""
+        columns = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
+        if "meta" not in columns:
+            try:
+                self._conn.execute("ALTER TABLE responses ADD COLUMN meta TEXT NOT NULL DEFAULT '{}'")
+            except sqlite3.OperationalError as exc:  # another process added it a moment ago
+                if "duplicate column" not in str(exc):
+                    raise
+
     def get(self, key: str) -> CachedResponse | None:
         try:
             with self._lock:
                 row = self._conn.execute(
-                    "SELECT text, usage, latency_ms FROM responses WHERE key = ?", (key,)
+                    "SELECT text, usage, latency_ms, meta FROM responses WHERE key = ?", (key,)
                 ).fetchone()
         except sqlite3.Error as exc:
             log.warning("response cache %s: read failed (%s); calling the model", self.path, exc)
@@ -120,7 +137,12 @@ class ResponseCache:
             usage = {str(k): int(v) for k, v in json.loads(row[1]).items()}
         except (ValueError, TypeError, AttributeError):
             usage = {}
-        return CachedResponse(text=row[0], usage=usage, latency_ms=float(row[2]))
+        try:
+            stored = json.loads(row[3])
+            meta = {k: stored[k] for k in META_FIELDS if isinstance(stored.get(k), str)}
+        except (ValueError, TypeError, AttributeError):
+            meta = {}
+        return CachedResponse(text=row[0], usage=usage, latency_ms=float(row[2]), meta=meta)
 
     def put(self, key: str, endpoint: str, result: GenerationResult) -> None:
         if not result.ok:  # errors are never cached
@@ -129,9 +151,17 @@ class ResponseCache:
         try:
             with self._lock:
                 self._conn.execute(
-                    "INSERT OR REPLACE INTO responses (key, endpoint, text, usage, latency_ms, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (key, endpoint, result.text, canonical(dict(result.usage)), result.latency_ms, created),
+                    "INSERT OR REPLACE INTO responses (key, endpoint, text, usage, latency_ms,"
+                    " created_at, meta) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        key,
+                        endpoint,
+                        result.text,
+                        canonical(dict(result.usage)),
+                        result.latency_ms,
+                        created,
+                        canonical({k: v for k in META_FIELDS if (v := getattr(result, k)) is not None}),
+                    ),
                 )
         except sqlite3.Error as exc:
             log.warning("response cache %s: write failed (%s); result not cached", self.path, exc)
@@ -197,7 +227,14 @@ class CachingAdapter:
         if hit is not None:
             # The latency is the model's, from when the answer was made; no request was sent.
             return GenerationResult(
-                text=hit.text, latency_ms=hit.latency_ms, http_attempts=0, cached=True, usage=hit.usage
+                text=hit.text,
+                latency_ms=hit.latency_ms,
+                http_attempts=0,
+                cached=True,
+                usage=hit.usage,
+                finish_reason=hit.meta.get("finish_reason"),
+                served_model=hit.meta.get("served_model"),
+                system_fingerprint=hit.meta.get("system_fingerprint"),
             )
         problem = self._deferred_check()
         if problem is not None:

@@ -328,16 +328,44 @@ class HttpEndpoint:
         self.client.close()
 
 
-def to_result(outcome: Outcome[tuple[str, dict[str, int]]]) -> GenerationResult:
-    """A generation outcome (text, usage) as the engine's neutral result."""
+@dataclass(frozen=True)
+class Reply:
+    """What a response parser reads out of one successful generation response."""
+
+    text: str
+    usage: dict[str, int] = field(default_factory=dict)
+    finish_reason: str | None = None
+    served_model: str | None = None
+    system_fingerprint: str | None = None
+
+
+REPLY_FIELD_LIMIT = 200  # characters kept of a server-reported name (model, fingerprint, reason)
+
+
+def reply_string(data: Mapping[str, Any], key: str) -> str | None:
+    """A short string field of a response (`model`, `finish_reason`...); odd values are dropped."""
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value.strip()[:REPLY_FIELD_LIMIT]
+
+
+def to_result(outcome: Outcome[Reply]) -> GenerationResult:
+    """A generation outcome as the engine's neutral result."""
     if outcome.failure is not None:
         return GenerationResult.failure(
             outcome.failure.kind, outcome.failure.message, outcome.latency_ms, outcome.http_attempts
         )
     assert outcome.value is not None
-    text, usage = outcome.value
+    reply = outcome.value
     return GenerationResult(
-        text=text, latency_ms=outcome.latency_ms, http_attempts=outcome.http_attempts, usage=dict(usage)
+        text=reply.text,
+        latency_ms=outcome.latency_ms,
+        http_attempts=outcome.http_attempts,
+        usage=dict(reply.usage),
+        finish_reason=reply.finish_reason,
+        served_model=reply.served_model,
+        system_fingerprint=reply.system_fingerprint,
     )
 
 
@@ -355,7 +383,7 @@ def token_usage(raw: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, 
     out: dict[str, int] = {}
     for theirs, ours in fields.items():
         value = raw.get(theirs)
-        if isinstance(value, int) and not isinstance(value, bool):
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             out[ours] = value
     return out
 

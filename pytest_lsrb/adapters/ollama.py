@@ -12,10 +12,12 @@ from typing import Any
 from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult
 from pytest_lsrb.adapters.http import (
     HttpEndpoint,
+    Reply,
     ResponseError,
     RetryPolicy,
     api_key_from_env,
     bad_response,
+    reply_string,
     shown_models,
     to_result,
     token_usage,
@@ -28,7 +30,7 @@ DEFAULT_CONCURRENCY = 8  # Ollama queues what it cannot run (OLLAMA_NUM_PARALLEL
 _USAGE_FIELDS = {"prompt_eval_count": "prompt_tokens", "eval_count": "completion_tokens"}
 
 
-def parse_chat(data: Any) -> tuple[str, dict[str, int]]:
+def parse_chat(data: Any) -> Reply:
     """The assistant's text and token counts from a non-streamed /api/chat answer."""
     if not isinstance(data, dict):
         raise bad_response(f"expected a JSON object from /api/chat, got {type(data).__name__}")
@@ -42,7 +44,13 @@ def parse_chat(data: Any) -> tuple[str, dict[str, int]]:
         raise ResponseError(
             "empty_output", f"the model returned no text (done_reason: {data.get('done_reason', 'unknown')})"
         )
-    return text, token_usage(data, _USAGE_FIELDS)
+    # Ollama names no build fingerprint; `model` is the tag that answered (e.g. qwen2.5:7b).
+    return Reply(
+        text=text,
+        usage=token_usage(data, _USAGE_FIELDS),
+        finish_reason=reply_string(data, "done_reason"),
+        served_model=reply_string(data, "model"),
+    )
 
 
 def parse_tags(data: Any) -> list[str]:

@@ -14,10 +14,12 @@ from typing import Any
 from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult
 from pytest_lsrb.adapters.http import (
     HttpEndpoint,
+    Reply,
     ResponseError,
     RetryPolicy,
     api_key_from_env,
     bad_response,
+    reply_string,
     shown_models,
     to_result,
     token_usage,
@@ -38,7 +40,7 @@ def api_base(url: str) -> str:
     return url if url.endswith("/v1") else url + "/v1"
 
 
-def parse_chat_completion(data: Any) -> tuple[str, dict[str, int]]:
+def parse_chat_completion(data: Any) -> Reply:
     if not isinstance(data, dict):
         raise bad_response(f"expected a JSON object from chat/completions, got {type(data).__name__}")
     if "error" in data:
@@ -60,7 +62,13 @@ def parse_chat_completion(data: Any) -> tuple[str, dict[str, int]]:
             "empty_output",
             f"the model returned no text (finish_reason: {choice.get('finish_reason', 'unknown')})",
         )
-    return content, counts
+    return Reply(
+        text=content,
+        usage=counts,
+        finish_reason=reply_string(choice, "finish_reason"),
+        served_model=reply_string(data, "model"),
+        system_fingerprint=reply_string(data, "system_fingerprint"),
+    )
 
 
 def parse_models(data: Any) -> list[tuple[str, str]]:

@@ -78,6 +78,14 @@ OPTIONS: list[Option] = [
         identity=False,
     ),
     Option("cache-dir", str, None, "response cache directory (off unless given)", identity=False),
+    Option(
+        "price",
+        str,
+        None,
+        "in=X,out=Y: prices per million prompt/completion tokens; the summary and progress line "
+        "then show the run's cost",
+        identity=False,
+    ),
     Option("seed", _int, 0, "run seed: selection and every per-attempt seed derive from it"),
     Option("samples", _int, 1, "samples per item (pass@k is reported for k up to this)"),
     Option("temperature", float, 0.0, "sampling temperature"),
@@ -383,6 +391,9 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
             raise LsrbUsageError(f"--lsrb-{name.replace('_', '-')} must be positive (got {values[name]}).")
     if values["max_items"] is not None and values["max_items"] < 1:
         raise LsrbUsageError(f"--lsrb-max-items must be at least 1 (got {values['max_items']}).")
+    from pytest_lsrb.engine.cost import parse_price
+
+    parse_price(values["price"])  # a bad price stops the run before any model is called
     api_env = values["api_key_env"]
     if api_env and not os.environ.get(api_env):
         raise LsrbUsageError(f"--lsrb-api-key-env: the environment variable {api_env} is not set or empty.")

@@ -44,6 +44,12 @@ class AttemptRecord(BaseModel):
     latency_ms: float = 0.0
     model_calls: int = 0
     cached: bool = False
+    # adapters.usage: what the calls cost and how they ended (None when the server did not say).
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
+    served_model: str | None = None
+    system_fingerprint: str | None = None
     generation_error_kind: str | None = None
     generation_error_domain: str | None = None
     generation_error_message: str | None = None
@@ -75,6 +81,9 @@ class ReadBack(BaseModel):
     latency_ms: float | None = None
     verification_latency_ms: float | None = None
     model_calls: int | None = None
+    prompt_tokens: int | None = Field(default=None, ge=0)
+    completion_tokens: int | None = Field(default=None, ge=0)
+    cached: bool | None = None
     generation_error_kind: str | None = None
     generation_error_domain: str | None = None
     generation_error_message: str | None = None

@@ -46,6 +46,11 @@ class Summarizer:
         self.model_calls = 0
         self.cached = 0
         self.latencies = array("d")
+        # [prompt, completion] tokens of every attempt, and of those answered from the cache
+        self.tokens = [0, 0]
+        self.cached_tokens = [0, 0]
+        self.tokens_reported = 0  # attempts whose calls reported any token count
+        self.served_models: Counter[str] = Counter()
         self.gen_kinds: Counter[str] = Counter()
         self.gen_domains: Counter[str] = Counter()
         self.ver_attempted = 0
@@ -70,6 +75,18 @@ class Summarizer:
         self.model_calls += int(rec.get("model_calls") or 0)
         self.cached += bool(rec.get("cached"))
         self.latencies.append(float(rec.get("latency_ms") or 0.0))
+        served = rec.get("served_model")
+        if served:
+            self.served_models[str(served)] += 1
+        p_tok, c_tok = rec.get("prompt_tokens"), rec.get("completion_tokens")
+        if p_tok is not None or c_tok is not None:
+            self.tokens_reported += 1
+            counted = (int(p_tok or 0), int(c_tok or 0))
+            self.tokens[0] += counted[0]
+            self.tokens[1] += counted[1]
+            if rec.get("cached"):
+                self.cached_tokens[0] += counted[0]
+                self.cached_tokens[1] += counted[1]
         kind = rec.get("generation_error_kind")
         if kind:
             self.gen_kinds[kind] += 1
@@ -109,6 +126,12 @@ class Summarizer:
             "model_calls": self.model_calls,
             "cached_attempts": self.cached,
             **latency_stats(self.latencies, "latency_ms"),
+            "prompt_tokens": self.tokens[0],
+            "completion_tokens": self.tokens[1],
+            "cached_prompt_tokens": self.cached_tokens[0],
+            "cached_completion_tokens": self.cached_tokens[1],
+            "token_counted_attempts": self.tokens_reported,
+            "served_models": dict(sorted(self.served_models.items())),
             "generation_error_rate": rate(sum(self.gen_kinds.values()), self.n),
             "generation_error_kinds": dict(sorted(self.gen_kinds.items())),
             "generation_error_domains": dict(sorted(self.gen_domains.items())),

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, LsrbUsageError
 from pytest_lsrb.core.rows import describe_validation_error
+from pytest_lsrb.engine.cost import parse_price, summary_cost
 from pytest_lsrb.engine.records import check_record, is_error_record, record_key
 from pytest_lsrb.engine.summary import SUMMARY_SCHEMA_VERSION, Summarizer, latest_records, summarize_file
 from pytest_lsrb.engine.task import Judgement
@@ -127,6 +128,9 @@ class RunOutput:
             **metrics,
             "wall_time_s": round(wall_time_s, 3),
         }
+        price = parse_price(run.config["price"])
+        if price is not None:
+            summary.update(summary_cost(summary, price))
         write_json_atomic(self.dir / SUMMARY_FILE, summary)
         return summary
 

@@ -17,6 +17,22 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def token_totals(summary: dict[str, Any]) -> str:
+    """`12,345 / 678` plus cached tokens and the cost when the run has them."""
+    if not summary.get("token_counted_attempts"):
+        return "not reported by the endpoint"
+    text = f"{int(summary.get('prompt_tokens') or 0):,} / {int(summary.get('completion_tokens') or 0):,}"
+    cached_in, cached_out = (
+        summary.get("cached_prompt_tokens") or 0,
+        summary.get("cached_completion_tokens") or 0,
+    )
+    if cached_in or cached_out:
+        text += f" (from the cache: {int(cached_in):,} / {int(cached_out):,})"
+    if summary.get("cost") is not None:
+        text += f"; cost {summary['cost']:.4f} at --lsrb-price"
+    return text
+
+
 def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
     cfg = summary.get("config", {})
     rows: list[tuple[str, Any]] = [
@@ -37,7 +53,12 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
             f"{_fmt(summary.get('latency_ms_p50'))} / {_fmt(summary.get('latency_ms_p95'))}",
         ),
         ("generation errors", summary.get("generation_error_kinds")),
+        ("tokens in/out", token_totals(summary)),
     ]
+    served = summary.get("served_models") or {}
+    asked = cfg.get("model")
+    if served and (len(served) > 1 or (asked and asked not in served)):
+        rows.append(("served model", f"{_fmt(served)} (asked for {asked or 'the default'})"))
     if cfg.get("verification", "none") != "none":
         rows += [
             ("verification success", summary.get("verification_success_rate")),

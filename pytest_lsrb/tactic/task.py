@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.adapters.base import GenerationRequest, Message
+from pytest_lsrb.adapters.usage import result_fields
 from pytest_lsrb.core.rows import stream_jsonl
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import AttemptContext, Judgement
@@ -98,6 +99,7 @@ class TacticTask:
             "generation_error_domain": result.error_domain,
             "generation_error_message": result.error_message,
             "verification_mode": ctx.verifier.mode,
+            **result_fields(result),
         }
         answer = read_tactic(result.text) if result.ok else None
         if answer is not None and result.ok and not answer.nonempty:

@@ -55,3 +55,24 @@ def test_the_suite_runs_end_to_end_and_a_seed_makes_sampling_repeatable(
     a = {(r["item_id"], r["sample_index"]): strip_timing(r) for r in records}
     b = {(r["item_id"], r["sample_index"]): strip_timing(r) for r in second.attempts()}
     assert a == b  # same seed, temperature 0.8: the very same attempts
+
+
+def test_records_carry_tokens_finish_reason_and_the_model_that_really_answered(
+    llama_server: Any, run_suite: Any
+) -> None:
+    """llama.cpp answers with its one loaded model whatever the request names: the record says so."""
+    args = llama_args(llama_server, "--lsrb-price=in=0.15,out=0.6")
+    args[2] = "--lsrb-model=gpt-4o"
+    result = run_suite(*args)
+    assert result.returncode == 0, result.stdout + result.stderr
+    records = [r for r in result.attempts() if not r["generation_error_kind"]]
+    assert records
+    for rec in records:
+        assert rec["model"] == "gpt-4o" and rec["served_model"] == llama_server.model
+        assert rec["prompt_tokens"] > 0 and 0 < rec["completion_tokens"] <= 16
+        assert rec["finish_reason"] in ("stop", "length") and rec["system_fingerprint"]
+    summary = result.summary()
+    assert summary["prompt_tokens"] == sum(r["prompt_tokens"] or 0 for r in result.attempts())
+    assert summary["served_models"] == {llama_server.model: len(records)}
+    assert summary["cost"] > 0
+    assert "tokens in/out" in result.stdout and "asked for gpt-4o" in result.stdout

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
+from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.engine.suite import render
@@ -132,6 +133,7 @@ class DirectMethod:
         proposal_error: str | None = None
         answered = False
         last_text = ""
+        tally = CallTally()
         for i in range(max(1, budget)):
             if i and deadline is not None and time.perf_counter() >= deadline:
                 break  # --lsrb-sr-time-limit: keep the best so far
@@ -140,6 +142,7 @@ class DirectMethod:
                 messages=messages, seed=call_seed, sampling=sampling, task=TASK_NAME, context=context
             )
             result = adapter.generate(request)
+            tally.add(result)
             calls += 1
             latency += result.latency_ms
             if not result.ok:
@@ -182,5 +185,5 @@ class DirectMethod:
             best.raw_output = last_text
         if not answered:
             best.generation_error_kind, best.generation_error_message = last_error
-        best.extra = {"sr_method": METHOD_NAME}
+        best.extra = {"sr_method": METHOD_NAME, **tally.record_fields()}
         return best

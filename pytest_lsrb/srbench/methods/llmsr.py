@@ -28,6 +28,7 @@ from typing import Any, Final
 import numpy as np
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult, Message, SamplingConfig
+from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program
@@ -80,6 +81,7 @@ class LLMSRResult:
     model_valid: int = 0  # model-proposed skeletons with a finite fit
     progress: list[tuple[int, float]] = field(default_factory=list)  # (call, best train NMSE)
     buffer_resets: int = 0
+    tally: CallTally = field(default_factory=CallTally)  # tokens, finish reasons, served model
 
     def extra_fields(self) -> dict[str, Any]:
         """llmsr's own record fields, besides DiscoveryResult's common ones."""
@@ -96,6 +98,7 @@ class LLMSRResult:
             "wall_time_s": round(self.seconds, 3),  # a timing field (records.TIMING_FIELDS)
             "best_nmse_by_call": [[c, _finite(v)] for c, v in self.progress],
             "buffer_resets": self.buffer_resets,
+            **self.tally.record_fields(),
         }
 
     def discovery_result(self) -> DiscoveryResult:
@@ -168,6 +171,7 @@ class LLMSRRun:
         self.candidate_errors: Counter[str] = Counter()
         self.generation_errors: Counter[str] = Counter()
         self.latency_ms = 0.0
+        self.tally = CallTally()
         self.progress: list[tuple[int, float]] = []
         self.best: Candidate | None = None
         self.deadline: float | None = None
@@ -220,6 +224,7 @@ class LLMSRRun:
             model_valid=self.model_valid,
             progress=self.progress,
             buffer_resets=self.buffer.resets,
+            tally=self.tally,
         )
 
     def _sample(self, base: GenerationRequest, island_id: int) -> GenerationResult | None:
@@ -230,6 +235,7 @@ class LLMSRRun:
             messages=base.messages, seed=seed, sampling=base.sampling, task=base.task, context=base.context
         )
         result = self.adapter.generate(request)
+        self.tally.add(result)
         self.latency_ms += result.latency_ms
         if not result.ok:
             self.generation_errors[str(result.error_kind)] += 1

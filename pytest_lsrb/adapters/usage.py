@@ -1,0 +1,66 @@
+"""What an attempt's model calls cost and how they ended: one tally, the record fields it gives.
+
+Every task keeps the same fields in its attempt records, whether an attempt makes one call (a
+tactic proposal) or a thousand (an LLM-SR search):
+
+    prompt_tokens, completion_tokens   summed over the calls that reported them; None when no
+                                       call did (a server without `usage`, the mock adapter)
+    finish_reason                      the last answered call's ("stop", "length", ...)
+    finish_reasons                     {reason: calls}, for attempts of more than one call
+    served_model                       the model that answered, as the server named it
+    system_fingerprint                 the backend build, when the server gave one
+
+Cached answers keep the tokens they cost when they were made (`cached` says no request was sent).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Final
+
+from pytest_lsrb.adapters.base import GenerationResult
+
+USAGE_FIELDS: Final = ("prompt_tokens", "completion_tokens")
+
+
+class CallTally:
+    """Accumulates the results of one attempt's model calls (not thread-safe: one attempt)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.tokens: dict[str, int] = {}
+        self.finish_reasons: Counter[str] = Counter()
+        self.finish_reason: str | None = None
+        self.served_model: str | None = None
+        self.system_fingerprint: str | None = None
+
+    def add(self, result: GenerationResult) -> None:
+        self.calls += 1
+        for name in USAGE_FIELDS:
+            value = result.usage.get(name)
+            if isinstance(value, int) and value >= 0:
+                self.tokens[name] = self.tokens.get(name, 0) + value
+        if result.ok:
+            self.finish_reason = result.finish_reason
+            if result.finish_reason is not None:
+                self.finish_reasons[result.finish_reason] += 1
+        self.served_model = result.served_model or self.served_model
+        self.system_fingerprint = result.system_fingerprint or self.system_fingerprint
+
+    def record_fields(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {name: self.tokens.get(name) for name in USAGE_FIELDS}
+        fields.update(
+            finish_reason=self.finish_reason,
+            served_model=self.served_model,
+            system_fingerprint=self.system_fingerprint,
+        )
+        if self.calls > 1:
+            fields["finish_reasons"] = dict(sorted(self.finish_reasons.items()))
+        return fields
+
+
+def result_fields(result: GenerationResult) -> dict[str, Any]:
+    """The record fields of an attempt that made exactly one call."""
+    tally = CallTally()
+    tally.add(result)
+    return tally.record_fields()
