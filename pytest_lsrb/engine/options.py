@@ -202,6 +202,16 @@ OPTIONS: list[Option] = [
         tasks=SRBENCH,
     ),
     Option(
+        "sr-fit",
+        str,
+        "reference",
+        "llm_srbench: how a candidate's parameters are fitted: reference (the reference's BFGS from "
+        "all-ones on the training MSE, same optimum, exact gradients) or enhanced (least squares, "
+        "normalised loss, stall stop, seeded restarts: scores differ from the reference's)",
+        choices=("reference", "enhanced"),
+        tasks=SRBENCH,
+    ),
+    Option(
         "sr-judge",
         str,
         "sympy",

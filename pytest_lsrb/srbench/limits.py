@@ -1,16 +1,18 @@
-"""Time caps for a discovery run, from the run options (`--lsrb-sr-time-limit`,
-`--lsrb-sr-fit-time-limit`). Both caps live in the run (a deadline checked between model calls
-and inside every fit's objective), so no candidate needs a process of its own."""
+"""Time caps and the fit procedure for a discovery run, from the run options
+(`--lsrb-sr-time-limit`, `--lsrb-sr-fit-time-limit`, `--lsrb-sr-fit`). Both caps live in the
+run (a deadline checked between model calls and inside every fit's objective), so no candidate
+needs a process of its own."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.srbench.fit import FitLimits
+from pytest_lsrb.srbench.fit import FIT_POLICIES, FitLimits
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,12 @@ class RunLimits:
 def run_limits(options: Mapping[str, Any]) -> RunLimits:
     limit = options.get("sr_time_limit")
     fit_limit = options.get("sr_fit_time_limit")
-    fit = FitLimits() if fit_limit is None else FitLimits(time_limit_s=float(fit_limit))
+    policy = str(options.get("sr_fit") or "reference")
+    if policy not in FIT_POLICIES:
+        raise LsrbUsageError(f"--lsrb-sr-fit: expected one of {', '.join(FIT_POLICIES)} (got {policy!r}).")
+    fit = FitLimits(policy=policy)
+    if fit_limit is not None:
+        fit = dataclasses.replace(fit, time_limit_s=float(fit_limit))
     return RunLimits(time_limit_s=None if limit is None else float(limit), fit=fit)
 
 

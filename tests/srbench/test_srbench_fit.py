@@ -1,4 +1,6 @@
-"""fit_program: exact-gradient BFGS, least squares for linear skeletons, caps, invalid candidates."""
+"""fit_program: both policies' common behaviour (caps, invalid candidates) and the enhanced policy's
+extras (least squares, seeded restarts). The reference policy's optimum is compared with scipy's
+numeric-gradient BFGS in test_srbench_fit_reference.py."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import pytest
 
 from pytest_lsrb.equations import parse_equation
 from pytest_lsrb.srbench.fit import FitLimits, fit_program
+
+ENHANCED = FitLimits(policy="enhanced")
 
 
 def _data(n: int = 400, seed: int = 0) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -33,17 +37,20 @@ def test_nonlinear_skeleton_recovers_the_generating_constants() -> None:
     assert result.score == pytest.approx(-result.mse)
 
 
-def test_linear_skeleton_is_solved_by_least_squares() -> None:
+def test_enhanced_solves_a_linear_skeleton_by_least_squares() -> None:
     X, y = _data()
     program = parse_equation("c0*x + c1*v + c2*x**2 + c3", ["x", "v"])
-    result = fit_program(program, X, y)
+    result = fit_program(program, X, y, limits=ENHANCED)
     assert result.method == "lstsq"
     design = np.column_stack([X["x"], X["v"], X["x"] ** 2, np.ones_like(y)])
     expected, *_ = np.linalg.lstsq(design, y, rcond=None)
     np.testing.assert_allclose(result.params, expected, rtol=1e-8, atol=1e-10)
     # The optimum: BFGS from the same skeleton cannot do better.
     nonlinear = parse_equation("c0*x + c1*v + c2*x**2 + c3 + 0*exp(c4)", ["x", "v"])
-    assert fit_program(nonlinear, X, y).mse >= result.mse * (1 - 1e-9)
+    assert fit_program(nonlinear, X, y, limits=ENHANCED).mse >= result.mse * (1 - 1e-9)
+    # The reference policy runs BFGS on the same linear skeleton and lands on the same optimum.
+    reference = fit_program(program, X, y)
+    assert reference.method == "bfgs" and reference.mse <= result.mse * (1 + 1e-6)
 
 
 def test_unused_parameter_slots_do_not_break_least_squares() -> None:
@@ -52,8 +59,10 @@ def test_unused_parameter_slots_do_not_break_least_squares() -> None:
     program = parse_equation(
         "def f(x, v, params):\n    return params[0]*x + params[1]*v + params[3]", ["x", "v"]
     )
-    result = fit_program(program, X, y)
-    assert result.method == "lstsq" and result.valid and len(result.params) == 4
+    for limits in (ENHANCED, FitLimits()):
+        result = fit_program(program, X, y, limits=limits)
+        assert result.valid and len(result.params) == 4
+    assert result.params[2] == 1.0  # the reference policy's BFGS never moves an unused parameter
 
 
 def test_an_equation_that_is_never_finite_is_invalid() -> None:
@@ -65,12 +74,13 @@ def test_an_equation_that_is_never_finite_is_invalid() -> None:
     assert result.as_record()["train_mse"] is None
 
 
-def test_non_finite_rows_are_not_dropped() -> None:
+@pytest.mark.parametrize("limits", [FitLimits(), ENHANCED], ids=["reference", "enhanced"])
+def test_non_finite_rows_are_not_dropped(limits: FitLimits) -> None:
     # sqrt(x) is nan on the negative half of the rows: the candidate is invalid, not fitted on
-    # the other half.
+    # the other half (the reference's loss is nan there too).
     X, y = _data()
     program = parse_equation("c0*sqrt(x) + c1", ["x", "v"])
-    assert not fit_program(program, X, y).valid
+    assert not fit_program(program, X, y, limits=limits).valid
 
 
 def test_a_parameter_free_equation_is_just_scored() -> None:
@@ -92,18 +102,18 @@ def test_time_cap_stops_inside_the_objective() -> None:
 def test_evaluation_cap_keeps_the_best_point_so_far() -> None:
     X, y = _data()
     program = parse_equation("c0*exp(-c1*x) + c2*v*x + c3", ["x", "v"])
-    capped = fit_program(program, X, y, limits=FitLimits(max_evals=4, restarts=0))
+    capped = fit_program(program, X, y, limits=FitLimits(max_evals=4))
     assert capped.status == "eval_limit" and capped.valid
-    full = fit_program(program, X, y, limits=FitLimits(restarts=0))
+    full = fit_program(program, X, y)
     assert full.mse < capped.mse
 
 
 def test_same_seed_same_fit_even_from_parallel_threads() -> None:
     X, y = _data(seed=3)
     program = parse_equation("c0*sin(c1*x) + c2*exp(c3*v)", ["x", "v"])
-    sequential = [fit_program(program, X, y, seed=s) for s in range(4)]
+    sequential = [fit_program(program, X, y, seed=s, limits=ENHANCED) for s in range(4)]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        parallel = list(pool.map(lambda s: fit_program(program, X, y, seed=s), range(4)))
+        parallel = list(pool.map(lambda s: fit_program(program, X, y, seed=s, limits=ENHANCED), range(4)))
     for a, b in zip(sequential, parallel, strict=True):
         assert a.params == b.params and a.mse == b.mse
 
@@ -116,10 +126,12 @@ def test_seeded_restarts_escape_the_all_ones_local_minimum() -> None:
     x = rng.uniform(-3.0, 3.0, 2000)
     y = 1.5 * np.sin(4.0 * x)
     program = parse_equation("c0*sin(c1*x)", ["x"])
-    one_start = fit_program(program, {"x": x}, y, limits=FitLimits(restarts=0))
+    one_start = fit_program(program, {"x": x}, y, limits=FitLimits(policy="enhanced", restarts=0))
+    assert fit_program(program, {"x": x}, y).nmse > 0.5  # the reference policy: one start too
     assert one_start.nmse > 0.5
     with_restarts = [
-        fit_program(program, {"x": x}, y, seed=s, limits=FitLimits(restarts=4)) for s in range(10)
+        fit_program(program, {"x": x}, y, seed=s, limits=FitLimits(policy="enhanced", restarts=4))
+        for s in range(10)
     ]
     assert sum(r.nmse < 1e-6 for r in with_restarts) >= 2
     assert all(r.nmse <= one_start.nmse for r in with_restarts)
