@@ -27,6 +27,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.paths import file_name_problem, inside
 from pytest_lsrb.core.rows import iter_jsonl
 from pytest_lsrb.core.textfiles import loads_json, refuse_lone_surrogates
 from pytest_lsrb.srbench.problem import SPLITS, SYNTH_SET, TRANSFORM_SET, Problem
@@ -225,8 +226,11 @@ def write_problem_files(problems: Iterable[Problem], index_path: Path, data_dir:
     lines: list[str] = []
     for p in problems:
         arrays = {s: getattr(p, s) for s in SPLITS if getattr(p, s) is not None}
+        problem = file_name_problem(p.name)
+        if problem is not None:  # names come from tables (Feynman's `Filename`): stay in `folder`
+            raise LsrbUsageError(f"problem name {p.name!r} {problem}; it cannot name a data file.")
         rel = f"{data_dir}/{p.name}.npz"
-        np.savez_compressed(index_path.parent / rel, **arrays)
+        np.savez_compressed(inside(index_path.parent, rel), **arrays)
         lines.append(json.dumps({**p.metadata(), "data": rel}, ensure_ascii=False))
     index_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return index_path

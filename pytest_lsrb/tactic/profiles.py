@@ -29,9 +29,9 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.rows import describe_validation_error
@@ -40,6 +40,17 @@ from pytest_lsrb.core.textfiles import read_toml, shown
 PROFILE_SCHEMA_VERSION: Final = 1
 BUILTIN_PATH: Final = "builtin"
 BUILTIN_DEFAULT_ID: Final = "builtin-default"
+
+
+def _executable(value: str) -> str:
+    if not value or value.startswith("-") or any(c.isspace() or not c.isprintable() for c in value):
+        raise ValueError(
+            "must name an executable: not empty, no leading '-', no spaces or control characters"
+        )
+    return value
+
+
+Executable = Annotated[str, AfterValidator(_executable)]
 
 
 class ReplayProfile(BaseModel):
@@ -64,11 +75,20 @@ class ReplayProfile(BaseModel):
     lean_project: str | None = None
     # Executables: `lean`, `lake`, `git`, and the REPL (default: LeanInteract when it is
     # installed, else `lake exe repl` in the project).
-    lean_command: str = "lean"
-    lake_command: str = "lake"
-    git_command: str = "git"
-    repl_command: list[str] | None = None
+    # They are run as argv[0] (never through a shell); a value that is empty, starts with `-` or
+    # holds a control character or a space is refused (a path with spaces: use a symlink).
+    lean_command: Executable = "lean"
+    lake_command: Executable = "lake"
+    git_command: Executable = "git"
+    repl_command: list[str] | None = Field(default=None, min_length=1)
     repl_backend: Literal["auto", "repl", "lean_interact"] = "auto"
+
+    @field_validator("repl_command")
+    @classmethod
+    def _repl_program(cls, argv: list[str] | None) -> list[str] | None:
+        if argv:
+            _executable(argv[0])
+        return argv
 
     @property
     def specificity(self) -> int:

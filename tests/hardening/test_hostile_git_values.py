@@ -333,3 +333,27 @@ def test_the_suite_without_the_opt_in_never_clones_a_local_remote(world: dict[st
     record = json.loads((world["tmp"] / "out" / "attempts.jsonl").read_text(encoding="utf-8"))
     assert record["verification_outcome"] == "checkout_failed"
     assert not list((world["tmp"] / "cache").rglob("*.git"))
+
+
+# -- replay profiles name the executables --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('git_command = "--upload-pack=touch MARKER"', "git_command"),
+        ('lake_command = "sh -c touch MARKER"', "lake_command"),
+        ('lean_command = ""', "lean_command"),
+        ('repl_command = ["-c", "x"]', "repl_command"),
+    ],
+)
+def test_a_profile_cannot_smuggle_options_into_a_command(tmp_path: Path, line: str, field: str) -> None:
+    from pytest_lsrb.core.errors import LsrbUsageError
+    from pytest_lsrb.tactic.profiles import load_profile_file
+
+    profile = tmp_path / "p.toml"
+    profile.write_text(f"schema_version = 1\n{line}\n", encoding="utf-8")
+    with pytest.raises(LsrbUsageError) as info:
+        load_profile_file(profile)
+    assert_one_sentence(str(info.value), profile)
+    assert f"field '{field}'" in str(info.value)

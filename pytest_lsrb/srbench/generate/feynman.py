@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Final
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.paths import file_name_problem
 from pytest_lsrb.equations import EquationError, Program, parse_expression
 
 MAX_VARIABLES: Final = 10
@@ -53,6 +54,9 @@ def read_feynman_csv(path: Path) -> list[FeynmanEquation]:
         name = (row.get("Filename") or "").strip()
         if not name:
             continue
+        problem = file_name_problem(name)  # it becomes the name of the problem's data file
+        if problem is not None:
+            raise LsrbUsageError(f"{path}:{lineno}: field 'Filename': {name!r} {problem}.")
         variables: list[FeynmanVariable] = []
         for i in range(1, MAX_VARIABLES + 1):
             vname = (row.get(f"v{i}_name") or "").strip()
