@@ -91,7 +91,7 @@ def first_tactic_line(raw: str) -> str:
         candidate = _unwrap(candidate)
         if not candidate:
             continue
-        if _is_chatter(candidate) or not _TACTIC_START.match(candidate):
+        if _is_chatter(candidate) or (not _TACTIC_START.match(candidate) and _INLINE_CODE.search(candidate)):
             code = _INLINE_CODE.search(candidate)
             if code is None:
                 continue

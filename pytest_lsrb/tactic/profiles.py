@@ -12,6 +12,8 @@ memory_mb = 16384                      # address-space cap of every Lean/Lake pr
 mathlib_cache = true                   # run `lake exe cache get` before `lake build`
 replay_method = "file"                 # file: `lake env lean FILE`; repl: the Lean REPL
 max_parallel = 1                       # Lean processes at once for this profile, per process
+allow_native_decide = false            # true: a proof may trust the compiler (Lean.ofReduceBool)
+max_heartbeats = 200000                # Lean's maxHeartbeats for the answer (unset: Lean's default)
 skip = false                           # true: rows matched here are not verified (recorded so)
 ```
 
@@ -69,6 +71,9 @@ class ReplayProfile(BaseModel):
     max_parallel: int = Field(default=1, ge=1)
     skip: bool = False
     skip_reason: str = ""
+    # acceptance (lean/acceptance.py): native_decide proofs depend on Lean.ofReduceBool
+    allow_native_decide: bool = False
+    max_heartbeats: int | None = Field(default=None, ge=0)
     # synthetic: the header (`auto` picks Mathlib when the repo or the goal's notation needs it),
     # and a Lake project to run in (needed for `import Mathlib` and for the REPL).
     synthetic_header: Literal["auto", "core", "mathlib"] = "auto"

@@ -110,9 +110,10 @@ class Restatement:
     def preamble(self) -> list[str]:
         return [f"universe {' '.join(self.universes)}"] if self.universes else []
 
-    def example_lines(self, body: Sequence[str]) -> list[str]:
-        """`example ... := by` and the indented proof: `intro` (if any), then `body`."""
-        lines = ["example"]
+    def example_lines(self, body: Sequence[str], head: str = "example") -> list[str]:
+        """`example ... := by` (or `head ... := by`) and the indented proof: `intro` (if any),
+        then `body`."""
+        lines = [head]
         lines += [f"    {b}" for b in self.binders]
         lines[-1] += " :"
         lines.append(f"    {self.statement} := by")

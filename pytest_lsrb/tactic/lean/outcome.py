@@ -124,6 +124,9 @@ def error_subkind(text: str) -> str:
     return "other"
 
 
+_SEVERITY: Final = {"information": "info"}
+
+
 def _pos(obj: Any) -> Pos | None:
     if not isinstance(obj, Mapping):
         return None
@@ -136,7 +139,8 @@ def _pos(obj: Any) -> Pos | None:
 def message_from_json(obj: Mapping[str, Any]) -> LeanMessage:
     """One message as the REPL and `lean --json` write it."""
     return LeanMessage(
-        severity=str(obj.get("severity", "error")),
+        # `lean --json` says `information` where the REPL says `info`
+        severity=_SEVERITY.get(str(obj.get("severity", "error")), str(obj.get("severity", "error"))),
         pos=_pos(obj.get("pos")) or (0, 0),
         end_pos=_pos(obj.get("endPos")),
         data=str(obj.get("data", "")),
@@ -207,17 +211,26 @@ def first_error(messages: Iterable[LeanMessage]) -> LeanMessage | None:
     return next((m for m in messages if m.is_error), None)
 
 
-def judge_messages(messages: Sequence[LeanMessage], span: tuple[Pos, Pos]) -> Verdict:
+def judge_messages(
+    messages: Sequence[LeanMessage], span: tuple[Pos, Pos], *, progress_span: tuple[Pos, Pos] | None = None
+) -> Verdict:
     """The verdict on a tactic placed at `span`, from the errors Lean reported for its proof.
 
     No error: `closed`. Only `unsolved goals` errors whose range holds the tactic (the enclosing
-    `by` block ended with goals left): `progress`. Anything else: `lean_error`, subkind of the
-    first error that is not such an `unsolved goals`.
+    `by` block ended with goals left), or that start inside `progress_span` (a `{ tac }` block
+    reports them at its `}`): `progress`. Anything else: `lean_error`, subkind of the first
+    error that is not such an `unsolved goals`.
     """
     errors = [m for m in messages if m.is_error]
     if not errors:
         return Verdict("closed")
-    pending = [m for m in errors if error_subkind(m.data) == "unsolved_goals" and m.covers(*span)]
+
+    def pending_here(m: LeanMessage) -> bool:
+        if error_subkind(m.data) != "unsolved_goals":
+            return False
+        return m.covers(*span) or (progress_span is not None and m.within(*progress_span))
+
+    pending = [m for m in errors if pending_here(m)]
     others = [m for m in errors if m not in pending]
     if not others:
         goals = tuple(m.data.split("\n", 1)[1] if "\n" in m.data else "" for m in pending)

@@ -4,9 +4,12 @@
     set_option autoImplicit false       -- an unknown name is an error, never a new variable
     universe u v                        -- universe names the goal uses
 
-    example (x y : ℕ) (h : x = y) :     -- the restated goal
+    noncomputable def lsrb_goal         -- the restated goal, named so its axioms can be asked
+        (x y : ℕ) (h : x = y) :
         y = x := by
       sorry                             -- control script / the tactic in the tactic script
+
+    #print axioms lsrb_goal             -- the acceptance rule reads this (lean/acceptance.py)
 
 The control script (`... := by sorry`) must compile without errors before the tactic is judged:
 if it does not, the restatement is at fault (`reconstruction_failed`), not the model.
@@ -18,12 +21,14 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from pytest_lsrb.tactic.lean.acceptance import AxiomProbe, axiom_probe_line
 from pytest_lsrb.tactic.lean.goal import Restatement
 from pytest_lsrb.tactic.lean.outcome import Pos
 
 Header = Literal["core", "mathlib"]
 HEADER_IMPORTS: Final[dict[str, tuple[str, ...]]] = {"core": (), "mathlib": ("import Mathlib",)}
 OPTIONS_LINE: Final = "set_option autoImplicit false"
+GOAL_NAME: Final = "lsrb_goal"
 # Notation and names that only exist with Mathlib (used by the `auto` header choice).
 _MATHLIB_HINTS: Final = re.compile(
     r"[ℕℤℚℝℂ∑∏∫‖]|\b(?:Finset|Real|Complex|Matrix|Polynomial|MeasureTheory|Filter|Module|"
@@ -71,6 +76,7 @@ class Script:
     text: str
     header_lines: int
     proof_span: tuple[Pos, Pos]  # the `sorry` of a control script, the tactic of a tactic script
+    probe: AxiomProbe | None = None  # the `#print axioms` line after the goal
 
     @property
     def imports(self) -> str:
@@ -82,22 +88,29 @@ class Script:
         return "\n".join(self.text.split("\n")[self.header_lines :])
 
 
-def _script(restatement: Restatement, header: Header, proof_line: str) -> Script:
+def _script(restatement: Restatement, header: Header, proof_line: str, max_heartbeats: int | None) -> Script:
     imports = list(HEADER_IMPORTS[header])
-    lines = [*imports, OPTIONS_LINE, *restatement.preamble(), ""]
-    example = restatement.example_lines([proof_line])
-    first = len(lines) + 1
+    options = [OPTIONS_LINE] + ([f"set_option maxHeartbeats {max_heartbeats}"] if max_heartbeats else [])
+    lines = [*imports, *options, *restatement.preamble(), ""]
+    # named, so Lean can report its axioms; `noncomputable def` elaborates as `example` does
+    example = restatement.example_lines([proof_line], head=f"noncomputable def {GOAL_NAME}")
     lines += example
-    proof_lineno = first + len(example) - 1
+    # a restated statement may span several lines: count the text's lines, not the list's items
+    proof_lineno = "\n".join(lines).count("\n") + 1
     span = ((proof_lineno, 2), (proof_lineno, 2 + len(proof_line)))
-    return Script("\n".join(lines) + "\n", len(imports), span)
+    lines += ["", axiom_probe_line(GOAL_NAME)]
+    text = "\n".join(lines) + "\n"
+    probe = AxiomProbe(text.count("\n"), GOAL_NAME)
+    return Script(text, len(imports), span, probe)
 
 
-def control_script(restatement: Restatement, header: Header) -> Script:
-    return _script(restatement, header, "sorry")
+def control_script(restatement: Restatement, header: Header, max_heartbeats: int | None = None) -> Script:
+    return _script(restatement, header, "sorry", max_heartbeats)
 
 
-def tactic_script(restatement: Restatement, header: Header, tactic: str) -> Script:
+def tactic_script(
+    restatement: Restatement, header: Header, tactic: str, max_heartbeats: int | None = None
+) -> Script:
     if "\n" in tactic:
         raise ValueError("a tactic proposal is one line")
-    return _script(restatement, header, tactic.strip())
+    return _script(restatement, header, tactic.strip(), max_heartbeats)

@@ -3,6 +3,21 @@
 Spans follow SorryDB and Lean: `start_line`/`end_line` 1-based, columns 0-based codepoints,
 end exclusive. A sorry in tactic position becomes the tactic; a sorry in term position becomes
 `(by tactic)` (a term needs `by`; the parentheses keep it one argument wherever it stood).
+
+Which position a sorry is in follows the syntax around it:
+- tactic: after `by`, `·`, `;`, `<;>`, a combinator that takes tactics (`all_goals`,
+  `any_goals`, `try`, `repeat`, `iterate n`, `focus`, `first |`, `on_goal n =>`, `case x =>`,
+  `next =>`, `decreasing_by`), an arm of `induction`/`cases`/`rcases` or of a `match` inside
+  a tactic block, `then`/`else` of a tactic `if`, or alone on its line in a tactic block;
+- term: after `:=`, `(`, `⟨`, `,`, `exact`/`refine`/`apply`/`from`/`use`/`show`, `fun x =>`,
+  an arm of a term `match` or of an equation-compiler definition (`| 0 => sorry`), `then`/`else`
+  of a term `if`, and the proof of `xs[i]'sorry`;
+- a span that is a `stop` block (SorryDB records `stop` and the tactics it skips as one
+  multi-line sorry) is in tactic position and is replaced whole;
+- a sorry inside a `conv` block cannot hold a tactic: `SpliceError` says so, and the item is
+  skipped with that reason.
+A sorry inside `{ ... }` also records the braces (`block`): Lean reports the goals such a
+block leaves at its `}`, which is `progress`, not an error of the answer.
 """
 
 from __future__ import annotations
@@ -15,18 +30,32 @@ from pytest_lsrb.tactic.lean.outcome import Pos
 
 SorryKind = Literal["tactic", "term"]
 # What precedes a sorry in tactic position (on the same line).
-_TACTIC_BEFORE: Final = re.compile(r"(?:^|[\s(])(?:by|·|\.|;|<;>|then|else|do)\s*$|^\s*$")
+_TACTIC_BEFORE: Final = re.compile(
+    r"(?:^|[\s(])(?:by|·|\.|;|<;>|do|all_goals|any_goals|try|repeat|iterate\s+\d+|focus|"
+    r"decreasing_by|first(?:\s*\|[^|]*)*\s*\||on_goal\s+-?\d+\s*=>|next(?:\s+[\w'✝]+)*\s*=>|"
+    r"case'?\s+[^=]*=>|\{)\s*$|^\s*$"
+)
 # What precedes a sorry in term position.
 _TERM_BEFORE: Final = re.compile(
-    r"(?::=|\(|⟨|,|\bexact|\brefine|\bapply|\bfrom|\buse|\bshow|\bhave\s.*:=|←|\$|<\|)\s*$"
+    r"(?::=|\(|⟨|,|\bexact|\brefine|\bapply|\bfrom|\buse|\bshow|\bhave\s.*:=|←|\$|<\||\]')\s*$"
 )
-_SORRY: Final = re.compile(r"(?<![\w.'])sorry(?![\w'])")
+_SORRY: Final = re.compile(r"(?<![\w.'])sorry(?![\w'])|(?<=\]')sorry(?![\w'])")
+_STOP_BLOCK: Final = re.compile(r"^stop\b")
 _ARROW_BEFORE: Final = re.compile(r"=>\s*$")
-_TACTIC_ARM: Final = re.compile(r"^\s*(?:\||case\b|next\b|·)")
+_IF_BRANCH: Final = re.compile(r"\b(?:then|else)\s*$")
+_TACTIC_ARM_HEAD: Final = re.compile(
+    r"\b(?:induction'?|cases'?|rcases|obtain|fun_induction|fun_cases|induction_on)\b.*\bwith\b"
+)
+_DECLARATION_HEAD: Final = re.compile(
+    r"^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
+    r"(?:theorem|lemma|def|instance|abbrev|example)\b"
+)
+_TERM_LINE_END: Final = re.compile(r"(?::=|=>|\(|,|⟨|\bfrom|\bexact|\brefine)\s*$")
+_CONV: Final = re.compile(r"^\s*(?:conv(?:_lhs|_rhs)?\b|.*\bconv\b.*=>\s*$)")
 
 
 class SpliceError(ValueError):
-    """The span does not hold a `sorry` in this text."""
+    """The span does not hold a `sorry` in this text, or no tactic can stand there."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +63,7 @@ class Spliced:
     text: str
     span: tuple[Pos, Pos]  # where the replacement now sits (same line/column conventions)
     replacement: str
+    block: tuple[Pos, Pos] | None = None  # the `{ ... }` around it, when there is one
 
 
 def _offset(lines: list[str], line: int, column: int) -> int:
@@ -50,38 +80,132 @@ def span_text(text: str, start: Pos, end: Pos) -> str:
     return text[_offset(lines, *start) : _offset(lines, *end)]
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _enclosing_lines(lines: list[str], line_no: int, column: int) -> list[str]:
+    """The lines that open the blocks around (line_no, column), innermost first."""
+    out: list[str] = []
+    width = column
+    for i in range(line_no - 2, -1, -1):
+        text = lines[i]
+        if not text.strip() or text.lstrip().startswith("--"):
+            continue
+        if _indent(text) < width:
+            out.append(text)
+            width = _indent(text)
+            if width == 0:
+                break
+    return out
+
+
+def _arm_head(lines: list[str], line_no: int, column: int) -> str:
+    """The line that opens the arms an arm at (line_no, column) belongs to: the nearest line
+    above at most as indented that is not itself an arm."""
+    for i in range(line_no - 2, -1, -1):
+        text = lines[i]
+        if not text.strip() or text.lstrip().startswith("--") or _indent(text) > column:
+            continue
+        if not text.lstrip().startswith("|"):
+            return text
+    return ""
+
+
+def _statement_mode(lines: list[str], line_no: int) -> SorryKind:
+    """Whether a statement starting line `line_no` (an `if`, a `match`) is a tactic or a term:
+    a term when the line before it ends as a term does (`:=` without `by`, `=>` of a term, `(`)."""
+    prev = next((p for p in reversed(lines[: line_no - 1]) if p.strip()), "")
+    prev = prev.split("--", 1)[0].rstrip()
+    if prev.endswith("by") or not _TERM_LINE_END.search(prev):
+        return "tactic"
+    return "term"
+
+
+def _mode_of_keyword(lines: list[str], line_no: int, before: str, keyword: str) -> SorryKind:
+    """The position of the `keyword` (`if`, `match`) nearest before the sorry on `before`'s line."""
+    idx = before.rfind(keyword)
+    ahead = before[:idx].rstrip() if idx >= 0 else before.rstrip()
+    if idx >= 0 and ahead:
+        if re.search(r"(?:^|[\s(])(?:by|·|;|<;>|then|else)$", ahead):
+            return "tactic"
+        return "term"
+    return _statement_mode(lines, line_no)
+
+
 def infer_sorry_kind(text: str, start: Pos) -> SorryKind:
-    """Tactic or term position, from what stands before the sorry (and the line above it)."""
+    """Tactic or term position, from the syntax around the sorry (see the module docstring)."""
     lines = text.split("\n")
     line = lines[start[0] - 1]
     before = line[: start[1]]
-    if _ARROW_BEFORE.search(before):  # `case h => sorry`, `| zero => sorry`: tactic; `fun x =>`: term
-        return "tactic" if _TACTIC_ARM.match(before) else "term"
+    stripped = before.strip()
+    if before.rstrip().endswith("]'"):  # `xs[i]'sorry`: the proof of a bound
+        return "term"
+    if _IF_BRANCH.search(before):
+        if "if " in before:
+            return _mode_of_keyword(lines, start[0], before, "if ")
+        head = next((e for e in _enclosing_lines(lines, start[0], _indent(line) + 1) if "if " in e), "")
+        row = lines.index(head) + 1 if head else start[0]
+        return _mode_of_keyword(lines, row, head, "if ") if head else "tactic"
+    if _ARROW_BEFORE.search(before):
+        arm = stripped.startswith("|")
+        if stripped.startswith(("case ", "case' ", "next")) or re.search(r"on_goal\s+-?\d+\s*=>\s*$", before):
+            return "tactic"
+        if not arm:
+            return "term"  # `fun x => sorry`
+        head = _arm_head(lines, start[0], _indent(line))
+        if re.search(r"\bmatch\b", head) and not _TACTIC_ARM_HEAD.search(head):
+            row = lines.index(head) + 1
+            return _mode_of_keyword(lines, row, head, "match")
+        if _DECLARATION_HEAD.search(head) or re.search(r"\bfun\s*$", head):
+            return "term"  # an equation-compiler arm (`def f : Nat → Nat` / `| 0 => sorry`), `fun` arms
+        return "tactic"
+    if _TACTIC_BEFORE.search(before) and stripped:
+        return "tactic"
     if _TERM_BEFORE.search(before):
         return "term"
-    if before.strip() == "":
+    if stripped == "":
         prev = next((p for p in reversed(lines[: start[0] - 1]) if p.strip()), "")
         prev = prev.split("--", 1)[0].rstrip()
         if prev.endswith((":=", "(", ",", "⟨", "←", "=>")) and not prev.endswith("by"):
-            return "tactic" if prev.endswith("=>") and _TACTIC_ARM.match(prev) else "term"
-        return "tactic"
-    if _TACTIC_BEFORE.search(before):
+            if prev.endswith("=>"):
+                return infer_sorry_kind(text + "", (start[0] - 1, len(prev))) if prev.strip() else "term"
+            return "term"
         return "tactic"
     return "term"
 
 
 def splice(text: str, start: Pos, end: Pos, tactic: str, kind: SorryKind | None = None) -> Spliced:
-    """Replace the span [start, end) holding a `sorry` with `tactic` (or `(by tactic)` in term
-    position). SorryDB spans are mostly the five letters, a few cover more lines: the whole
-    span is replaced, nothing outside it."""
+    """Replace the span [start, end) holding a `sorry` (or a `stop` block) with `tactic` (or
+    `(by tactic)` in term position). SorryDB spans are mostly the five letters; a `stop` block
+    covers several lines and is replaced whole, nothing outside the span changes."""
     found = span_text(text, start, end)
-    if not _SORRY.search(found):
+    stop_block = bool(_STOP_BLOCK.match(found))
+    if not stop_block and not _SORRY.search(found):
         raise SpliceError(f"the span {start[0]}:{start[1]}-{end[0]}:{end[1]} holds {found[:40]!r}, not sorry")
     if "\n" in tactic:
         raise SpliceError("a tactic proposal is one line")
-    kind = kind or infer_sorry_kind(text, start)
-    replacement = tactic.strip() if kind == "tactic" else f"(by {tactic.strip()})"
     lines = text.split("\n")
+    if any(
+        _CONV.match(e)
+        for e in [lines[start[0] - 1][: start[1]], *_enclosing_lines(lines, start[0], start[1])]
+    ):
+        raise SpliceError("the sorry is inside a conv block, where a tactic cannot stand")
+    kind = "tactic" if stop_block else kind or infer_sorry_kind(text, start)
+    replacement = tactic.strip() if kind == "tactic" else f"(by {tactic.strip()})"
     a, b = _offset(lines, *start), _offset(lines, *end)
     new_end = (start[0], start[1] + len(replacement))
-    return Spliced(text[:a] + replacement + text[b:], (start, new_end), replacement)
+    block = _brace_block(lines[start[0] - 1], start, end, len(replacement)) if end[0] == start[0] else None
+    return Spliced(text[:a] + replacement + text[b:], (start, new_end), replacement, block)
+
+
+def _brace_block(line: str, start: Pos, end: Pos, width: int) -> tuple[Pos, Pos] | None:
+    """The `{ ... }` around the span on its line, in the patched text, or None."""
+    before, after = line[: start[1]], line[end[1] :]
+    if not before.rstrip().endswith("{"):
+        return None
+    close = after.find("}")
+    if close < 0:
+        return None
+    open_col = before.rstrip().rfind("{")
+    return ((start[0], open_col), (start[0], start[1] + width + close + 1))

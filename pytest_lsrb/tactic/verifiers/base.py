@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
 from pytest_lsrb.tactic.answer import contains_forbidden
@@ -14,6 +15,10 @@ from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, l
 from pytest_lsrb.tactic.lean.outcome import Verdict
 from pytest_lsrb.tactic.lean.script import command_token
 from pytest_lsrb.tactic.profiles import ProfileSet, ReplayProfile, load_profiles, resolve_profiles_path
+
+# `stop tacs` is `repeat sorry`; the search tactics print `Try this: ...` and (apply?) admit the goal.
+_STOP: Final = re.compile(r"(?<![\w.'])stop(?![\w'?!])")
+_SEARCH_TACTIC: Final = re.compile(r"(?<![\w.'])(?:exact\?|apply\?|rw\?|hint|library_search)(?![\w'?!])")
 
 
 def result(outcome: str, *, subkind: str | None = None, detail: str | None = None) -> VerificationResult:
@@ -67,6 +72,10 @@ class LeanVerifierBase(ABC):
             str(getattr(row, "repo_remote", "")), str(getattr(row, "repo_lean_version", ""))
         )
 
+    def allow_native(self, profile: ReplayProfile) -> bool:
+        """Whether a proof may trust the compiler (`native_decide`): the profile or the run says so."""
+        return profile.allow_native_decide or bool(getattr(self.config, "allow_native_decide", False))
+
     def check_timeout(self, profile: ReplayProfile) -> float:
         return float(self.config.timeout_s or profile.check_timeout_s)
 
@@ -77,8 +86,16 @@ class LeanVerifierBase(ABC):
             return VerificationResult(
                 attempted=False, success=None, outcome="not_attempted", detail=f"profile {profile.id}: {why}"
             )
-        if contains_forbidden(proposal):
-            return result("forbidden_token", subkind="sorry", detail="sorry/admit/sorryAx in the tactic")
+        if contains_forbidden(proposal) or _STOP.search(proposal):
+            return result("forbidden_token", subkind="sorry", detail="sorry/admit/sorryAx/stop in the tactic")
+        search = _SEARCH_TACTIC.search(proposal)
+        if search is not None:
+            return result(
+                "forbidden_token",
+                subkind="search",
+                detail=f"{search.group(0)} searches for a proof instead of giving one "
+                "(apply? admits the goal)",
+            )
         token = command_token(proposal)
         if token is not None:
             return result(

@@ -6,8 +6,9 @@
   `{"contains": text, "messages": [{"severity", "data", "at": text, "to_end": bool}]}`; each
   rule whose `contains` occurs in the file emits its messages, placed at the first occurrence
   of `at` (and reaching the end of the file when `to_end`). With no rule matching, a file with
-  `sorry` gets Lean's `declaration uses 'sorry'` warning. Every call is appended to
-  FAKE_LEAN_LOG.
+  `sorry` gets Lean's `declaration uses 'sorry'` warning. A `#print axioms NAME` line gets Lean's
+  report: the `axioms` of the last matching rule that has them, else `[sorryAx]` for a file with
+  `sorry` and `does not depend on any axioms` otherwise. Every call is appended to FAKE_LEAN_LOG.
 - `lake`: `lake env CMD...` runs CMD; `lake build` / `lake exe cache get` are logged to
   FAKE_LAKE_LOG and exit with FAKE_LAKE_BUILD_RC (default 0).
 - `repl`: replays a recorded REPL transcript: for the i-th request it checks that it equals the
@@ -72,6 +73,22 @@ if not emitted and "sorry" in text:
                             "endPos": {"line": line, "column": col + len(kw)}, "fileName": path,
                             "data": "declaration uses 'sorry'"})
             break
+axioms = None
+for rule in json.loads(os.environ.get("FAKE_LEAN_RULES", "[]")):
+    if rule["contains"] in text and "axioms" in rule:
+        axioms = rule["axioms"]
+for i, line in enumerate(lines):
+    if "#exit" in line:
+        break  # Lean stops reading the file there
+    if not line.startswith("#print axioms "):
+        continue
+    name = line[len("#print axioms "):].strip()
+    found = axioms if axioms is not None else (["sorryAx"] if "sorry" in text else [])
+    data = (f"'{name}' depends on axioms: [{', '.join(found)}]" if found
+            else f"'{name}' does not depend on any axioms")
+    emitted.append({"severity": "information", "pos": {"line": i + 1, "column": 0},
+                    "endPos": {"line": i + 1, "column": 13}, "fileName": path, "data": data,
+                    "keepFullRange": False, "caption": ""})
 for m in emitted:
     print(json.dumps(m, ensure_ascii=False))
 sys.exit(1 if any(m["severity"] == "error" for m in emitted) else 0)

@@ -112,8 +112,10 @@ def test_all_sorrydb_goals_restate_or_say_why(sorrydb_path: Path) -> None:
             reasons[r.reason.split(" (")[0]] += 1
             continue
         restated_count += 1
-        lines = control_script(r, "mathlib").text.split("\n")
-        assert lines[-2] == "  sorry" and sum("sorry" in x for x in lines) == 1
+        script = control_script(r, "mathlib")
+        lines = script.text.split("\n")
+        assert script.probe is not None and lines[script.probe.line - 1] == "#print axioms lsrb_goal"
+        assert lines[script.proof_span[0][0] - 1] == "  sorry" and sum("sorry" in x for x in lines) == 1
         unquoted = re.sub(r"«[^»]*»", "", " ".join([r.statement, *r.binders]))
         assert "✝" not in unquoted
     share = restated_count / len(sorries)

@@ -99,3 +99,69 @@ def test_only_the_sorry_span_changes(prefix: str, suffix: str, tactic: str, kind
     assert out.text == prefix + out.replacement + suffix
     assert out.replacement == (tactic.strip() if kind == "tactic" else f"(by {tactic.strip()})")
     assert span_text(out.text, *out.span) == out.replacement
+
+
+# The positions issue #16 lists: each is placed (tactic or term) or refused with a reason.
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        # term-mode arms and branches
+        ("def f : Nat → Nat\n  | 0 => sorry\n  | n + 1 => n\n", "term"),
+        ("def f (n : Nat) : Nat :=\n  match n with\n  | 0 => sorry\n  | _ => 1\n", "term"),
+        ("def f (n : Nat) : Nat :=\n  if n = 0 then sorry else 1\n", "term"),
+        ("def g (xs : Array Nat) (i : Nat) : Nat := xs[i]'sorry\n", "term"),
+        # tactic-mode arms, branches and combinator arguments
+        (
+            "theorem t (n : Nat) : n = n := by\n  induction n with\n"
+            "  | zero => sorry\n  | succ n ih => rfl\n",
+            "tactic",
+        ),
+        ("theorem t (n : Nat) : n = n := by\n  match n with\n  | 0 => sorry\n  | _ => rfl\n", "tactic"),
+        ("theorem t (p : Prop) [Decidable p] : True := by\n  if h : p then sorry else trivial\n", "tactic"),
+        ("theorem t : p ∧ q := by\n  constructor\n  all_goals sorry\n", "tactic"),
+        ("theorem t : p := by\n  try sorry\n", "tactic"),
+        ("theorem t : p := by\n  first | exact h | sorry\n", "tactic"),
+        ("theorem t : p ∧ q := by\n  constructor\n  on_goal 2 => sorry\n", "tactic"),
+        ("def f (n : Nat) : Nat := f (n - 1)\ndecreasing_by sorry\n", "tactic"),
+        ("theorem t : p ∧ q := by\n  constructor\n  { sorry }\n  { exact hq }\n", "tactic"),
+    ],
+)
+def test_positions_from_the_syntax_around_the_sorry(text: str, kind: str) -> None:
+    row = next(i for i, line in enumerate(text.split("\n"), 1) if "sorry" in line)
+    col = text.split("\n")[row - 1].index("sorry")
+    assert infer_sorry_kind(text, (row, col)) == kind
+    out = splice(text, (row, col), (row, col + 5), "simp")
+    assert out.replacement == ("simp" if kind == "tactic" else "(by simp)")
+
+
+def test_xs_index_proof_sorry_is_a_sorry() -> None:
+    text = "def g (xs : Array Nat) (i : Nat) : Nat := xs[i]'sorry\n"
+    col = text.index("sorry")
+    assert splice(text, (1, col), (1, col + 5), "omega").text == text.replace("sorry", "(by omega)")
+
+
+def test_conv_block_is_refused_with_a_reason() -> None:
+    text = "theorem t : a + b = b + a := by\n  conv =>\n    lhs\n    sorry\n"
+    with pytest.raises(SpliceError, match="conv block"):
+        splice(text, (4, 4), (4, 9), "rw [Nat.add_comm]")
+
+
+def test_stop_block_is_replaced_whole() -> None:
+    """SorryDB records `stop` and the tactics it skips as one multi-line span (VCV-io's
+    UniformSelect.lean:392:4-395:30 is one)."""
+    text = (
+        "theorem t : p := by\n  induction n with\n  | succ m ih =>\n"
+        "    stop\n    simp [ih]\n    use x\n  | zero => rfl\n"
+    )
+    out = splice(text, (4, 4), (6, 9), "exact ih")
+    assert (
+        out.text
+        == "theorem t : p := by\n  induction n with\n  | succ m ih =>\n    exact ih\n  | zero => rfl\n"
+    )
+    assert out.span == ((4, 4), (4, 12))
+
+
+def test_brace_block_is_recorded_for_progress() -> None:
+    text = "theorem t : p ∧ q := by\n  constructor\n  { sorry }\n"
+    out = splice(text, (3, 4), (3, 9), "skip")
+    assert out.block == ((3, 2), (3, 10)) and out.text.split("\n")[2] == "  { skip }"

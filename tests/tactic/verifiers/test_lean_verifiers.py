@@ -16,6 +16,8 @@ from lean_fakes import path_without_lean
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.verifier import VERIFIERS, VerifierConfig, create_verifier
+from pytest_lsrb.tactic.lean.goal import Unrestatable, restate
+from pytest_lsrb.tactic.lean.script import control_script, tactic_script
 from pytest_lsrb.tactic.rows import TacticRow
 from pytest_lsrb.tactic.verifiers.repo_replay import RepoReplayVerifier
 from pytest_lsrb.tactic.verifiers.synthetic import SyntheticVerifier
@@ -136,51 +138,162 @@ def test_mathlib_header_without_a_project_says_so(tmp_path: Path, fake_lean: Pat
     assert (res.outcome, res.subkind) == ("toolchain_missing", "no_mathlib_project")
 
 
-def test_synthetic_over_the_repl(tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """replay_method = repl: control as a command, the tactic as a proof step (fake REPL replays
-    a session recorded from the real Lean REPL for exactly these requests)."""
+def _repl_session(path: Path, exchanges: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """A recorded REPL session: requests in X.in, replies in X.expected.out (the fake replays it)."""
+    path.with_suffix(".in").write_text(
+        "\n\n".join(json.dumps(q, ensure_ascii=False) for q, _ in exchanges) + "\n\n"
+    )
+    path.with_suffix(".expected.out").write_text(
+        "\n\n".join(json.dumps(r, ensure_ascii=False) for _, r in exchanges) + "\n\n"
+    )
+
+
+def _at(line: int, col: int, end_col: int) -> dict[str, Any]:
+    return {"pos": {"line": line, "column": col}, "endPos": {"line": line, "column": end_col}}
+
+
+def test_synthetic_over_the_repl_elaborates_the_header_once(tmp_path: Path, fake_lean: Path) -> None:
+    """replay_method = repl: `import Mathlib` runs once, then the control and every sample run as
+    commands in that environment. The fake REPL answers only this exact sequence of requests,
+    so k samples of one goal cost one header elaboration."""
+    goal = "x : ℕ\n⊢ x + 0 = x"
+    restated = restate(goal)
+    assert not isinstance(restated, Unrestatable)
+    control = control_script(restated, "mathlib")
+    body = control.body
+    probe = control.probe
+    assert probe is not None
+    probe_line = probe.line - control.header_lines
+    answers = ["simp", "stop simp", "native_decide"]
+    replies: list[dict[str, Any]] = [
+        {
+            "sorries": [{"proofState": 0, **_at(6, 2, 7), "goal": goal}],
+            "messages": [
+                {"severity": "warning", **_at(3, 18, 27), "data": "declaration uses `sorry`"},
+                {
+                    "severity": "info",
+                    **_at(probe_line, 0, 13),
+                    "data": "'lsrb_goal' depends on axioms: [sorryAx]",
+                },
+            ],
+            "env": 1,
+        },
+        {
+            "messages": [
+                {
+                    "severity": "info",
+                    **_at(probe_line, 0, 13),
+                    "data": "'lsrb_goal' does not depend on any axioms",
+                }
+            ],
+            "env": 2,
+        },
+        {
+            "sorries": [{"proofState": 1, **_at(6, 2, 11), "goal": goal}],
+            "messages": [
+                {"severity": "warning", **_at(3, 18, 27), "data": "declaration uses `sorry`"},
+                {
+                    "severity": "info",
+                    **_at(probe_line, 0, 13),
+                    "data": "'lsrb_goal' depends on axioms: [sorryAx]",
+                },
+            ],
+            "env": 3,
+        },
+        {
+            "messages": [
+                {
+                    "severity": "info",
+                    **_at(probe_line, 0, 13),
+                    "data": "'lsrb_goal' depends on axioms: [Lean.ofReduceBool, Lean.trustCompiler]",
+                }
+            ],
+            "env": 4,
+        },
+    ]
+    requests = [{"cmd": body, "env": 0}] + [
+        {"cmd": tactic_script(restated, "mathlib", t).body, "env": 0} for t in answers
+    ]
     session = tmp_path / "session"
-    control = "set_option autoImplicit false\n\nexample\n    (x : Unit) :\n    Nat := by\n  sorry\n"
-    session.with_suffix(".in").write_text(
-        json.dumps({"cmd": control}) + "\n\n" + json.dumps({"tactic": "apply Int.natAbs", "proofState": 0})
-    )
-    session.with_suffix(".expected.out").write_text(
-        json.dumps(
-            {
-                "sorries": [
-                    {
-                        "proofState": 0,
-                        "pos": {"line": 6, "column": 2},
-                        "goal": "x : Unit\n⊢ Nat",
-                        "endPos": {"line": 6, "column": 7},
-                    }
-                ],
-                "messages": [
-                    {
-                        "severity": "warning",
-                        "pos": {"line": 3, "column": 0},
-                        "endPos": {"line": 3, "column": 7},
-                        "data": "declaration uses 'sorry'",
-                    }
-                ],
-                "env": 0,
-            }
-        )
-        + "\n\n"
-        + json.dumps(
-            {"proofStatus": "Incomplete: open goals remain", "proofState": 1, "goals": ["x : Unit\n⊢ Int"]}
-        )
-        + "\n\n"
-    )
+    _repl_session(session, [({"cmd": "import Mathlib"}, {"env": 0}), *zip(requests, replies, strict=True)])
+    project = tmp_path / "project"
+    project.mkdir()
     profile = tmp_path / "repl.toml"
     profile.write_text(
-        f'schema_version = 1\nreplay_method = "repl"\nsynthetic_header = "core"\n'
+        'schema_version = 1\nreplay_method = "repl"\nsynthetic_header = "mathlib"\n'
+        f'lean_project = "{project}"\n'
         f'repl_command = ["{tmp_path / "bin" / "repl"}", "{session}"]\n'
     )
     v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile)))
-    res = v.verify(row("x : Unit\n⊢ Nat"), "apply Int.natAbs", attempt_seed=1)
+    try:
+        results = [v.check(row(goal), t, v.profile_for(row(goal))) for t in answers]
+    finally:
+        v.close()
+    assert [(r.outcome, r.subkind) for r in results] == [
+        ("closed", None),
+        ("lean_error", "new_sorry"),
+        ("lean_error", "native_decide"),
+    ]
+
+
+# Lean's own messages for the sorry-equivalent answers (lean4 tests/lean/run: `apply?` logs
+# `Try this: refine ...` and admits; `stop` is `repeat sorry`; `native_decide` depends on
+# Lean.ofReduceBool): none of them may be `closed`, with the guard out of the way (check()).
+_SORRY_WARNING = {"severity": "warning", "data": "declaration uses 'sorry'", "at": "lsrb_goal"}
+_CASES = [
+    ("stop simp", [_SORRY_WARNING], ["sorryAx"], "new_sorry"),
+    (
+        "apply?",
+        [
+            {"severity": "information", "data": "Try this: refine And.intro ?_ ?_", "at": "lsrb_goal"},
+            _SORRY_WARNING,
+        ],
+        ["sorryAx"],
+        "new_sorry",
+    ),
+    # a sorry no token guard sees: the goal closed by a lemma that was itself proved by sorry
+    ("exact lemma_admitted_upstream hp hq", [], ["sorryAx"], "sorry_axiom"),
+    ("native_decide", [], ["Lean.ofReduceBool", "Lean.trustCompiler"], "native_decide"),
+    ("exact ⟨hp, hq⟩ #exit", [], None, "axioms_unreported"),
+]
+
+
+@pytest.mark.parametrize(("tactic", "messages", "axioms", "subkind"), _CASES)
+def test_sorry_equivalents_are_never_closed(
+    synthetic: SyntheticVerifier,
+    fake_lean: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tactic: str,
+    messages: list[dict[str, Any]],
+    axioms: list[str] | None,
+    subkind: str,
+) -> None:
+    rule: dict[str, Any] = {"contains": tactic, "messages": messages}
+    if axioms is not None:
+        rule["axioms"] = axioms
+    rules(monkeypatch, rule)
+    res = synthetic.check(row(), tactic, synthetic.profile_for(row()))
+    assert (res.outcome, res.subkind, res.success) == ("lean_error", subkind, False)
+
+
+def test_native_decide_closes_when_the_profile_allows_it(
+    tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profile = tmp_path / "native.toml"
+    profile.write_text('schema_version = 1\nsynthetic_header = "core"\nallow_native_decide = true\n')
+    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile)))
+    rules(monkeypatch, {"contains": "native_decide", "messages": [], "axioms": ["Lean.ofReduceBool"]})
+    assert v.verify(row(), "native_decide", attempt_seed=1).outcome == "closed"
     v.close()
-    assert (res.outcome, res.detail) == ("progress", "1 goal(s) remain")
+
+
+def test_search_tactics_and_stop_are_refused_before_lean(
+    synthetic: SyntheticVerifier, fake_lean: Path
+) -> None:
+    for tactic, subkind in (("apply?", "search"), ("exact?", "search"), ("stop simp", "sorry")):
+        res = synthetic.verify(row(), tactic, attempt_seed=1)
+        assert (res.outcome, res.subkind) == ("forbidden_token", subkind), tactic
+    assert not (fake_lean / "lean.log").exists()
 
 
 def test_invalid_profile_is_a_usage_error(tmp_path: Path) -> None:
