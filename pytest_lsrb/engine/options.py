@@ -212,6 +212,15 @@ OPTIONS: list[Option] = [
         tasks=SRBENCH,
     ),
     Option(
+        "sr-metrics",
+        str,
+        "reference",
+        "llm_srbench: which test points count: reference (points with a NaN prediction dropped, as "
+        "the reference does) or strict (an equation not finite on every point is invalid)",
+        choices=("reference", "strict"),
+        tasks=SRBENCH,
+    ),
+    Option(
         "sr-judge",
         str,
         "sympy",

@@ -14,7 +14,7 @@ import numpy as np
 
 from pytest_lsrb.core.errors import VERIFICATION_OUTCOME_DOMAINS
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
-from pytest_lsrb.srbench.metrics import TAU, SplitMetrics, split_metrics
+from pytest_lsrb.srbench.metrics import EMPTY, TAU, MetricsPolicy, SplitMetrics, split_metrics
 from pytest_lsrb.srbench.problem import SPLITS, Problem
 from pytest_lsrb.srbench.symbolic import NOT_APPLICABLE, SymbolicVerdict, symbolic_match
 
@@ -33,10 +33,6 @@ EQUATION_OUTCOMES: Final = (
     "not_applicable",
 )
 
-_EMPTY = SplitMetrics(
-    nmse=None, r2=None, acc_tau=False, frac_within_tau=0.0, num_valid_points=0, num_points=0
-)
-
 
 def all_inputs(problem: Problem) -> dict[str, np.ndarray]:
     """Every row's inputs (train, test and OOD): the domain the symbolic check samples from."""
@@ -45,15 +41,21 @@ def all_inputs(problem: Problem) -> dict[str, np.ndarray]:
     return {name: stacked[:, i + 1] for i, name in enumerate(problem.inputs)}
 
 
-def split_scores(problem: Problem, result: DiscoveryResult, split: str, tau: float = TAU) -> SplitMetrics:
+def split_scores(
+    problem: Problem,
+    result: DiscoveryResult,
+    split: str,
+    tau: float = TAU,
+    policy: MetricsPolicy = "reference",
+) -> SplitMetrics:
     table = problem.split(split)
     if table is None:
-        return _EMPTY
+        return EMPTY
     X, y = problem.columns(split)
     if result.program is None or not result.found:
-        return split_metrics(y, np.full_like(y, np.nan), tau)
+        return split_metrics(y, np.full_like(y, np.nan), tau, policy)
     yhat = result.program.evaluate(X, np.asarray(result.params) if result.program.n_params else None)
-    return split_metrics(y, yhat, tau)
+    return split_metrics(y, yhat, tau, policy)
 
 
 def score(
@@ -65,16 +67,18 @@ def score(
     verify: bool = True,
     tau: float = TAU,
     llm: SymbolicVerdict | None = None,
+    metrics: MetricsPolicy = "reference",
 ) -> dict[str, Any]:
-    """The record fields for one result: metrics, symbolic verdict and verification. `llm` is the
-    LLM judge's verdict when the judge ran (`judge` llm or both)."""
-    id_m = split_scores(problem, result, "test", tau)
-    ood_m = split_scores(problem, result, "ood_test", tau)
+    """The record fields for one result: metrics (under the `metrics` policy), symbolic verdict
+    and verification. `llm` is the LLM judge's verdict when the judge ran (`judge` llm or both)."""
+    id_m = split_scores(problem, result, "test", tau, metrics)
+    ood_m = split_scores(problem, result, "ood_test", tau, metrics)
     has_ood = problem.ood_test is not None
     fields: dict[str, Any] = {
         **id_m.record("id"),
-        **(ood_m.record("ood") if has_ood else {k: None for k in _EMPTY.record("ood")}),
+        **(ood_m.record("ood") if has_ood else {k: None for k in EMPTY.record("ood")}),
         "tau": tau,
+        "metrics_policy": metrics,
         "has_ood": has_ood,
         "valid": bool(result.found and id_m.valid),
         "nonempty": bool(result.proposal.strip() or result.raw_output.strip()),

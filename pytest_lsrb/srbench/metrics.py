@@ -1,55 +1,98 @@
 """Numeric metrics for a predicted equation on one data split: pure functions.
 
-As in the reference, then the paper's additions:
-- `nmse = mean((y - ŷ)²) / var(y)` (population variance);
-- `r2 = 1 - Σ(y - ŷ)² / Σ(y - ȳ)²` (so r2 = 1 - nmse);
-- `acc_tau = 1 if max_i |ŷ_i - y_i| / |y_i| <= tau` (all points must be within tolerance; the
-  paper's Acc_0.1), and `frac_within_tau`, the fraction of points within tolerance. A point with
-  y_i = 0 is within tolerance only when ŷ_i = 0.
+The formulas are the reference's (LLM-SRBench `bench/pipelines.py`, compute_output_base_metrics)
+and the paper's Acc_τ, evaluated literally with numpy:
 
-Non-finite predictions are never dropped silently: `num_valid_points` counts the finite ones, and
-an equation that is not finite on every point is *invalid*: its nmse/r2 are None (treated as
-+inf/-inf when aggregating) and acc_tau is 0.
+- `mse = mean((y - ŷ)²)`, `nmse = mse / var(y)` (population variance),
+  `r2 = 1 - Σ(y - ŷ)² / Σ(y - ȳ)²`, `kendall_tau` = scipy's Kendall τ-b of (y, ŷ),
+  `mape = mean(|y - ŷ| / max(|y|, ε))` with ε the float64 machine epsilon (scikit-learn's
+  mean_absolute_percentage_error, which the reference calls);
+- `acc_tau = 1(max_i |ŷ_i - y_i| / |y_i| <= τ)`, τ = 0.1 (the paper's Acc_0.1; a point with
+  y_i = 0 gives inf or nan there, so it fails); `frac_within_tau` is the fraction of points within.
+
+Which points count is the *policy* (`--lsrb-sr-metrics`, recorded in run.json):
+
+- `reference` (default): points whose prediction is NaN are dropped, as the reference does
+  (`~np.isnan(y_pred)`; an inf prediction stays and makes mse inf); `num_valid_points` counts the
+  rest. Degenerate inputs give what the formulas give: a constant target makes nmse inf (nan
+  when the prediction is exact too), no point left makes every value nan. (Where the reference
+  itself raises — scikit-learn refuses inf predictions or no points for MAPE — the formula's
+  value stands.)
+- `strict`: nothing is dropped; an equation not finite on every point is invalid: no metrics
+  (None) and acc_tau 0.
+
+A split is `valid` when its mse is finite. Records hold None for a non-finite value.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import numpy as np
+from scipy.stats import kendalltau
 
 TAU: Final = 0.1
+MetricsPolicy = Literal["reference", "strict"]
+METRICS_POLICIES: Final[tuple[MetricsPolicy, ...]] = ("reference", "strict")
+_EPS: Final = float(np.finfo(np.float64).eps)
+
+
+def formulas(y: np.ndarray, yhat: np.ndarray, tau: float = TAU) -> dict[str, float]:
+    """Every metric's formula on exactly these points (nothing dropped), as floats (nan/inf kept)."""
+    y, yhat = _pair(y, yhat)
+    with np.errstate(all="ignore"):
+        if y.size == 0:
+            nan = math.nan
+            return {
+                "mse": nan,
+                "nmse": nan,
+                "r2": nan,
+                "kendall_tau": nan,
+                "mape": nan,
+                "acc_tau": 0.0,
+                "frac": 0.0,
+            }
+        sq = (y - yhat) ** 2
+        mse = np.float64(np.mean(sq))
+        nmse = mse / np.float64(np.var(y))
+        r2 = np.float64(1.0) - np.float64(np.sum(sq)) / np.float64(np.sum((y - np.mean(y)) ** 2))
+        mape = np.mean(np.abs(y - yhat) / np.maximum(np.abs(y), _EPS))
+        return {
+            "mse": float(mse),
+            "nmse": float(nmse),
+            "r2": float(r2),
+            "kendall_tau": _kendall(y, yhat),
+            "mape": float(mape),
+            "acc_tau": float(acc_tau(y, yhat, tau)),
+            "frac": frac_within_tau(y, yhat, tau),
+        }
+
+
+def _kendall(y: np.ndarray, yhat: np.ndarray) -> float:
+    if y.size < 2:
+        return math.nan
+    with np.errstate(all="ignore"):
+        try:
+            return float(kendalltau(y, yhat).statistic)
+        except (ValueError, FloatingPointError):
+            return math.nan
 
 
 def nmse(y: np.ndarray, yhat: np.ndarray) -> float:
-    """mean((y - ŷ)²) / var(y); for a constant target, 0 when exact and inf otherwise."""
-    y, yhat = _pair(y, yhat)
-    mse = float(np.mean((y - yhat) ** 2))
-    var = float(np.var(y))
-    if var == 0.0:
-        return 0.0 if mse == 0.0 else math.inf
-    return mse / var
+    return formulas(y, yhat)["nmse"]
 
 
 def r2(y: np.ndarray, yhat: np.ndarray) -> float:
-    y, yhat = _pair(y, yhat)
-    ss_res = float(np.sum((y - yhat) ** 2))
-    ss_tot = float(np.sum((y - np.mean(y)) ** 2))
-    if ss_tot == 0.0:
-        return 1.0 if ss_res == 0.0 else -math.inf
-    return 1.0 - ss_res / ss_tot
+    return formulas(y, yhat)["r2"]
 
 
 def relative_errors(y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
-    """|ŷ - y| / |y| per point; 0 where both are 0, inf where only y is 0; nan stays nan."""
+    """|ŷ - y| / |y| per point, literally (inf or nan where y is 0)."""
     y, yhat = _pair(y, yhat)
-    diff = np.abs(yhat - y)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = diff / np.abs(y)
-    zero = y == 0
-    rel[zero] = np.where(diff[zero] == 0, 0.0, np.inf)
+    with np.errstate(all="ignore"):
+        rel: np.ndarray = np.abs(yhat - y) / np.abs(y)
     return rel
 
 
@@ -61,7 +104,7 @@ def frac_within_tau(y: np.ndarray, yhat: np.ndarray, tau: float = TAU) -> float:
 def acc_tau(y: np.ndarray, yhat: np.ndarray, tau: float = TAU) -> bool:
     """The paper's Acc_τ: every point within relative tolerance τ (nan counts as outside)."""
     rel = relative_errors(y, yhat)
-    return bool(rel.size and np.all(rel <= tau))
+    return bool(rel.size and np.max(rel) <= tau)
 
 
 @dataclass(frozen=True)
@@ -72,16 +115,22 @@ class SplitMetrics:
     frac_within_tau: float
     num_valid_points: int
     num_points: int
+    mse: float | None = None
+    kendall_tau: float | None = None
+    mape: float | None = None
 
     @property
     def valid(self) -> bool:
-        return self.num_points > 0 and self.num_valid_points == self.num_points
+        return self.num_valid_points > 0 and self.mse is not None
 
     def record(self, suffix: str) -> dict[str, Any]:
         """Attempt-record fields, e.g. `nmse_id`, `acc_tau_id`, `num_valid_points_id`."""
         return {
+            f"mse_{suffix}": self.mse,
             f"nmse_{suffix}": self.nmse,
             f"r2_{suffix}": self.r2,
+            f"kendall_tau_{suffix}": self.kendall_tau,
+            f"mape_{suffix}": self.mape,
             f"acc_tau_{suffix}": self.acc_tau,
             f"frac_within_tau_{suffix}": self.frac_within_tau,
             f"num_valid_points_{suffix}": self.num_valid_points,
@@ -89,19 +138,38 @@ class SplitMetrics:
         }
 
 
-def split_metrics(y: np.ndarray, yhat: np.ndarray, tau: float = TAU) -> SplitMetrics:
-    """All metrics of one split. An equation not finite on every point is invalid: no nmse/r2."""
+EMPTY: Final = SplitMetrics(
+    nmse=None, r2=None, acc_tau=False, frac_within_tau=0.0, num_valid_points=0, num_points=0
+)
+
+
+def split_metrics(
+    y: np.ndarray, yhat: np.ndarray, tau: float = TAU, policy: MetricsPolicy = "reference"
+) -> SplitMetrics:
+    """All metrics of one split under `policy` (see the module docstring)."""
     y, yhat = _pair(y, yhat)
-    finite = np.isfinite(yhat)
-    n_valid = int(finite.sum())
-    valid = y.size > 0 and n_valid == y.size
+    if policy == "reference":
+        keep = ~np.isnan(yhat)
+    elif policy == "strict":
+        keep = np.ones(y.shape, dtype=bool)
+        if not np.all(np.isfinite(yhat)):
+            finite = int(np.isfinite(yhat).sum())
+            frac = frac_within_tau(y, yhat, tau)
+            return SplitMetrics(None, None, False, frac, finite, int(y.size))
+    else:
+        raise ValueError(f"unknown metrics policy {policy!r}")
+    values = formulas(y[keep], yhat[keep], tau)
+    mse = _finite_or_none(values["mse"])
     return SplitMetrics(
-        nmse=_finite_or_none(nmse(y, yhat)) if valid else None,
-        r2=_finite_or_none(r2(y, yhat)) if valid else None,
-        acc_tau=acc_tau(y, yhat, tau) if valid else False,
-        frac_within_tau=frac_within_tau(y, yhat, tau),
-        num_valid_points=n_valid,
+        nmse=_finite_or_none(values["nmse"]) if mse is not None else None,
+        r2=_finite_or_none(values["r2"]) if mse is not None else None,
+        acc_tau=values["acc_tau"] == 1.0,
+        frac_within_tau=values["frac"] * int(keep.sum()) / y.size if y.size else 0.0,
+        num_valid_points=int(keep.sum()),
         num_points=int(y.size),
+        mse=mse,
+        kendall_tau=_finite_or_none(values["kendall_tau"]),
+        mape=_finite_or_none(values["mape"]),
     )
 
 
@@ -117,7 +185,7 @@ def _pair(y: Any, yhat: Any) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def median_or_none(values: list[float]) -> float | None:
+def median_or_none(values: list[float | None]) -> float | None:
     """Median where None/nan stand for +inf (an invalid equation is the worst fit)."""
     if not values:
         return None

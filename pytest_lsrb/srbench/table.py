@@ -64,8 +64,8 @@ class GroupStats:
             "symbolic_applicable": self.symbolic_applicable,
             "acc_tau_id_pct": _pct(self.acc_id, self.attempts),
             "acc_tau_ood_pct": _pct(self.acc_ood, self.ood_attempts),
-            "median_nmse_id": median_or_none(self.nmse_id),  # type: ignore[arg-type]
-            "median_nmse_ood": median_or_none(self.nmse_ood) if self.ood_attempts else None,  # type: ignore[arg-type]
+            "median_nmse_id": median_or_none(self.nmse_id),
+            "median_nmse_ood": median_or_none(self.nmse_ood) if self.ood_attempts else None,
         }
 
 

@@ -19,6 +19,7 @@ from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import AttemptContext, Judgement
 from pytest_lsrb.srbench.evaluation import JUDGES, SUCCESS_CRITERIA, score, summary_message
 from pytest_lsrb.srbench.loaders import load_problems
+from pytest_lsrb.srbench.metrics import METRICS_POLICIES, MetricsPolicy
 from pytest_lsrb.srbench.problem import DOMAIN_ALIASES, Problem
 from pytest_lsrb.srbench.table import SrbenchSummary
 
@@ -53,6 +54,7 @@ class SrbenchTask:
 
         get_method(str(values.get("sr_method") or "direct"))
         check_limits(values)
+        metrics_policy(values)
         budget = values.get("sr_budget")
         if budget is not None and int(budget) < 1:
             raise LsrbUsageError(f"--lsrb-sr-budget must be at least 1 (got {budget}).")
@@ -116,6 +118,7 @@ class SrbenchTask:
                 success=str(options.get("sr_success") or "acc_0.1"),
                 verify=ctx.verifier.mode != "none",
                 llm=llm,
+                metrics=metrics_policy(options),
             )
         )
         return fields
@@ -143,6 +146,13 @@ class SrbenchTask:
         from pytest_lsrb.srbench.baseline import mock_equation_answer
 
         return mock_equation_answer(context, seed)
+
+
+def metrics_policy(options: Mapping[str, Any]) -> MetricsPolicy:
+    policy = str(options.get("sr_metrics") or "reference")
+    if policy not in METRICS_POLICIES:
+        raise LsrbUsageError(f"--lsrb-sr-metrics: expected one of {', '.join(METRICS_POLICIES)}.")
+    return policy
 
 
 # --- problem slices ------------------------------------------------------------------------------
