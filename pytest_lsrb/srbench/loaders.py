@@ -219,16 +219,22 @@ def _pick_splits(stored: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 
 def write_problem_files(problems: Iterable[Problem], index_path: Path, data_dir: str = "data") -> Path:
-    """Write an index .jsonl plus one compressed .npz per problem (the built-in suite's format)."""
+    """Write an index .jsonl plus one compressed .npz per problem (the built-in suite's format).
+
+    Data are stored at the precision generate/manifest.py states, so regenerating a set on
+    another CPU gives the same files up to the last stored bit."""
+    from pytest_lsrb.srbench.generate.manifest import stored_split
+
     index_path = Path(index_path)
     folder = index_path.parent / data_dir
     folder.mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
     for p in problems:
-        arrays = {s: getattr(p, s) for s in SPLITS if getattr(p, s) is not None}
         problem = file_name_problem(p.name)
         if problem is not None:  # names come from tables (Feynman's `Filename`): stay in `folder`
             raise LsrbUsageError(f"problem name {p.name!r} {problem}; it cannot name a data file.")
+        truth = p.ground_truth()
+        arrays = {s: stored_split(getattr(p, s), truth) for s in SPLITS if getattr(p, s) is not None}
         rel = f"{data_dir}/{p.name}.npz"
         np.savez_compressed(inside(index_path.parent, rel), **arrays)
         lines.append(json.dumps({**p.metadata(), "data": rel}, ensure_ascii=False))

@@ -78,6 +78,21 @@ def generate_problems(
     from pytest_lsrb.srbench.loaders import write_problem_files
 
     index = write_problem_files(problems, out_dir / "index.jsonl")
+    from pytest_lsrb.srbench.generate.manifest import write_manifest
+
+    settings = {
+        "families": list(families),
+        "seed": seed,
+        "n_train": n_train,
+        "n_test": n_test,
+        "n_ood": n_ood,
+        "domains": list(domains) if domains else None,
+        "synth_counts": synth_counts,
+        "equations": list(equations) if equations else None,
+        "solve_budget_s": solve_budget_s,
+        "feynman_table": Path(feynman_csv).name if feynman_csv else None,
+    }
+    report["manifest"] = str(write_manifest(index, settings))
     report["problems"] = len(problems)
     report["index"] = str(index)
     return report

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from pytest_lsrb.srbench.generate.manifest import write_manifest
 from pytest_lsrb.srbench.generate.synth import generate_synth
 from pytest_lsrb.srbench.generate.terms import DOMAINS
 from pytest_lsrb.srbench.generate.transform import generate_transform
@@ -22,6 +23,16 @@ N_OOD: Final = 75
 PER_DOMAIN: Final = 2
 # LSR-Transform problems: a square root, an inverse sine branch, a log and a difference of squares.
 TRANSFORM_PROBLEMS: Final = ("I.10.7_0_0", "I.26.2_1_0", "II.11.3_4_0", "III.4.32_3_0")
+SETTINGS: Final = {
+    "set": "built-in (pytest_lsrb.srbench.generate.default_set)",
+    "seed": SEED,
+    "n_train": N_TRAIN,
+    "n_test": N_TEST,
+    "n_ood": N_OOD,
+    "per_domain": PER_DOMAIN,
+    "transform_problems": list(TRANSFORM_PROBLEMS),
+    "feynman_table": "FeynmanEquations.csv (AI-Feynman)",
+}
 
 
 def default_problems(feynman_csv: Path) -> list[Problem]:
@@ -48,6 +59,7 @@ def main(argv: list[str]) -> int:
         return 2
     problems = default_problems(Path(argv[0]))
     write_problem_files(problems, Path(argv[1]))
+    write_manifest(Path(argv[1]), SETTINGS)
     print(f"wrote {len(problems)} problems to {argv[1]}")
     return 0
 

@@ -8,7 +8,8 @@
   and temperature range.
 
 Everything is drawn from `numpy.random.default_rng` seeded by a stable hash of (seed, domain,
-attempt), so the same seed gives the same problems on every machine.
+attempt), so the same seed gives the same problems on every machine, to the precision the data
+are stored at (generate/manifest.py: the integrator differs between CPUs in the last bits).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from scipy.integrate import solve_ivp
 
 from pytest_lsrb.core.seeds import stable_hash
 from pytest_lsrb.equations import Program, parse_expression
+from pytest_lsrb.srbench.generate.manifest import INTEGRATOR
 from pytest_lsrb.srbench.generate.terms import DOMAINS, DomainSpec, Term
 from pytest_lsrb.srbench.problem import SYNTH_SET, Problem, output_first
 
@@ -132,7 +134,13 @@ def _ode_data(
 
     with np.errstate(all="ignore"):
         sol = solve_ivp(
-            rhs, (0.0, float(t_eval[-1])), y0, t_eval=t_eval, method="LSODA", rtol=1e-8, atol=1e-10
+            rhs,
+            (0.0, float(t_eval[-1])),
+            y0,
+            t_eval=t_eval,
+            method=INTEGRATOR["method"],
+            rtol=INTEGRATOR["rtol"],
+            atol=INTEGRATOR["atol"],
         )
     if not sol.success or sol.y.shape[1] != t_eval.size:
         return "integration_failed"
