@@ -234,7 +234,9 @@ def write_problem_files(problems: Iterable[Problem], index_path: Path, data_dir:
         if problem is not None:  # names come from tables (Feynman's `Filename`): stay in `folder`
             raise LsrbUsageError(f"problem name {p.name!r} {problem}; it cannot name a data file.")
         truth = p.ground_truth()
-        arrays = {s: stored_split(getattr(p, s), truth) for s in SPLITS if getattr(p, s) is not None}
+        arrays: dict[str, Any] = {
+            s: stored_split(getattr(p, s), truth) for s in SPLITS if getattr(p, s) is not None
+        }
         rel = f"{data_dir}/{p.name}.npz"
         np.savez_compressed(inside(index_path.parent, rel), **arrays)
         lines.append(json.dumps({**p.metadata(), "data": rel}, ensure_ascii=False))
