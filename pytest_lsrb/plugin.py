@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from pytest_lsrb.engine.task import Task
     from pytest_lsrb.engine.verifier import Verifier
     from pytest_lsrb.output import rundir as outputs
+    from pytest_lsrb.session.progress import ProgressReporter
     from pytest_lsrb.tools import gate
 
 RECORD_ATTR = "lsrb_record"
@@ -148,6 +149,7 @@ class LsrbSession:
         self.runner: Runner | None = None  # set by the lsrb_runner fixture while it is live
         self.pending: dict[str, dict[str, Any]] = {}  # nodeid -> record not yet handed on
         self.frozen = False  # gc.freeze() after collection (see pytest_collection_finish)
+        self.progress: ProgressReporter | None = None  # the controller's progress line
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -199,8 +201,29 @@ class LsrbSession:
             if not self.config.option.collectonly:  # listing tests must not touch a run's files
                 self.output = outputs.RunOutput.open(run)
                 StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours
+                self.progress = self._progress_reporter(run)
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
+
+    def _progress_reporter(self, run: SuiteRun) -> ProgressReporter:
+        import sys
+
+        from pytest_lsrb.engine.cost import parse_price
+        from pytest_lsrb.session.progress import Progress, ProgressReporter, interval_for
+
+        resumed = len(self.finished_judgements()) if run.config["resume"] else 0
+        progress = Progress(
+            len(run.cases) - resumed,
+            interval_s=interval_for(run.config["progress"], sys.stdout.isatty()),
+            price=parse_price(run.config["price"]),
+        )
+        progress.resumed = resumed
+        return ProgressReporter(progress, self.config.pluginmanager.get_plugin("terminalreporter"))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if self.progress is not None:
+            self.progress.collected(len(ids) - self.progress.progress.resumed)
 
     def suite_run_for(self, path: Path) -> SuiteRun:
         root = suite_root_of(path)
@@ -246,6 +269,8 @@ class LsrbSession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         items = [item for item in session.items if case_of(item) is not None]
         self.schedule.set_items(items)
+        if self.progress is not None:
+            self.progress.collected(len(items) - self.progress.progress.resumed)
         for item in items:
             # `-k` has been applied: the row keywords have done their job. Left in place, pytest
             # would copy them into each of the test's three reports, and keep those to the end.
@@ -290,6 +315,10 @@ class LsrbSession:
             self.output.append(record)
         elif isinstance(line, bytes):
             self.output.append_line(line)
+        else:
+            return
+        if self.progress is not None:
+            self.progress.add(record if record is not None else line)
 
     # -- finish --------------------------------------------------------------------------------
 
@@ -312,6 +341,8 @@ class LsrbSession:
         return deep_load_scheduler(config, log, self.queue_depth)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.run is not None and not self.is_worker and self.config.option.collectonly:
+            terminalreporter.write_line(planned_calls_line(self.run))
         if self.summary is None:
             return
         from pytest_lsrb.session import terminal
@@ -334,7 +365,20 @@ class LsrbSession:
             f"{len({c.item_id for c in run.cases})} items x {v['samples']} samples "
             f"(shard {v['shard_index']}/{v['shard_count']}), seed {v['seed']}, "
             f"selected_rows_hash {run.selected_hash[:12]}",
+            planned_calls_line(run),
         ]
+
+
+def planned_calls_line(run: SuiteRun) -> str:
+    """How many model calls the run plans (what `--collect-only` tells before spending any)."""
+    per_attempt = getattr(run.task, "calls_per_attempt", None)
+    calls = int(per_attempt(run.config.values)) if per_attempt is not None else 1
+    attempts = len(run.cases)
+    bound = "at most " if calls > 1 else ""
+    return (
+        f"lsrb: {attempts} attempts planned, {bound}{attempts * calls:,} model calls "
+        f"({calls:,} per attempt{'; a cached answer costs none' if run.config['cache_dir'] else ''})"
+    )
 
 
 class _SentRecords:

@@ -86,6 +86,14 @@ OPTIONS: list[Option] = [
         "then show the run's cost",
         identity=False,
     ),
+    Option(
+        "progress",
+        _opt_float,
+        None,
+        "seconds between progress lines (done/total, rate, ETA, errors, tokens, cost, cache hits); "
+        "default 5 on a terminal, 30 in a log; 0: none",
+        identity=False,
+    ),
     Option("seed", _int, 0, "run seed: selection and every per-attempt seed derive from it"),
     Option("samples", _int, 1, "samples per item (pass@k is reported for k up to this)"),
     Option("temperature", float, 0.0, "sampling temperature"),

@@ -72,6 +72,14 @@ class SrbenchTask:
     def slice_predicate(self, goal_slice: str) -> Callable[[Any], bool]:
         return problem_slice_predicate(goal_slice)
 
+    def calls_per_attempt(self, values: Mapping[str, Any]) -> int:
+        """The most model calls one attempt may make: the method's budget, plus the LLM judge's."""
+        from pytest_lsrb.srbench.methods import get_method
+
+        method = get_method(str(values.get("sr_method") or "direct"))
+        budget = int(values.get("sr_budget") or method.default_budget)
+        return budget + (1 if str(values.get("sr_judge") or "sympy") in ("llm", "both") else 0)
+
     def run_attempt(self, ctx: AttemptContext) -> dict[str, Any]:
         from pytest_lsrb.srbench.methods import get_method
 

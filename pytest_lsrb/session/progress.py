@@ -1,0 +1,157 @@
+"""The progress line the controller prints while a run goes (with or without xdist).
+
+    lsrb 40/120 (33%) · 1.90/s · ETA 42s · errors: timeout 2 · tokens 3,200 in / 410 out
+        · cost 0.0012 · cache hits 12   (one line in the terminal)
+
+Fed with each attempt's record as it reaches the controller (the same record that goes to
+attempts.jsonl), so it counts what is really done, whichever worker did it. Printed as whole
+lines at most every `interval` seconds: a terminal gets one every few seconds, a CI log (not a
+TTY) one every half minute, so a long run's log stays readable.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from pytest_lsrb.engine.cost import Price
+
+TTY_INTERVAL_S: Final = 5.0
+LOG_INTERVAL_S: Final = 30.0
+# Verification outcomes that say nothing about the model (see engine.outcomes): errors too.
+_UNJUDGED_DOMAINS: Final = frozenset({"environment", "harness"})
+
+
+def duration(seconds: float) -> str:
+    """`42s`, `3m07s`, `2h05m`."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+def tokens(n: int) -> str:
+    return f"{n:,}" if n < 100_000 else f"{n / 1000:,.0f}k"
+
+
+class Progress:
+    """Counts finished attempts; says how far the run is (`line`) and when to say it (`due`)."""
+
+    def __init__(
+        self,
+        total: int,
+        *,
+        interval_s: float,
+        price: Price | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.total = total
+        self.resumed = 0  # attempts an earlier run finished (--lsrb-resume): not in `total`
+        self.interval_s = interval_s
+        self.price = price
+        self.clock = clock
+        self.started = clock()
+        self.last_shown: float | None = None
+        self.done = 0
+        self.errors: Counter[str] = Counter()
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.spent = [0, 0]  # tokens not answered from the cache: what the price applies to
+        self.cache_hits = 0
+        self.first_done: float | None = None  # the rate counts from here: start-up is no attempt
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        self.done += 1
+        if self.first_done is None:
+            self.first_done = self.clock()
+        kind = record.get("generation_error_kind")
+        if kind:
+            self.errors[str(kind)] += 1
+        elif record.get("verification_error_domain") in _UNJUDGED_DOMAINS:
+            self.errors[str(record.get("verification_error_kind") or "verification")] += 1
+        p_tok = _count(record.get("prompt_tokens"))
+        c_tok = _count(record.get("completion_tokens"))
+        self.prompt_tokens += p_tok
+        self.completion_tokens += c_tok
+        if record.get("cached"):
+            self.cache_hits += 1
+        else:
+            self.spent[0] += p_tok
+            self.spent[1] += c_tok
+
+    def due(self) -> bool:
+        """Time for a line: the first attempt, the last one, or `interval_s` since the last line."""
+        if self.interval_s <= 0:
+            return False
+        now = self.clock()
+        if self.last_shown is None or self.done >= self.total:
+            return True
+        return now - self.last_shown >= self.interval_s
+
+    def rate(self, now: float) -> float | None:
+        """Attempts per second since the first one finished (None until two have)."""
+        if self.first_done is None or self.done < 2 or now <= self.first_done:
+            return None
+        return (self.done - 1) / (now - self.first_done)
+
+    def line(self) -> str:
+        now = self.clock()
+        self.last_shown = now
+        total = max(self.total, self.done)
+        parts = [f"lsrb {self.done}/{total}" + (f" ({100 * self.done // total}%)" if total else "")]
+        rate = self.rate(now)
+        if rate is not None:
+            parts.append(f"{rate:.2f}/s" if rate < 10 else f"{rate:.0f}/s")
+            if self.done < total:
+                parts.append(f"ETA {duration((total - self.done) / rate)}")
+        if self.errors:
+            parts.append("errors: " + ", ".join(f"{k} {n}" for k, n in sorted(self.errors.items())))
+        if self.prompt_tokens or self.completion_tokens:
+            parts.append(f"tokens {tokens(self.prompt_tokens)} in / {tokens(self.completion_tokens)} out")
+        if self.price is not None:
+            parts.append(f"cost {self.price.cost(self.spent[0], self.spent[1]):.4f}")
+        if self.cache_hits:
+            parts.append(f"cache hits {self.cache_hits}")
+        return " · ".join(parts)
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def interval_for(option: float | None, isatty: bool) -> float:
+    """`--lsrb-progress` seconds, else one line every few seconds on a terminal, rarer in a log."""
+    if option is not None:
+        return float(option)
+    return TTY_INTERVAL_S if isatty else LOG_INTERVAL_S
+
+
+class ProgressReporter:
+    """The controller's side: feeds `Progress` with records and prints its line when due."""
+
+    def __init__(self, progress: Progress, terminalreporter: Any) -> None:
+        self.progress = progress
+        self.terminal = terminalreporter
+
+    def collected(self, count: int) -> None:
+        """The attempts this session will run, once collection (and `-k`) has settled it."""
+        if count:
+            self.progress.total = count
+
+    def add(self, record: Mapping[str, Any] | bytes) -> None:
+        if isinstance(record, bytes):
+            import json
+
+            try:
+                record = json.loads(record)
+            except ValueError:
+                return
+            if not isinstance(record, dict):
+                return
+        self.progress.add(record)
+        if self.terminal is not None and self.progress.due():
+            self.terminal.write_line(self.progress.line())

@@ -1,0 +1,102 @@
+"""The controller's progress line: what it counts, when it speaks, and that it works under xdist."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_lsrb.engine.cost import Price
+from pytest_lsrb.session.progress import Progress, ProgressReporter, duration, interval_for
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_line_counts_done_rate_eta_errors_tokens_cost_and_cache_hits() -> None:
+    clock = Clock()
+    progress = Progress(10, interval_s=5.0, price=Price(1000.0, 2000.0), clock=clock)
+    records = [
+        {"prompt_tokens": 100, "completion_tokens": 10},
+        {"prompt_tokens": 100, "completion_tokens": 10, "cached": True},
+        {"generation_error_kind": "timeout"},
+        {"verification_error_kind": "toolchain_missing", "verification_error_domain": "environment"},
+        {"verification_error_kind": "lean_error", "verification_error_domain": "model"},  # the model's
+    ]
+    for rec in records:
+        clock.now += 2.0
+        progress.add(rec)
+    line = progress.line()
+    # 5 done; the rate counts from the first: 4 more in 8 s = 0.5/s, so 5 left take 10 s.
+    assert line.startswith("lsrb 5/10 (50%) · 0.50/s · ETA 10s")
+    assert "errors: timeout 1, toolchain_missing 1" in line
+    assert "tokens 200 in / 20 out" in line
+    assert "cost 0.1200" in line  # only the uncached 100 in / 10 out are paid: 0.1 + 0.02
+    assert line.endswith("cache hits 1")
+
+
+def test_it_speaks_first_then_every_interval_then_at_the_end() -> None:
+    clock = Clock()
+    progress = Progress(3, interval_s=30.0, clock=clock)
+    progress.add({})
+    assert progress.due()
+    progress.line()
+    clock.now += 10
+    progress.add({})
+    assert not progress.due()
+    clock.now += 25
+    assert progress.due()
+    progress.line()
+    progress.add({})
+    assert progress.due()  # the last attempt
+    assert not Progress(3, interval_s=0, clock=clock).due()  # --lsrb-progress=0: silent
+
+
+def test_terminals_get_frequent_lines_and_logs_rare_ones() -> None:
+    assert interval_for(None, True) < interval_for(None, False)
+    assert interval_for(2.0, False) == 2.0
+
+
+@pytest.mark.parametrize(("seconds", "shown"), [(0.4, "0s"), (42, "42s"), (187, "3m07s"), (7500, "2h05m")])
+def test_durations_read_naturally(seconds: float, shown: str) -> None:
+    assert duration(seconds) == shown
+
+
+class Terminal:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def write_line(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def test_records_sent_by_xdist_workers_as_lines_are_counted_and_junk_ignored() -> None:
+    terminal = Terminal()
+    reporter = ProgressReporter(Progress(2, interval_s=1.0), terminal)
+    reporter.add(json.dumps({"prompt_tokens": 3}).encode())
+    reporter.add(b"not json")
+    reporter.add(b"[1, 2]")
+    reporter.add({"prompt_tokens": 4})
+    assert reporter.progress.done == 2 and reporter.progress.prompt_tokens == 7
+    assert terminal.lines[-1].startswith("lsrb 2/2 (100%)")
+
+
+@pytest.mark.slow
+def test_a_run_under_xdist_prints_progress_and_collect_only_states_the_planned_calls(
+    run_suite: Any, tmp_path: Path
+) -> None:
+    result = run_suite("--lsrb-max-items=6", "--lsrb-samples=2", "--lsrb-progress=0.001", "-n", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    counts = re.findall(r"lsrb (\d+)/12 \(\d+%\)", result.stdout)
+    assert counts and counts[-1] == "12"
+    planned = run_suite("--lsrb-max-items=6", "--lsrb-samples=2", "--collect-only", out=tmp_path / "dry")
+    assert "lsrb: 12 attempts planned, 12 model calls (1 per attempt)" in planned.stdout
+    assert not (planned.out_dir / "attempts.jsonl").exists()
