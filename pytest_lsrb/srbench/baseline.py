@@ -125,12 +125,17 @@ def _read_terms(body: str, inputs: tuple[str, ...]) -> tuple[str, ...]:
         program = parse_function(header + body, list(inputs))
     except EquationError:
         return ()
+    return tuple(summand_terms(program.root))
+
+
+def summand_terms(root: Node) -> list[str]:
+    """The distinct additive terms of an equation, coefficients and constants stripped."""
     terms: list[str] = []
-    for node in _summands(program.root):
+    for node in _summands(root):
         text = _term_text(node)
         if text and text not in terms:
             terms.append(text)
-    return tuple(terms)
+    return terms
 
 
 def _summands(node: Node) -> list[Node]:
@@ -181,15 +186,22 @@ def _has_top_level_sum(text: str) -> bool:
 def propose(inputs: Sequence[str], shown: Sequence[str], seed: int) -> list[str]:
     """The terms of the next skeleton: a variation of the shown ones (the best is last), or a
     fresh small skeleton when nothing is shown."""
-    rng = random.Random(seed)
-    lib = _canonical_library(tuple(inputs))
     parents = [terms for terms in (read_terms(body, inputs) for body in shown) if terms]
-    if not parents:
+    return propose_terms(parents, _canonical_library(tuple(inputs)), seed)
+
+
+def propose_terms(parents: Sequence[Sequence[str]], lib: list[tuple[str, float]], seed: int) -> list[str]:
+    """A variation of the parents' terms (the best parent is last) drawn from the weighted term
+    library `lib`: add, replace or drop a term, or cross two parents over; a fresh small set
+    when there are no parents."""
+    rng = random.Random(seed)
+    lists = [list(p) for p in parents if p]
+    if not lists:
         return _fresh(lib, rng)
-    base = list(parents[-1] if rng.random() < 0.7 or len(parents) == 1 else rng.choice(parents[:-1]))
+    base = list(lists[-1] if rng.random() < 0.7 or len(lists) == 1 else rng.choice(lists[:-1]))
     op = rng.choices(["add", "replace", "drop", "cross"], weights=[0.45, 0.3, 0.1, 0.15])[0]
-    if op == "cross" and len(parents) > 1:
-        pool = list(dict.fromkeys(parents[-1] + parents[0]))
+    if op == "cross" and len(lists) > 1:
+        pool = list(dict.fromkeys(lists[-1] + lists[0]))
         rng.shuffle(pool)
         base = pool[: max(1, rng.randint(len(pool) // 2, len(pool)))]
     elif op == "drop" and len(base) > 1:
@@ -201,6 +213,12 @@ def propose(inputs: Sequence[str], shown: Sequence[str], seed: int) -> list[str]
     while skeleton_params(base) > MAX_PARAMS and len(base) > 1:
         base.pop(rng.randrange(len(base) - 1))  # keep the newest term
     return base if skeleton_params(base) <= MAX_PARAMS else base[-1:]
+
+
+@functools.lru_cache(maxsize=256)
+def canonical_library(inputs: tuple[str, ...]) -> list[tuple[str, float]]:
+    """The term library with every term in its canonical spelling (`canonical`)."""
+    return _canonical_library(inputs)
 
 
 @functools.lru_cache(maxsize=256)

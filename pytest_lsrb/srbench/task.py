@@ -21,6 +21,7 @@ from pytest_lsrb.srbench.evaluation import JUDGES, SUCCESS_CRITERIA, score, summ
 from pytest_lsrb.srbench.loaders import load_problems
 from pytest_lsrb.srbench.metrics import METRICS_POLICIES, MetricsPolicy
 from pytest_lsrb.srbench.problem import DOMAIN_ALIASES, Problem
+from pytest_lsrb.srbench.progress import progress_fields
 from pytest_lsrb.srbench.table import SrbenchSummary
 
 if TYPE_CHECKING:
@@ -102,6 +103,7 @@ class SrbenchTask:
             "problem_group": problem.group,
             "domain": problem.domain,
             **result.record_fields(),
+            **progress_fields(problem, result),
         }
         if result.generation_error_kind and not result.found:
             fields.update(
@@ -151,6 +153,14 @@ class SrbenchTask:
             from pytest_lsrb.srbench.judge import mock_judge_answer
 
             return mock_judge_answer(context)
+        if context.get("method") == "lasr":
+            from pytest_lsrb.srbench.baseline_methods import mock_lasr_answer
+
+            return mock_lasr_answer(context, seed)
+        if context.get("method") == "sga":
+            from pytest_lsrb.srbench.baseline_methods import mock_sga_answer
+
+            return mock_sga_answer(context, seed)
         from pytest_lsrb.srbench.baseline import mock_equation_answer
 
         return mock_equation_answer(context, seed)

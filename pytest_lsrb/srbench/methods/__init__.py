@@ -12,6 +12,8 @@ from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryMethod, Discove
 METHODS: dict[str, str] = {
     "direct": "pytest_lsrb.srbench.methods.direct:DirectMethod",
     "llmsr": "pytest_lsrb.srbench.methods.llmsr:LLMSRMethod",
+    "lasr": "pytest_lsrb.srbench.methods.lasr:LaSRMethod",
+    "sga": "pytest_lsrb.srbench.methods.sga:SGAMethod",
 }
 
 

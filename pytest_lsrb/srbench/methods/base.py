@@ -19,6 +19,17 @@ from pytest_lsrb.srbench.problem import Problem
 TASK_NAME = "llm_srbench"  # what GenerationRequest.task says, so the mock adapter answers as this task
 
 
+@dataclass(frozen=True)
+class TracePoint:
+    """The search's best hypothesis changed: at model call `call` (0: before any call) it became
+    `program` with `params`. The task scores each on the test data after the search
+    (`srbench.progress`), so the method never sees test data."""
+
+    call: int
+    program: Program
+    params: tuple[float, ...] = ()
+
+
 @dataclass
 class DiscoveryResult:
     """What one discovery run found. `program` is None when no proposal was usable."""
@@ -36,6 +47,7 @@ class DiscoveryResult:
     generation_error_message: str | None = None
     proposal_error_kind: str | None = None  # why the last unusable proposal was refused
     extra: dict[str, Any] = field(default_factory=dict)  # method-specific record fields
+    trace: list[TracePoint] = field(default_factory=list)  # each new best, in call order
 
     @property
     def found(self) -> bool:

@@ -1,0 +1,477 @@
+"""LaSR (Grayeli et al. 2024): evolutionary symbolic regression guided by a learned concept library.
+
+The search is `srbench.evolution` (PySR's scheme over equation-language trees; PySR itself needs
+Julia). With probability `llm_weight` a mutation, a random tree or a crossover is a model call
+instead, prompted with LaSR's published prompts and the current concept library; after every
+iteration the model abstracts concepts from the best and worst hypotheses (`generate_concepts`)
+and, once the library holds more than `max_concepts`, evolves them (`concept_evolution`).
+
+Reference settings (LLM-SRBench's `configs/lasr_*.yaml` and `methods/lasr/searcher.py`): 25
+iterations, 10 populations of 33, llm_weight 0.001 for all three operators, operators + - * / ^
+exp log sqrt sin cos, maxsize 30, `num_pareto_context` 3, the first 2000 training rows. One
+difference, for 2 CPU cores without Julia: 100 evolution cycles per iteration instead of 550
+(`LaSRConfig.evolution.cycles`). The budget counts model calls: once it is spent, operators
+fall back to their symbolic versions and the concept library stops growing.
+
+Model answers are data: the JSON list is read with `json`, each expression with the safe
+equation parser (`expression_tree.read_expression`); nothing is executed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+
+from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
+from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
+from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
+from pytest_lsrb.equations import EquationError, Program
+from pytest_lsrb.equations.ir import Node
+from pytest_lsrb.srbench.evolution import Evolution, EvolutionConfig, EvolutionHooks, Member
+from pytest_lsrb.srbench.expression_tree import OPERATORS_TEXT, parametrise, read_expression, render
+from pytest_lsrb.srbench.limits import run_limits
+from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.problem import Problem
+
+METHOD_NAME: Final = "lasr"
+DEFAULT_BUDGET: Final = 1000  # model calls; the reference settings use far fewer (~1 per 10^4 events)
+
+# LaSR's published prompts (trishullab/LibraryAugmentedSymbolicRegression.jl `prompts/`, the
+# versions LLM-SRBench ships), `{{name}}` placeholders filled as LaSR's `construct_prompt` does.
+PROMPTS: Final[dict[str, str]] = {
+    "gen_random_system": (
+        "You are a helpful assistant that proposes a mathematical expression by following three "
+        "provided suggestions.\nAn expression must consist of the following variables: {{variables}}. "
+        "All constants will be represented with the symbol C. Each expression will only use these "
+        "operators: {{operators}}."
+    ),
+    "gen_random_user": (
+        "Suggestion 1: {{assump1}}\nSuggestion 2: {{assump2}}\nSuggestion 3: {{assump3}}\n\n"
+        "Propose {{N}} expressions that would be appropriate given the suggestions. Provide short "
+        "commentary for each of your decisions. End with a JSON list that enumerates the proposed "
+        'expressions following this format:\n```json\n["expr1",\n "expr2",\n ...\n "expr{{N}}"\n]\n```'
+    ),
+    "mutate_system": (
+        "You are a helpful assistant that mutates a mathematical expression by following a few "
+        "provided suggestions. You will be given three suggestions and a single reference expression "
+        "to mutate.\nAn expression must consist of the following variables: {{variables}}. All "
+        "constants will be represented with the symbol C. Each expression will only use these "
+        "operators: {{operators}}."
+    ),
+    "mutate_user": (
+        "Suggestion 1: {{assump1}}\nSuggestion 2: {{assump2}}\nSuggestion 3: {{assump3}}\n"
+        "Reference Expression: {{expr}}\n\n"
+        "Propose {{N}} expressions that would be appropriate given the suggestions and references. "
+        "Provide short commentary for each of your decisions. End with a JSON list that enumerates "
+        'the proposed expressions following this format:\n```json\n["expr1",\n "expr2",\n ...\n '
+        '"expr{{N}}"\n]\n```'
+    ),
+    "crossover_system": (
+        "You are a helpful assistant that recombines two mathematical expressions by following a few "
+        "provided suggestions. You will be given three suggestions and two reference expressions to "
+        "recombine.\nAn expression must consist of the following variables: {{variables}}. All "
+        "constants will be represented with the symbol C. Each expression will only use these "
+        "operators: {{operators}}."
+    ),
+    "crossover_user": (
+        "Suggestion 1: {{assump1}}\nSuggestion 2: {{assump2}}\nSuggestion 3: {{assump3}}\n"
+        "Reference Expression 1: {{expr1}}\nReference Expression 2: {{expr2}}\n\n"
+        "Propose {{N}} expressions that would be appropriate given the suggestions and references. "
+        "Provide short commentary for each of your decisions. End with a JSON list that enumerates "
+        'the proposed expressions following this format:\n```json\n["expr1",\n "expr2",\n ...\n '
+        '"expr{{N}}"\n]\n```'
+    ),
+    "extract_idea_system": (
+        "You are a helpful assistant that hypothesizes about the underlying assumptions that "
+        "generated a list of good and bad mathematical expressions in detailed ways. My ultimate "
+        "goal is to discover what assumptions generated the observed good mathematical expressions "
+        "and excludes the bad mathematical expressions. Focus more on the good expressions, their "
+        "mathematical structure, and any relation to physical concepts. Note that capital C "
+        "represents an arbitrary constant."
+    ),
+    "extract_idea_user": (
+        "Good Expression 1: {{gexpr1}}\nGood Expression 2: {{gexpr2}}\nGood Expression 3: {{gexpr3}}\n"
+        "Good Expression 4: {{gexpr4}}\nGood Expression 5: {{gexpr5}}\n\n"
+        "Bad Expression 1: {{bexpr1}}\nBad Expression 2: {{bexpr2}}\nBad Expression 3: {{bexpr3}}\n"
+        "Bad Expression 4: {{bexpr4}}\nBad Expression 5: {{bexpr5}}\n\n"
+        "Propose {{N}} hypotheses that would be appropriate given the expressions. Provide short "
+        "commentary for each of your decisions. Do not talk about topics related to the simplicity "
+        "or complexity of the expressions. I want ideas that are unique and interesting enough to "
+        "amaze the world's best mathematicians. End with a JSON list that enumerates the proposed "
+        'hypotheses following this format:\n```json\n["hyp1",\n "hyp2",\n ...\n "hyp{{N}}"\n]\n```'
+    ),
+    "prompt_evol_system": (
+        "You are a helpful assistant that merges and refines ideas about a set of hidden "
+        "mathematical expression in new, interesting, and diverse ways. My ultimate goal is to "
+        "discover the underlying properties of these hidden expressions. The resulting ideas should "
+        "be a nontrivial conclusion given the previous ideas."
+    ),
+    "prompt_evol_user": (
+        "Idea 1: {{idea1}}\nIdea 2: {{idea2}}\nIdea 3: {{idea3}}\nIdea 4: {{idea4}}\nIdea 5: {{idea5}}\n\n"
+        "Propose {{N}} hypotheses that would be appropriate given the ideas. Provide short commentary "
+        "for each of your decisions. Do not talk about topics related to the simplicity or "
+        "complexity of the expressions. I want ideas that are unique and interesting enough to "
+        "amaze the world's best mathematicians. End with a JSON list that enumerates the proposed "
+        'hypotheses following this format:\n```json\n["hyp1",\n "hyp2",\n ...\n "hyp{{N}}"\n]\n```'
+    ),
+}
+
+
+def fill_list(template: str, items: Sequence[str], tag: str) -> str:
+    """LaSR's `construct_prompt`: the lines `...: {{<tag>i}}` take the items in order ("None"
+    items dropped); extra items get extra lines after the last one; unused lines go."""
+    items = [i for i in items if i != "None"]
+    lines = template.split("\n")
+    pattern = re.compile(r"^.*: \{\{" + re.escape(tag) + r"\d+\}\}$")
+    slots = [i for i, line in enumerate(lines) if pattern.match(line)]
+    if len(slots) < len(items) and slots:
+        last = slots[-1]
+        for k in range(len(items), len(slots), -1):
+            lines.insert(last + 1, lines[last].replace(str(len(slots)), str(k)))
+    out: list[str] = []
+    k = 0
+    for line in lines:
+        if pattern.match(line):
+            if k >= len(items):
+                continue
+            slot = re.search(r"\{\{" + re.escape(tag) + r"\d+\}\}", line)
+            assert slot is not None
+            out.append(line[: slot.start()] + items[k] + line[slot.end() :])
+            k += 1
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def fill(template: str, values: Mapping[str, str]) -> str:
+    return re.sub(r"\{\{(\w+)\}\}", lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+_LIST_PATTERNS: Final = (
+    re.compile(r"```json(.*?)```", re.S),
+    re.compile(r"```(.*?)```", re.S),
+    re.compile(r"(\[.*?\])", re.S),
+)
+
+
+def read_list(text: str) -> list[str]:
+    """LaSR's `parse_msg_content`: the JSON list of strings in an answer (fenced json, any fence,
+    or the first bracketed list), else []."""
+    for pattern in _LIST_PATTERNS:
+        m = pattern.search(text)
+        if m is None:
+            continue
+        try:
+            value = json.loads(m.group(1))
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            value = list(value.values())
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return [v.strip().strip(" \n\"',.[]") for v in value]
+    return []
+
+
+def llm_context(problem: Problem) -> str:
+    """LLM-SRBench's LaSR hint: `The expression represents <output>, given data on <inputs>.`"""
+    descs = [f"{d} ({n})" for d, n in zip(problem.symbol_descs, problem.symbols, strict=True)]
+    given = descs[-1] if len(descs) <= 2 else ", ".join(descs[1:-1]) + ", and " + descs[-1]
+    return f"The expression represents {descs[0]}, given data on {given}.\n"
+
+
+@dataclass(frozen=True)
+class LaSRConfig:
+    budget: int = DEFAULT_BUDGET
+    llm_weight: float = 0.001  # llm_mutate, llm_crossover, llm_gen_random (LLM-SRBench)
+    num_pareto_context: int = 3  # LLM-SRBench (LaSR's default is 5)
+    num_generated_equations: int = 5  # LaSR's defaults from here on
+    num_generated_concepts: int = 5
+    num_concept_crossover: int = 2
+    max_concepts: int = 30
+    time_limit_s: float | None = None
+    evolution: EvolutionConfig = field(default_factory=lambda: EvolutionConfig(cycles=100))
+
+
+class LaSRRun:
+    """One LaSR discovery run on one problem."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        adapter: Adapter,
+        sampling: SamplingConfig,
+        seed: int,
+        config: LaSRConfig | None = None,
+    ) -> None:
+        self.problem = problem
+        self.adapter = adapter
+        self.sampling = sampling
+        self.seed = int(seed)
+        self.config = config or LaSRConfig()
+        self.variables = tuple(problem.inputs)
+        self.rng = random.Random(stable_hash(METHOD_NAME, self.seed))
+        self.context = llm_context(problem)
+        self.concepts: list[str] = []
+        self.calls = 0
+        self.latency_ms = 0.0
+        self.calls_by_kind: Counter[str] = Counter()
+        self.used_by_kind: Counter[str] = Counter()  # answers that gave a usable expression/idea
+        self.candidate_errors: Counter[str] = Counter()
+        self.generation_errors: Counter[str] = Counter()
+        self.fatal: tuple[str, str] | None = None
+        self.best_at_call: dict[int, Node] = {}  # the lowest-loss tree when each call was made
+        self.deadline: float | None = None
+        self.last_raw = ""
+
+    # -- model calls ----------------------------------------------------------------------------
+
+    def _ask(self, kind: str, system: str, user: str, shown: Mapping[str, Any]) -> str | None:
+        if self.fatal is not None or self.calls >= self.config.budget or self._out_of_time():
+            return None
+        self.calls += 1
+        self.calls_by_kind[kind] += 1
+        values = {"variables": ", ".join(self.variables), "operators": OPERATORS_TEXT, "N": ""}
+        n = (
+            self.config.num_generated_concepts
+            if kind in ("concepts", "concept_evolution")
+            else self.config.num_generated_equations
+        )
+        values["N"] = str(n)
+        request = GenerationRequest(
+            messages=(Message("system", fill(system, values)), Message("user", fill(user, values))),
+            seed=stable_hash(METHOD_NAME, self.seed, self.calls) & ((1 << SEED_BITS) - 1),
+            sampling=self.sampling,
+            task=TASK_NAME,
+            context={**self.problem.context(), "method": METHOD_NAME, "lasr_op": kind, "n": n, **shown},
+        )
+        result = self.adapter.generate(request)
+        self.latency_ms += result.latency_ms
+        if not result.ok:
+            self.generation_errors[str(result.error_kind)] += 1
+            if result.error_kind in FATAL_GENERATION_KINDS:
+                self.fatal = (str(result.error_kind), str(result.error_message))
+            return None
+        self.last_raw = result.text
+        return result.text
+
+    def _suggestions(self, n: int) -> list[str]:
+        """LaSR's `sample_context`: n ideas from the first `max_concepts` of the library, None-padded
+        when the library is smaller, with the problem's context first."""
+        ideas = self.concepts
+        if len(ideas) < n:
+            chosen = list(ideas) + ["None"] * (n - len(ideas))
+        else:
+            chosen = []
+            pool = ideas[: self.config.max_concepts]
+            while len(chosen) < min(n, len(pool)):
+                idea = pool[self.rng.randrange(len(pool))]
+                if idea not in chosen:
+                    chosen.append(idea)
+        return [self.context, *chosen]
+
+    def _pick_tree(self, kind: str, text: str | None) -> Node | None:
+        """LaSR picks a random one of the first N expressions that parses."""
+        if text is None:
+            return None
+        options = read_list(text)[: self.config.num_generated_equations]
+        for option in self.rng.sample(options, len(options)):
+            try:
+                tree = read_expression(option, self.variables)
+            except EquationError as err:
+                self.candidate_errors[err.kind] += 1
+                continue
+            self.used_by_kind[kind] += 1
+            return tree
+        if not options:
+            self.candidate_errors["no_list"] += 1
+        return None
+
+    def llm_mutate(self, tree: Node) -> Node | None:
+        expr = render(tree)
+        user = fill_list(PROMPTS["mutate_user"], self._suggestions(self.config.num_pareto_context), "assump")
+        text = self._ask(
+            "mutate",
+            PROMPTS["mutate_system"],
+            fill(user, {"expr": expr}),
+            {"expressions": [expr], "concepts": list(self.concepts)},
+        )
+        return self._pick_tree("mutate", text)
+
+    def llm_randomize(self) -> Node | None:
+        n = min(self.config.num_pareto_context, len(self.concepts))
+        user = fill_list(PROMPTS["gen_random_user"], self._suggestions(n), "assump")
+        text = self._ask(
+            "gen_random",
+            PROMPTS["gen_random_system"],
+            user,
+            {"expressions": [], "concepts": list(self.concepts)},
+        )
+        return self._pick_tree("gen_random", text)
+
+    def llm_crossover(self, a: Node, b: Node) -> tuple[Node, Node] | None:
+        e1, e2 = render(a), render(b)
+        n = min(self.config.num_pareto_context, len(self.concepts))
+        user = fill_list(PROMPTS["crossover_user"], self._suggestions(n), "assump")
+        text = self._ask(
+            "crossover",
+            PROMPTS["crossover_system"],
+            fill(user, {"expr1": e1, "expr2": e2}),
+            {"expressions": [e1, e2], "concepts": list(self.concepts)},
+        )
+        if text is None:
+            return None
+        options = read_list(text)[: self.config.num_generated_equations]
+        trees: list[Node] = []
+        for item in options:
+            try:
+                trees.append(read_expression(item, self.variables))
+            except EquationError as err:
+                self.candidate_errors[err.kind] += 1
+            if len(trees) == 2:
+                break
+        if not trees:
+            return None
+        self.used_by_kind["crossover"] += 1
+        return (trees[0], trees[1] if len(trees) > 1 else b)
+
+    def end_of_iteration(self, iteration: int, front: list[Member], worst: list[Member]) -> None:
+        """LaSR's `generate_concepts` after each iteration, then `concept_evolution` twice."""
+        cfg = self.config
+        good = [render(m.tree) for m in self.rng.sample(front, min(len(front), cfg.num_pareto_context))]
+        bad = [render(m.tree) for m in self.rng.sample(worst, min(len(worst), cfg.num_pareto_context))]
+        user = fill_list(fill_list(PROMPTS["extract_idea_user"], good, "gexpr"), bad, "bexpr")
+        text = self._ask("concepts", PROMPTS["extract_idea_system"], user, {"good": good, "bad": bad})
+        ideas = read_list(text)[: cfg.num_generated_concepts] if text is not None else []
+        if not ideas:
+            return
+        self.used_by_kind["concepts"] += 1
+        for _ in range(cfg.num_concept_crossover):
+            self.concepts.append(ideas[self.rng.randrange(len(ideas))])
+        for _ in range(cfg.num_concept_crossover):
+            evolved = self._evolve_concepts()
+            if evolved is not None:
+                self.concepts.insert(0, evolved)
+
+    def _evolve_concepts(self) -> str | None:
+        ideas = self.concepts
+        if len(ideas) <= self.config.max_concepts:
+            return None
+        tail = ideas[self.config.max_concepts :]
+        shown = [tail[self.rng.randrange(len(tail))] for _ in range(len(ideas))]
+        user = fill_list(PROMPTS["prompt_evol_user"], shown, "idea")
+        text = self._ask("concept_evolution", PROMPTS["prompt_evol_system"], user, {"ideas": shown})
+        options = read_list(text)[: self.config.num_generated_concepts] if text is not None else []
+        if not options:
+            return None
+        self.used_by_kind["concept_evolution"] += 1
+        return options[self.rng.randrange(len(options))]
+
+    # -- the run --------------------------------------------------------------------------------
+
+    def _out_of_time(self) -> bool:
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+    def _new_best(self, member: Member) -> None:
+        self.best_at_call[self.calls] = member.tree
+
+    def _trace(self) -> list[TracePoint]:
+        points = []
+        for call, tree in sorted(self.best_at_call.items()):
+            skeleton, values = parametrise(tree)
+            points.append(
+                TracePoint(call, Program.from_ir(skeleton, self.variables, len(values)), tuple(values))
+            )
+        return points
+
+    def run(self) -> DiscoveryResult:
+        start = time.perf_counter()
+        cfg = self.config
+        if cfg.time_limit_s is not None:
+            self.deadline = start + cfg.time_limit_s
+        X, y = self.problem.columns("train")
+        w = cfg.llm_weight
+        hooks = EvolutionHooks(
+            mutate=self.llm_mutate,
+            randomize=self.llm_randomize,
+            crossover=self.llm_crossover,
+            mutate_rate=w,
+            randomize_rate=w,
+            crossover_rate=w,
+            end_of_iteration=self.end_of_iteration,
+            stop=self._out_of_time,
+            on_new_best=self._new_best,
+        )
+        evolution = Evolution(X, y, self.variables, self.rng, cfg.evolution, hooks)
+        found = evolution.run()
+        skeleton, values = parametrise(found.best.tree)
+        program = Program.from_ir(skeleton, self.variables, len(values))
+        with np.errstate(all="ignore"):
+            yhat = program.evaluate(X, np.asarray(values) if values else None)
+        r = np.broadcast_to(yhat, y.shape) - y
+        mse = float(r @ r) / len(y)
+        mse = mse if math.isfinite(mse) else math.inf
+        var = float(np.var(y))
+        stop = "fatal_error" if self.fatal else ("time_limit" if found.stopped else "iterations")
+        result = DiscoveryResult(
+            program=program,
+            params=tuple(values),
+            proposal=render(found.best.tree),
+            raw_output=self.last_raw,
+            train_mse=mse,
+            train_nmse=mse / var if var > 0 and math.isfinite(mse) else math.inf,
+            model_calls=self.calls,
+            trace_length=found.evaluations,
+            latency_ms=self.latency_ms,
+            trace=self._trace(),
+            extra={
+                "sr_method": METHOD_NAME,
+                "stop_reason": stop,
+                "iterations": found.iterations,
+                "llm_calls_by_kind": dict(sorted(self.calls_by_kind.items())),
+                "llm_used_by_kind": dict(sorted(self.used_by_kind.items())),
+                "operator_counts": found.operator_counts,
+                "candidate_errors": dict(sorted(self.candidate_errors.items())),
+                "generation_errors": dict(sorted(self.generation_errors.items())),
+                "concepts": self.concepts[: self.config.max_concepts],
+                "pareto_front": [[m.size, m.loss] for m in found.pareto],
+                "wall_time_s": round(time.perf_counter() - start, 3),
+            },
+        )
+        if self.fatal is not None:
+            result.generation_error_kind, result.generation_error_message = self.fatal
+        elif self.calls and self.calls == sum(self.generation_errors.values()):
+            kind = self.generation_errors.most_common(1)[0][0]
+            result.generation_error_kind = kind
+            result.generation_error_message = f"every one of {self.calls} model call(s) failed ({kind})"
+        return result
+
+
+class LaSRMethod:
+    """`--lsrb-sr-method=lasr` behind the DiscoveryMethod Protocol."""
+
+    name = METHOD_NAME
+    default_budget = DEFAULT_BUDGET
+    default_temperature = None  # LaSR sets none (the provider's default)
+
+    def discover(
+        self,
+        problem: Problem,
+        adapter: Adapter,
+        sampling: SamplingConfig,
+        seed: int,
+        budget: int,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> DiscoveryResult:
+        limits = run_limits(options or {})
+        config = LaSRConfig(budget=max(0, int(budget)), time_limit_s=limits.time_limit_s)
+        return LaSRRun(problem, adapter, sampling, seed, config).run()
