@@ -48,6 +48,7 @@ VERIFICATION_OUTCOME_DOMAINS: Final[dict[str, str | None]] = {
     "baseline_failed": "environment",
     "reconstruction_failed": "harness",
     "skipped_unrestatable": "environment",
+    "skipped_unspliceable": "environment",  # no tactic can stand where the sorry is (conv, ...)
     "not_attempted": None,
     # llm_srbench (verification mode `equation`): Acc_0.1 on the test data, or a symbolic match
     "accurate": None,

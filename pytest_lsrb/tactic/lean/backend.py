@@ -1,6 +1,6 @@
 """Lean backends: run Lean on a source text (and, for REPLs, a tactic on a proof state).
 
-- `FileBackend`: writes the source to a scratch directory and runs `lake env lean --json FILE`
+- `FileBackend`: writes the source to a scratch directory and runs `lake lean FILE -- --json`
   in a Lake project (or plain `lean --json FILE`), with a timeout and a memory cap.
 - `ReplBackend`: one Lean REPL process (our `ReplClient`, or LeanInteract's server when it is
   installed); the imports of a source run once and their environment is reused.
@@ -13,6 +13,7 @@ profile bounds how many Lean processes run at once.
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import tempfile
 import threading
@@ -20,7 +21,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from pytest_lsrb.core.paths import inside, relative_path_problem
 from pytest_lsrb.tactic.lean.outcome import (
@@ -110,7 +111,7 @@ def _slot(sem: threading.BoundedSemaphore | None) -> Iterator[None]:
 
 @dataclass
 class FileBackend:
-    """`lake env lean --json FILE` inside `project` (or `lean --json FILE` without one)."""
+    """`lake lean FILE -- --json` inside `project` (or `lean --json FILE` without one)."""
 
     project: Path | None
     timeout_s: float
@@ -120,6 +121,7 @@ class FileBackend:
     scratch_root: Path | None = None
     slots: threading.BoundedSemaphore | None = None
     name: str = "file"
+    max_heartbeats: int | None = None
 
     def unavailable(self) -> str | None:
         exe = self.lake_command if self.project is not None else self.lean_command
@@ -133,9 +135,13 @@ class FileBackend:
         return None
 
     def argv(self, file: Path) -> list[str]:
+        """`lake lean FILE -- --json` in a project: Lake builds the file's imports and passes the
+        package's `leanOptions`/`moreLeanArgs` (Mathlib: `autoImplicit false`...), which
+        `lake env lean` would skip."""
+        extra = [f"-DmaxHeartbeats={self.max_heartbeats}"] if self.max_heartbeats else []
         if self.project is not None:
-            return [self.lake_command, "env", self.lean_command, "--json", str(file)]
-        return [self.lean_command, "--json", str(file)]
+            return [self.lake_command, "lean", str(file), "--", "--json", *extra]
+        return [self.lean_command, "--json", *extra, str(file)]
 
     def check(self, source: str, *, rel_path: str, header_lines: int = 0) -> LeanRun:
         problem = relative_path_problem(rel_path)  # the row was checked; this writes a file
@@ -230,6 +236,11 @@ class LeanInteractTransport:
             self._server = None
 
 
+# The module header: `module`, `prelude`, and imports with the module system's modifiers
+# (`public import`, `meta import`, `public meta import`, `import all`).
+_HEADER_LINE: Final = re.compile(r"^(?:module|prelude)\s*$|^(?:public\s+)?(?:meta\s+)?import\s")
+
+
 def split_imports(source: str) -> int:
     """How many leading lines are the header (`import`, `prelude`, comments, blank lines)."""
     count = 0
@@ -246,7 +257,7 @@ def split_imports(source: str) -> int:
             continue
         if not stripped or stripped.startswith("--"):
             continue
-        if stripped.startswith(("import ", "prelude", "module")) or stripped == "public section":
+        if _HEADER_LINE.match(stripped):
             header_end = count
             continue
         break

@@ -152,6 +152,7 @@ class LeanVerifierBase(ABC):
                         lean_command=profile.lean_command,
                         lake_command=profile.lake_command,
                         slots=slots,
+                        max_heartbeats=profile.max_heartbeats,
                     )
                 self._backends[key] = backend
             return backend
@@ -170,6 +171,7 @@ _ENVIRONMENT_HINTS = {
     "baseline_failed": "an unpatched file did not compile",
     "reconstruction_failed": "a restated goal did not compile",
     "skipped_unrestatable": "a goal could not be restated faithfully",
+    "skipped_unspliceable": "no tactic can stand where the sorry is (e.g. inside conv)",
 }
 
 

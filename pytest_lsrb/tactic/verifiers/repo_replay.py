@@ -2,36 +2,39 @@
 
 1. Clone/fetch `repo_remote@repo_commit` into the cache once, build it once (`lake build`,
    after `lake exe cache get` when the profile says so and the repo uses Mathlib).
-2. Check the unpatched file: it must compile with only its sorries (`baseline_failed`
-   otherwise). Done once per repo@commit:path.
-3. Splice the tactic over the sorry's span (term position: `(by tactic)`) in a scratch copy,
-   never in the cached checkout, and run `lake env lean` on it from the checkout.
-4. Accept (`closed`) only when the targeted sorry is gone, no error arises and no new sorry
-   appears. `unsolved goals` reported for the block that holds the tactic alone is `progress`;
-   any other error is `lean_error` with a subkind.
+2. Find the declaration holding the sorry, name it if it has none, and put
+   `#print axioms <it>` after it (lean/patch.py). Check this unpatched copy: it must compile
+   with only its sorries (`baseline_failed` otherwise). Done once per file and declaration.
+3. Splice the tactic over the sorry's span (lean/splice.py: tactic or term position from the
+   syntax around it; a position no tactic can take is `skipped_unspliceable` with the reason)
+   in a scratch copy, never in the cached checkout, and run Lean on it from the checkout.
+4. Judge by the acceptance rule (lean/acceptance.py): no error, the other sorries exactly as
+   before, and the target's axioms clean. `unsolved goals` for the block holding the tactic
+   alone is `progress`.
 
-With `replay_method = "repl"` the unpatched file runs once as a REPL command and the tactic runs
-as a proof step on the targeted sorry's proof state.
+With `replay_method = "repl"` the lines before the target declaration (imports, module header
+and all) run once as the REPL's first command; the baseline and every sample run from the
+target declaration on in that environment, and the REPL's `sorries` lists are diffed by
+position as SorryDB does. k samples of an item cost one elaboration of the file's prefix.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.core.paths import OutsideError, inside
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
-from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun, ProofStateBackend
+from pytest_lsrb.tactic.lean.acceptance import accept, parse_axiom_report, sorry_diff, warning_diff
+from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun
 from pytest_lsrb.tactic.lean.checkout import CheckoutCache, CheckoutFailure
-from pytest_lsrb.tactic.lean.outcome import Verdict, first_error, judge_messages, judge_tactic_reply
+from pytest_lsrb.tactic.lean.outcome import Verdict, first_error
+from pytest_lsrb.tactic.lean.patch import Baseline, Patched, make_baseline, make_patched
 from pytest_lsrb.tactic.lean.process import which
-from pytest_lsrb.tactic.lean.splice import SpliceError, splice
+from pytest_lsrb.tactic.lean.splice import SpliceError
 from pytest_lsrb.tactic.profiles import ReplayProfile
 from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase, from_failed_run, from_verdict, result
-
-_SORRY_TOKEN = re.compile(r"(?<![\w.'])sorry(?![\w'])")
 
 
 def default_cache_root(config: VerifierConfig) -> Path:
@@ -89,37 +92,96 @@ class RepoReplayVerifier(LeanVerifierBase):
             return result("checkout_failed", subkind="no_file", detail=f"{row.path}: {exc.strerror or exc}")
         start = (row.start_line, row.start_column)
         end = (row.end_line, row.end_column)
+        prepared = make_baseline(source, start, end)
+        if prepared is None:
+            return result(
+                "skipped_unspliceable",
+                subkind="no_declaration",
+                detail=f"no declaration keyword precedes {row.path}:{start[0]}",
+            )
         try:
-            spliced = splice(source, start, end, tactic, row.sorry_kind)
+            patched = make_patched(prepared, tactic, row.sorry_kind)
         except SpliceError as exc:
-            return result("baseline_failed", subkind="no_sorry_at_span", detail=str(exc))
+            if "not sorry" in str(exc) or "outside" in str(exc) or "past the end" in str(exc):
+                return result("baseline_failed", subkind="no_sorry_at_span", detail=str(exc))
+            return result("skipped_unspliceable", subkind="position", detail=str(exc))
         backend = self.backend(profile, root)
         missing = backend.unavailable()
         if missing is not None:
             return result("toolchain_missing", detail=missing)
-        failed, baseline = self._baseline(backend, row, source)
+        failed, baseline = self._baseline(backend, row, prepared)
         if failed is not None:
             return failed
         assert baseline is not None
-        if isinstance(backend, ProofStateBackend):
-            return self._check_repl(backend, baseline, start, tactic)
-        run = backend.check(spliced.text, rel_path=row.path)
+        run = backend.check(patched.text, rel_path=row.path, header_lines=prepared.prefix_lines)
         failed = from_failed_run(run, stage="tactic")
         if failed is not None:
             return failed
-        verdict = judge_messages(run.messages, spliced.span)
-        if verdict.outcome == "closed":
-            verdict = self._no_new_sorry(baseline, run, source, spliced.text) or verdict
-        return from_verdict(verdict)
+        return from_verdict(self._judge(profile, prepared, patched, baseline, run))
+
+    def _judge(
+        self, profile: ReplayProfile, prepared: Baseline, patched: Patched, baseline: LeanRun, run: LeanRun
+    ) -> Verdict:
+        """The acceptance rule (lean/acceptance.py) on the patched run against the baseline's."""
+        first, last = patched.target_lines
+        keeps_sorry = prepared.target_keeps_sorry
+        if baseline.reply is not None:  # a REPL: SorryDB's diff of the `sorries` lists
+            span_start = prepared.span[0]
+            keeps_sorry = any(
+                s.pos is not None
+                and s.pos != span_start
+                and first <= s.pos[0] <= prepared.declaration.last_line
+                for s in baseline.sorries
+            )
+
+            def sorry_check() -> Verdict | None:
+                return sorry_diff(baseline.sorries, run.sorries, replaced=prepared.span, moved=patched.moved)
+
+        else:
+
+            def sorry_check() -> Verdict | None:
+                return warning_diff(
+                    baseline.messages,
+                    run.messages,
+                    moved=patched.moved,
+                    target_lines=(first, last),
+                    target_keeps_sorry=keeps_sorry,
+                )
+
+        expected: tuple[str, ...] = ()
+        if prepared.probe is not None:
+            reports = [
+                parse_axiom_report(m.data) for m in baseline.messages if m.pos[0] == prepared.probe.line
+            ]
+            expected = next((r[1] for r in reports if r is not None), ())
+        return accept(
+            run.messages,
+            patched.spliced.span,
+            probe=patched.probe,
+            allow_native=self.allow_native(profile),
+            sorry_check=sorry_check,
+            expected_axioms=tuple(a for a in expected if a != "sorryAx"),
+            sorry_expected=keeps_sorry,
+            progress_span=patched.spliced.block,
+        )
 
     def _baseline(
-        self, backend: LeanBackend, row: Any, source: str
+        self, backend: LeanBackend, row: Any, prepared: Baseline
     ) -> tuple[VerificationResult | None, LeanRun | None]:
-        key = (id(backend), getattr(backend, "generation", 0), row.repo_remote, row.repo_commit, row.path)
+        """The unpatched file (target named and probed), checked once per file and declaration;
+        with a REPL, the lines before the target run once and later runs reuse that environment."""
+        key = (
+            id(backend),
+            getattr(backend, "generation", 0),
+            row.repo_remote,
+            row.repo_commit,
+            row.path,
+            prepared.declaration.first_line,
+        )
         cached = self._baselines.get(key)
         if cached is not None:
             return cached
-        run = backend.check(source, rel_path=row.path)
+        run = backend.check(prepared.text, rel_path=row.path, header_lines=prepared.prefix_lines)
         failed = from_failed_run(run, stage="baseline_failed")
         if failed is None:
             err = first_error(run.messages)
@@ -129,40 +191,18 @@ class RepoReplayVerifier(LeanVerifierBase):
                     subkind="original_error",
                     detail=f"{row.path} does not compile unpatched: {err.brief()}",
                 )
+        if (
+            failed is None
+            and run.reply is not None
+            and not any(s.pos == prepared.span[0] for s in run.sorries)
+        ):
+            where = ", ".join(f"{s.pos[0]}:{s.pos[1]}" for s in run.sorries if s.pos) or "none"
+            failed = result(
+                "baseline_failed",
+                subkind="no_sorry_at_span",
+                detail=f"the REPL reports no sorry at {prepared.span[0][0]}:{prepared.span[0][1]} "
+                f"(sorries at: {where})",
+            )
         entry = (failed, None if failed else run)
         self._baselines[key] = entry
         return entry
-
-    @staticmethod
-    def _no_new_sorry(baseline: LeanRun, run: LeanRun, before: str, after: str) -> Verdict | None:
-        """A `lean_error/new_sorry` verdict when the patch left more sorries than it removed."""
-        warned_before = sum(m.is_sorry_warning for m in baseline.messages)
-        warned_after = sum(m.is_sorry_warning for m in run.messages)
-        tokens_before = len(_SORRY_TOKEN.findall(before))
-        tokens_after = len(_SORRY_TOKEN.findall(after))
-        if tokens_after != tokens_before - 1 or warned_after > warned_before:
-            return Verdict(
-                "lean_error",
-                "new_sorry",
-                f"sorry tokens {tokens_before}->{tokens_after}, "
-                f"sorry warnings {warned_before}->{warned_after}",
-            )
-        return None
-
-    def _check_repl(
-        self, backend: ProofStateBackend, baseline: LeanRun, start: tuple[int, int], tactic: str
-    ) -> VerificationResult:
-        target = next((s for s in baseline.sorries if s.pos == start), None)
-        if target is None or target.proof_state is None:
-            where = ", ".join(f"{s.pos[0]}:{s.pos[1]}" for s in baseline.sorries if s.pos) or "none"
-            return result(
-                "baseline_failed",
-                subkind="no_sorry_at_span",
-                detail=f"the REPL reports no sorry at {start[0]}:{start[1]} (sorries at: {where})",
-            )
-        run = backend.tactic(target.proof_state, tactic)
-        failed = from_failed_run(run, stage="tactic")
-        if failed is not None:
-            return failed
-        assert run.reply is not None
-        return from_verdict(judge_tactic_reply(run.reply))

@@ -9,8 +9,9 @@
   `sorry` gets Lean's `declaration uses 'sorry'` warning. A `#print axioms NAME` line gets Lean's
   report: the `axioms` of the last matching rule that has them, else `[sorryAx]` for a file with
   `sorry` and `does not depend on any axioms` otherwise. Every call is appended to FAKE_LEAN_LOG.
-- `lake`: `lake env CMD...` runs CMD; `lake build` / `lake exe cache get` are logged to
-  FAKE_LAKE_LOG and exit with FAKE_LAKE_BUILD_RC (default 0).
+- `lake`: `lake env CMD...` runs CMD, `lake lean FILE -- ARGS` runs `lean ARGS FILE`;
+  `lake build` / `lake exe cache get` are logged to FAKE_LAKE_LOG and exit with
+  FAKE_LAKE_BUILD_RC (default 0).
 - `repl`: replays a recorded REPL transcript: for the i-th request it checks that it equals the
   i-th request of X.in and prints the i-th reply of X.expected.out (FAKE_REPL_MODE=hang-at:N,
   die-at:N or flood-at:N misbehave at the N-th request instead).
@@ -99,6 +100,9 @@ import os, sys
 args = sys.argv[1:]
 if args[:1] == ["env"]:
     os.execvp(args[1], args[1:])
+if args[:1] == ["lean"]:  # `lake lean FILE -- ARGS`: lean ARGS FILE
+    rest = args[3:] if args[2:3] == ["--"] else args[2:]
+    os.execvp("lean", ["lean", *rest, args[1]])
 log = os.environ.get("FAKE_LAKE_LOG")
 if log:
     with open(log, "a") as fh:

@@ -393,3 +393,156 @@ def test_replay_without_toolchain_clones_nothing(tmp_path: Path, monkeypatch: py
     v = RepoReplayVerifier(VerifierConfig(mode="repo_replay", cache_dir=str(tmp_path / "c")))
     res = v.verify(row(), "simp", attempt_seed=1)
     assert res.outcome == "toolchain_missing" and not (tmp_path / "c").exists()
+
+
+# -- repo_replay: the acceptance rule ---------------------------------------------------------
+
+
+def _replay_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, profile_text: str
+) -> RepoReplayVerifier:
+    tree = tmp_path / "tree"
+    (tree / "Repo").mkdir(parents=True, exist_ok=True)
+    (tree / "Repo" / "Basic.lean").write_text(source)
+    monkeypatch.setenv("FAKE_GIT_TREE", str(tree))
+    monkeypatch.setenv("FAKE_GIT_COMMIT", COMMIT)
+    profile = tmp_path / "p.toml"
+    profile.write_text(
+        "schema_version = 1\ncheck_timeout_s = 5\nbuild_timeout_s = 30\nmathlib_cache = false\n"
+        + profile_text
+    )
+    return RepoReplayVerifier(
+        VerifierConfig(mode="repo_replay", profiles_path=str(profile), cache_dir=str(tmp_path / "cache"))
+    )
+
+
+TWO_DECLS = (
+    "import Repo.Defs\n\ntheorem other : True := by\n  sorry\n\n"
+    "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n  sorry\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("tactic", "rule", "outcome"),
+    [
+        ("exact ⟨hp, hq⟩", {"axioms": []}, ("closed", None)),
+        # the other declaration's sorry is untouched; the target's warning is gone
+        ("exact lemma_admitted_upstream hp hq", {"axioms": ["sorryAx"]}, ("lean_error", "sorry_axiom")),
+        (
+            "stop simp",
+            {
+                "messages": [{"severity": "warning", "data": "declaration uses 'sorry'", "at": "t (p q"}],
+                "axioms": ["sorryAx"],
+            },
+            ("lean_error", "new_sorry"),
+        ),
+        ("native_decide", {"axioms": ["Lean.ofReduceBool"]}, ("lean_error", "native_decide")),
+    ],
+)
+def test_replay_file_mode_accepts_only_clean_proofs(
+    tmp_path: Path,
+    fake_lean: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tactic: str,
+    rule: dict[str, Any],
+    outcome: tuple[str, str | None],
+) -> None:
+    """`lake lean FILE -- --json` on the patched copy; the other declaration keeps its sorry
+    (Lean's warning at `other` stays where it was) and the target's axioms decide."""
+    other_warning = {"severity": "warning", "data": "declaration uses 'sorry'", "at": "other"}
+    rules(
+        monkeypatch,
+        {"contains": "theorem other", "messages": [other_warning]},
+        {
+            "contains": tactic,
+            "messages": rule.get("messages", []),
+            "axioms": rule["axioms"],
+        },
+    )
+    v = _replay_with(tmp_path, monkeypatch, TWO_DECLS, "")
+    try:
+        r = row(start_line=7, end_line=7)
+        res = v.check(r, tactic, v.profile_for(r))
+    finally:
+        v.close()
+    assert (res.outcome, res.subkind) == outcome, res.detail
+    calls = [json.loads(c)["argv"] for c in (fake_lean / "lean.log").read_text().splitlines()]
+    assert all(c[0] == "--json" for c in calls)  # via `lake lean FILE -- --json`
+
+
+MODULE_SOURCE = (
+    "module\n\npublic import Repo.Defs\n\ntheorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n  sorry\n"
+)
+GOAL = "p q : Prop\nhp : p\nhq : q\n⊢ p ∧ q"
+
+
+def test_replay_over_the_repl_sends_the_module_header_and_elaborates_it_once(
+    tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module-system file (current Mathlib): the REPL's first command is the whole header
+    (`module`, `public import ...`), the baseline and each sample then run in its environment.
+    The fake REPL answers only this exact sequence, so 3 samples cost one prefix elaboration,
+    and the `sorries` lists are diffed by position as SorryDB does."""
+    head = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by"
+    by_col = head.index("by")
+
+    def body(proof: str) -> str:
+        return f"{head}\n  {proof}\n\n#print axioms t\n\n"
+
+    def axioms(listed: str) -> dict[str, Any]:
+        data = f"'t' depends on axioms: [{listed}]" if listed else "'t' does not depend on any axioms"
+        return {"severity": "info", **_at(4, 0, 13), "data": data}
+
+    warning = {"severity": "warning", **_at(1, 8, 9), "data": "declaration uses `sorry`"}
+    exchanges: list[tuple[dict[str, Any], dict[str, Any]]] = [
+        ({"cmd": "module\n\npublic import Repo.Defs\n"}, {"env": 0}),
+        (
+            {"cmd": body("sorry"), "env": 0},
+            {
+                "sorries": [{"proofState": 0, **_at(2, 2, 7), "goal": GOAL}],
+                "messages": [warning, axioms("sorryAx")],
+                "env": 1,
+            },
+        ),
+        ({"cmd": body("exact ⟨hp, hq⟩"), "env": 0}, {"messages": [axioms("")], "env": 2}),
+        (
+            {"cmd": body("stop simp"), "env": 0},
+            {
+                "sorries": [{"proofState": 1, **_at(2, 2, 11), "goal": GOAL}],
+                "messages": [warning, axioms("sorryAx")],
+                "env": 3,
+            },
+        ),
+        (
+            {"cmd": body("constructor"), "env": 0},
+            {
+                "messages": [
+                    {
+                        "severity": "error",
+                        "pos": {"line": 1, "column": by_col},
+                        "endPos": {"line": 2, "column": 13},
+                        "data": "unsolved goals\ncase left\n⊢ p",
+                    }
+                ],
+                "env": 4,
+            },
+        ),
+    ]
+    session = tmp_path / "session"
+    _repl_session(session, exchanges)
+    v = _replay_with(
+        tmp_path,
+        monkeypatch,
+        MODULE_SOURCE,
+        f'replay_method = "repl"\nrepl_command = ["{tmp_path / "bin" / "repl"}", "{session}"]\n',
+    )
+    try:
+        r = row(start_line=6, end_line=6)
+        results = [v.check(r, t, v.profile_for(r)) for t in ("exact ⟨hp, hq⟩", "stop simp", "constructor")]
+    finally:
+        v.close()
+    assert [(x.outcome, x.subkind) for x in results] == [
+        ("closed", None),
+        ("lean_error", "new_sorry"),
+        ("progress", None),
+    ], [x.detail for x in results]
