@@ -22,7 +22,7 @@ from pytest_lsrb.engine.suite import render
 from pytest_lsrb.equations import EquationError, Program, parse_equation
 from pytest_lsrb.srbench.fit import fit_program
 from pytest_lsrb.srbench.limits import run_limits
-from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult
+from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
 from pytest_lsrb.srbench.problem import Problem
 from pytest_lsrb.srbench.skeleton import Spec, read_skeleton
 
@@ -127,6 +127,7 @@ class DirectMethod:
         messages = build_messages(problem, options or {})
         context = {**problem.context(), "method": METHOD_NAME}
         best = DiscoveryResult(program=None)
+        trace: list[TracePoint] = []  # each new best (srbench.progress)
         calls = hypotheses = 0
         latency = 0.0
         last_error: tuple[str | None, str | None] = (None, None)
@@ -175,9 +176,11 @@ class DirectMethod:
                     train_mse=fit.mse,
                     train_nmse=fit.nmse,
                 )
+                trace.append(TracePoint(calls, program, fit.params))
             elif best.program is None:
                 proposal_error = fit.status  # parsed, but not finite on the training data
         best.model_calls = calls
+        best.trace = trace
         best.trace_length = hypotheses
         best.latency_ms = latency
         best.proposal_error_kind = None if best.found else proposal_error

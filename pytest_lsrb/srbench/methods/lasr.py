@@ -32,6 +32,7 @@ from typing import Any, Final
 import numpy as np
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
+from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program
@@ -223,6 +224,7 @@ class LaSRRun:
         self.concepts: list[str] = []
         self.calls = 0
         self.latency_ms = 0.0
+        self.tally = CallTally()  # tokens, finish reasons, served model
         self.calls_by_kind: Counter[str] = Counter()
         self.used_by_kind: Counter[str] = Counter()  # answers that gave a usable expression/idea
         self.candidate_errors: Counter[str] = Counter()
@@ -254,6 +256,7 @@ class LaSRRun:
             context={**self.problem.context(), "method": METHOD_NAME, "lasr_op": kind, "n": n, **shown},
         )
         result = self.adapter.generate(request)
+        self.tally.add(result)
         self.latency_ms += result.latency_ms
         if not result.ok:
             self.generation_errors[str(result.error_kind)] += 1
@@ -443,6 +446,7 @@ class LaSRRun:
                 "generation_errors": dict(sorted(self.generation_errors.items())),
                 "concepts": self.concepts[: self.config.max_concepts],
                 "pareto_front": [[m.size, m.loss] for m in found.pareto],
+                **self.tally.record_fields(),
                 "wall_time_s": round(time.perf_counter() - start, 3),
             },
         )

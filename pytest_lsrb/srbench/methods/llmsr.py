@@ -35,7 +35,7 @@ from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.srbench.buffer import BufferConfig, ExperienceBuffer
 from pytest_lsrb.srbench.fit import FitLimits, FitResult, fit_program
 from pytest_lsrb.srbench.limits import run_limits
-from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult
+from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
 from pytest_lsrb.srbench.problem import Problem
 from pytest_lsrb.srbench.skeleton import INSTRUCTION, Skeleton, Spec, read_skeleton
 
@@ -80,6 +80,7 @@ class LLMSRResult:
     fatal: GenerationResult | None = None
     model_valid: int = 0  # model-proposed skeletons with a finite fit
     progress: list[tuple[int, float]] = field(default_factory=list)  # (call, best train NMSE)
+    trace: list[TracePoint] = field(default_factory=list)  # each new best (srbench.progress)
     buffer_resets: int = 0
     tally: CallTally = field(default_factory=CallTally)  # tokens, finish reasons, served model
 
@@ -121,6 +122,7 @@ class LLMSRResult:
                 else None
             ),
             extra=self.extra_fields(),
+            trace=list(self.trace),
         )
         if error is not None:
             result.generation_error_kind = error.error_kind
@@ -173,6 +175,7 @@ class LLMSRRun:
         self.latency_ms = 0.0
         self.tally = CallTally()
         self.progress: list[tuple[int, float]] = []
+        self.trace: list[TracePoint] = []
         self.best: Candidate | None = None
         self.deadline: float | None = None
 
@@ -223,6 +226,7 @@ class LLMSRRun:
             fatal=fatal,
             model_valid=self.model_valid,
             progress=self.progress,
+            trace=self.trace,
             buffer_resets=self.buffer.resets,
             tally=self.tally,
         )
@@ -277,6 +281,7 @@ class LLMSRRun:
         if best is None or _better(candidate, best):
             self.best = candidate
             self.progress.append((candidate.call, candidate.fit.nmse))
+            self.trace.append(TracePoint(candidate.call, candidate.program, candidate.fit.params))
 
     def _request(self, bodies: list[str]) -> GenerationRequest:
         prompt = INSTRUCTION + "\n\n" + self.spec.prompt(bodies)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
+from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program, parse_function
@@ -220,6 +221,7 @@ class SGARun:
         self.population: list[Hypothesis] = []
         self.calls = 0
         self.latency_ms = 0.0
+        self.tally = CallTally()  # tokens, finish reasons, served model
         self.candidate_errors: Counter[str] = Counter()
         self.generation_errors: Counter[str] = Counter()
         self.fatal: tuple[str, str] | None = None
@@ -304,6 +306,7 @@ class SGARun:
             },
         )
         result = self.adapter.generate(request)
+        self.tally.add(result)
         self.latency_ms += result.latency_ms
         if not result.ok:
             self.generation_errors[str(result.error_kind)] += 1
@@ -387,6 +390,7 @@ class SGARun:
                 "candidate_errors": dict(sorted(self.candidate_errors.items())),
                 "generation_errors": dict(sorted(self.generation_errors.items())),
                 "sga_temperatures": [self.config.temperature_exploit, self.config.temperature_explore],
+                **self.tally.record_fields(),
                 "wall_time_s": round(seconds, 3),
             },
         )
