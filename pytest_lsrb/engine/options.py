@@ -199,7 +199,16 @@ OPTIONS: list[Option] = [
         _opt_float,
         None,
         "llm_srbench: wall-clock seconds per discovery run; the search stops there and keeps its "
-        "best equation (default: no limit)",
+        "best equation, and the symbolic check gets what is left (at least 1 s) (default: no limit)",
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-judge-time-limit",
+        _opt_float,
+        60.0,
+        "llm_srbench: wall-clock seconds for the sympy check of one answer (it runs in a child "
+        "process with 2 GB of memory; beyond either its verdict is recorded as undecided)",
+        identity=False,
         tasks=SRBENCH,
     ),
     Option(

@@ -12,11 +12,17 @@ from typing import Any, Final
 
 import numpy as np
 
+from pytest_lsrb.core.bounded import Budget, call_bounded, preload
 from pytest_lsrb.core.errors import VERIFICATION_OUTCOME_DOMAINS
+from pytest_lsrb.srbench.limits import SYMBOLIC_BUDGET
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
 from pytest_lsrb.srbench.metrics import EMPTY, TAU, MetricsPolicy, SplitMetrics, split_metrics
 from pytest_lsrb.srbench.problem import SPLITS, Problem
 from pytest_lsrb.srbench.symbolic import NOT_APPLICABLE, SymbolicVerdict, symbolic_match
+
+# Children of the bounded checker start with these imported (see core.bounded).
+preload("pytest_lsrb.srbench.symbolic")
+UNDECIDED: Final = "undecided"  # symbolic_method when the check ran out of its budget
 
 VERIFICATION_MODE: Final = "equation"
 SUCCESS_CRITERIA: Final = ("acc_0.1", "symbolic")
@@ -68,9 +74,11 @@ def score(
     tau: float = TAU,
     llm: SymbolicVerdict | None = None,
     metrics: MetricsPolicy = "reference",
+    symbolic_budget: Budget | None = None,
 ) -> dict[str, Any]:
     """The record fields for one result: metrics (under the `metrics` policy), symbolic verdict
-    and verification. `llm` is the LLM judge's verdict when the judge ran (`judge` llm or both)."""
+    and verification. `llm` is the LLM judge's verdict when the judge ran (`judge` llm or both);
+    `symbolic_budget` bounds the sympy checker (default: `SYMBOLIC_BUDGET`)."""
     id_m = split_scores(problem, result, "test", tau, metrics)
     ood_m = split_scores(problem, result, "ood_test", tau, metrics)
     has_ood = problem.ood_test is not None
@@ -83,7 +91,7 @@ def score(
         "valid": bool(result.found and id_m.valid),
         "nonempty": bool(result.proposal.strip() or result.raw_output.strip()),
     }
-    verdict = _symbolic(problem, result, judge, llm)
+    verdict = _symbolic(problem, result, judge, llm, symbolic_budget or SYMBOLIC_BUDGET)
     fields.update(verdict.record())
     if judge == "both" and problem.has_ground_truth:
         llm_match = llm.match if llm is not None else (False if not result.found else None)
@@ -112,7 +120,7 @@ def score(
 
 
 def _symbolic(
-    problem: Problem, result: DiscoveryResult, judge: str, llm: SymbolicVerdict | None
+    problem: Problem, result: DiscoveryResult, judge: str, llm: SymbolicVerdict | None, budget: Budget
 ) -> SymbolicVerdict:
     if not problem.has_ground_truth:
         return NOT_APPLICABLE
@@ -123,11 +131,24 @@ def _symbolic(
             return SymbolicVerdict(match=False, method="no_proposal")
         return llm if llm is not None else SymbolicVerdict(match=None, method="llm_error")
     program = result.program if result.found else None
-    return symbolic_match(
+    if program is None:
+        return symbolic_match(None, problem.ground_truth(), all_inputs(problem))
+    # sympy on a model's answer has no bound of its own (one trig-heavy answer took minutes and
+    # tens of GB): the check runs in a child process under a time and memory budget.
+    checked = call_bounded(
+        symbolic_match,
         program,
         problem.ground_truth(),
         all_inputs(problem),
-        params=list(result.params) if program is not None else None,
+        params=list(result.params),
+        budget=budget,
+    )
+    if checked.ok and checked.value is not None:
+        return checked.value
+    return SymbolicVerdict(
+        match=None,
+        method=UNDECIDED,
+        detail=f"the symbolic check ended with {checked.status} ({checked.detail.splitlines()[0]})",
     )
 
 

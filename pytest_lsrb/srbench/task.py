@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from pytest_lsrb.core.errors import LsrbUsageError, generation_domain
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import AttemptContext, Judgement
 from pytest_lsrb.srbench.evaluation import JUDGES, SUCCESS_CRITERIA, score, summary_message
+from pytest_lsrb.srbench.limits import judge_budget
 from pytest_lsrb.srbench.loaders import load_problems
 from pytest_lsrb.srbench.metrics import METRICS_POLICIES, MetricsPolicy
 from pytest_lsrb.srbench.problem import DOMAIN_ALIASES, Problem
@@ -84,6 +86,7 @@ class SrbenchTask:
     def run_attempt(self, ctx: AttemptContext) -> dict[str, Any]:
         from pytest_lsrb.srbench.methods import get_method
 
+        started = time.perf_counter()  # --lsrb-sr-time-limit covers discovery and judging
         problem: Problem = ctx.case.row
         options = ctx.options
         method = get_method(str(options.get("sr_method") or "direct"))
@@ -129,6 +132,7 @@ class SrbenchTask:
                 verify=ctx.verifier.mode != "none",
                 llm=llm,
                 metrics=metrics_policy(options),
+                symbolic_budget=judge_budget(options, started),
             )
         )
         return fields

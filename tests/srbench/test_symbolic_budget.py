@@ -1,0 +1,91 @@
+"""The sympy checker runs under a budget (issue #14, attack 3): the issue's correct but trig-heavy
+answer to Feynman I.10.7, which kept sympy busy for minutes (and one level deeper grew to 23 GB),
+ends as a recorded `undecided` verdict once its budget is spent; ordinary answers keep their
+verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_lsrb.core.bounded import Budget
+from pytest_lsrb.equations import parse_expression
+from pytest_lsrb.srbench.evaluation import UNDECIDED, score
+from pytest_lsrb.srbench.limits import MIN_JUDGE_S, judge_budget
+from pytest_lsrb.srbench.loaders import load_problems
+from pytest_lsrb.srbench.methods.base import DiscoveryResult
+
+INDEX = Path(__file__).resolve().parents[2] / "suites" / "llm_srbench" / "index.jsonl"
+TRIG = "m*sqrt(1 - v**2/c**2) + sin(4*(4*(m+v+c)))**2 + cos(4*(4*(m+v+c)))**2 - 1"
+
+
+@pytest.fixture(scope="module")
+def relativistic_mass():  # type: ignore[no-untyped-def]
+    problem = next(p for p in load_problems(INDEX) if p.name.startswith("I.10.7"))
+    assert problem.expression == "m*sqrt(1 - v**2/c**2)"
+    return problem
+
+
+def result_for(problem, text: str) -> DiscoveryResult:  # type: ignore[no-untyped-def]
+    program = parse_expression(text, problem.inputs, free_params=True)
+    return DiscoveryResult(
+        program=program,
+        params=tuple(0.0 for _ in range(program.n_params)),
+        proposal=text,
+        train_mse=0.0,
+        train_nmse=0.0,
+    )
+
+
+def test_the_trig_heavy_answer_is_undecided_within_its_budget(relativistic_mass) -> None:  # type: ignore[no-untyped-def]
+    fields = score(
+        relativistic_mass,
+        result_for(relativistic_mass, TRIG),
+        symbolic_budget=Budget(time_s=3.0, memory_mb=1024),
+    )
+    assert fields["symbolic_match"] is None and fields["symbolic_method"] == UNDECIDED
+    # The answer is numerically right, so its metrics do not depend on the symbolic verdict.
+    assert fields["acc_tau_id"] is True and fields["verification_outcome"] == "accurate"
+
+
+def test_ordinary_answers_keep_their_verdicts(relativistic_mass) -> None:  # type: ignore[no-untyped-def]
+    same = score(relativistic_mass, result_for(relativistic_mass, "m*sqrt(1 - v**2/c**2)"))
+    other = score(relativistic_mass, result_for(relativistic_mass, "m*v/c"))
+    assert (same["symbolic_match"], same["symbolic_method"]) == (True, "structure")
+    assert other["symbolic_match"] is False
+
+
+def test_the_discovery_time_limit_also_caps_the_check() -> None:
+    import time
+
+    started = time.perf_counter() - 100.0  # an attempt that has run for 100 s
+    assert judge_budget({"sr_judge_time_limit": 60.0}, started).time_s == 60.0
+    assert judge_budget({"sr_judge_time_limit": 60.0, "sr_time_limit": 130.0}, started).time_s <= 30.0
+    assert judge_budget({"sr_judge_time_limit": 60.0, "sr_time_limit": 10.0}, started).time_s == MIN_JUDGE_S
+
+
+def test_a_run_with_the_trig_answer_finishes_with_an_undecided_verdict(run_suite) -> None:  # type: ignore[no-untyped-def]
+    """Through pytest, like a user: the model (a local Ollama-speaking server) answers the trig
+    form; with --lsrb-sr-time-limit 3 the attempt ends, its verdict recorded as undecided."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from fakes.ollama_server import FakeOllama
+
+    suite = INDEX.parent
+    with FakeOllama(reply=f"m_0 = {TRIG}") as fake:
+        result = run_suite(
+            "--lsrb-adapter=ollama",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={fake.url}",
+            "--lsrb-goal-slice=name:I.10.7",
+            "--lsrb-sr-budget=1",
+            "--lsrb-sr-time-limit=3",
+            "--lsrb-outcome=record",
+            suite=suite,
+        )
+    assert result.returncode == 0, result.stdout + result.stderr
+    [record] = result.attempts()
+    assert record["symbolic_method"] == UNDECIDED and record["symbolic_match"] is None
+    assert record["valid"] is True
