@@ -451,6 +451,8 @@ def run_attempt(session: LsrbSession, item: pytest.Item, case: Case, runner: Run
         session.pending[item.nodeid] = dict(attempt.record)
     if runner.fatal:
         item.session.shouldstop = runner.fatal
+    if attempt.judgement.outcome == "skip":  # a replay profile says this row is not verified
+        pytest.skip(attempt.judgement.message)
     if attempt.judgement.outcome == "error":
         # Failing during setup makes pytest report an *error* (not a failure); pytrace=False
         # shows the one sentence instead of this code's source.

@@ -50,6 +50,7 @@ VERIFICATION_OUTCOME_DOMAINS: Final[dict[str, str | None]] = {
     "skipped_unrestatable": "environment",
     "skipped_unspliceable": "environment",  # no tactic can stand where the sorry is (conv, ...)
     "not_attempted": None,
+    "skipped": None,  # a replay profile says the row is not verified (counted, never judged)
     # llm_srbench (verification mode `equation`): Acc_0.1 on the test data, or a symbolic match
     "accurate": None,
     "symbolic_match": None,

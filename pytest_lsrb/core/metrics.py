@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -23,10 +24,24 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - prod
 
 
-def mean_pass_at_k(per_item: Mapping[str, tuple[int, int]], k: int) -> float | None:
-    """Item-level pass@k averaged over items; items with fewer than k samples are left out."""
-    values = [pass_at_k(n, c, k) for n, c in per_item.values() if n >= k]
-    return sum(values) / len(values) if values else None
+@dataclass(frozen=True)
+class PassAtK:
+    """pass@k for every k over ONE set of items: those with at least `min_samples` samples (the
+    largest k asked), so the curve cannot fall as k grows. `items` is that set's size."""
+
+    values: dict[int, float | None]
+    items: int
+    min_samples: int
+
+
+def pass_at_k_curve(per_item: Mapping[str, tuple[int, int]], ks: Sequence[int]) -> PassAtK:
+    """The unbiased estimator averaged over the items with n >= max(ks) (n, c per item)."""
+    top = max(ks, default=1)
+    eligible = [(n, c) for n, c in per_item.values() if n >= top]
+    values: dict[int, float | None] = {
+        k: sum(pass_at_k(n, c, k) for n, c in eligible) / len(eligible) if eligible else None for k in ks
+    }
+    return PassAtK(values, len(eligible), top)
 
 
 def pass_at_k_ladder(samples_per_item: int) -> list[int]:

@@ -1,67 +1,188 @@
-"""What counts as a pass when two runs are compared, and the metrics the gate can hold.
+"""THE judging rule: which attempts say something about the model, and whether each succeeded.
 
-Per-attempt outcome (both suites): `verification_success` when verification ran or gave a verdict
-(`verification_attempted`, or `verification_success` not null; for llm_srbench it is Acc_0.1),
-else `valid`. Attempts that ended in an infrastructure error (a transport/provider/harness
-generation error, or an environment/harness verification error) are not the model's answer
-(`judged` is False): comparisons leave them out on both sides.
+Every reader of attempt records (summary.json, the gate and `lsrb compare`, the HTML report,
+`lsrb merge`, resume, the pytest outcome of each test) asks this module, and nothing else:
 
-Metrics are computed per item from its judged samples (`Metric.item_score`), higher is better.
+- an attempt is **infrastructure** when generation failed on the transport, the provider or the
+  harness (`generation_error_domain` not a model domain), or verification failed on the
+  environment or the harness (`verification_error_domain`): the model was never judged;
+- an attempt is **skipped** when a replay profile says its row is not verified (outcome
+  `skipped`): counted and shown, never judged;
+- every other attempt is **judged**: the model answered (or failed to, by its own fault) and the
+  checker gave a verdict. `success` is that verdict: `verification_success` when the run checks
+  answers (`verification_mode` other than `none`), else `valid`.
+
+Rates over the model's answers (valid_rate, nonempty_rate) count **answered** attempts: all but
+generation infrastructure errors. Rates over verdicts (pass@k, success rates) count judged ones.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pytest_lsrb.core.errors import MODEL_DOMAINS, LsrbUsageError
 from pytest_lsrb.core.metrics import pass_at_k
+from pytest_lsrb.engine.task import Judgement
+
+if TYPE_CHECKING:
+    from pytest_lsrb.engine.task import Task
 
 Record = Mapping[str, Any]
+Status = Literal["judged", "infrastructure", "skipped"]
+
+JUDGED: Final = "judged"
+INFRASTRUCTURE: Final = "infrastructure"
+SKIPPED: Final = "skipped"
+# Verification error domains that say nothing about the model.
+UNJUDGED_VERIFICATION_DOMAINS: Final = frozenset({"environment", "harness"})
+# The verification outcome of a row a replay profile marks `skip`.
+SKIPPED_OUTCOME: Final = "skipped"
+
+
+def generation_infrastructure(record: Record) -> bool:
+    """Generation failed for a reason outside the model (transport, provider, harness)."""
+    return bool(record.get("generation_error_kind")) and (
+        record.get("generation_error_domain") not in MODEL_DOMAINS
+    )
+
+
+def status(record: Record) -> Status:
+    if generation_infrastructure(record):
+        return INFRASTRUCTURE
+    if record.get("verification_error_domain") in UNJUDGED_VERIFICATION_DOMAINS:
+        return INFRASTRUCTURE
+    if record.get("verification_outcome") == SKIPPED_OUTCOME:
+        return SKIPPED
+    return JUDGED
+
+
+def answered(record: Record) -> bool:
+    """The model answered (rightly or wrongly): the population of valid_rate and nonempty_rate."""
+    return not generation_infrastructure(record)
 
 
 def judged(record: Record) -> bool:
-    """False for attempts an infrastructure error kept from being judged."""
-    kind = record.get("generation_error_kind")
-    if kind and record.get("generation_error_domain") not in MODEL_DOMAINS:
+    """The model answered and the checker gave a verdict: the population of pass@k."""
+    return status(record) == JUDGED
+
+
+def verifying(record: Record) -> bool:
+    """The run checks answers (a record without the mode field: one that carries a verdict)."""
+    if record.get("verification_mode", "none") != "none":
+        return True
+    return bool(record.get("verification_attempted")) or record.get("verification_success") is not None
+
+
+def success(record: Record) -> bool:
+    """The verdict on a judged attempt: verified when the run checks answers, else valid."""
+    if not judged(record):
         return False
-    return record.get("verification_error_domain") not in ("environment", "harness")
-
-
-def outcome(record: Record) -> bool:
-    """verification_success when verification ran (or recorded a verdict), else valid."""
-    if record.get("verification_attempted") or record.get("verification_success") is not None:
-        return bool(record.get("verification_success"))
+    if verifying(record):
+        return record.get("verification_success") is True
     return bool(record.get("valid"))
+
+
+def verified(record: Record) -> bool:
+    """The checker actually ran and decided (not refused by the environment, not skipped)."""
+    return bool(record.get("verification_attempted")) and judged(record)
+
+
+def judgement(task: Task | None, record: Record) -> Judgement:
+    """The pytest outcome of a finished attempt: infrastructure errors the test, a profile skip
+    skips it, a generation error of the model's fails it; the rest is the task's call (`task`
+    None: the generic verdict, for records of a task this version does not know)."""
+    st = status(record)
+    if st == INFRASTRUCTURE:
+        kind = record.get("generation_error_kind")
+        if kind:
+            detail = record.get("generation_error_message") or record.get("generation_error_domain")
+            return Judgement("error", f"generation failed: {kind} ({detail})")
+        detail = record.get("verification_detail") or "no detail"
+        outcome = record.get("verification_outcome")
+        return Judgement("error", f"verification could not judge: {outcome} ({detail})")
+    if st == SKIPPED:
+        detail = record.get("verification_detail") or "the profile says skip"
+        return Judgement("skip", f"not verified: {detail}")
+    kind = record.get("generation_error_kind")
+    if kind:
+        detail = record.get("generation_error_message") or record.get("generation_error_domain")
+        return Judgement("fail", f"generation failed: {kind} ({detail})")
+    if task is not None:
+        return task.judge(record)
+    if success(record):
+        return Judgement("pass")
+    if verifying(record):
+        return Judgement("fail", f"did not verify: {record.get('verification_outcome')}")
+    return Judgement("fail", "no valid answer")
+
+
+# -- per item ----------------------------------------------------------------------------------
+
+
+def per_item_counts(records: Iterable[Record]) -> dict[str, tuple[int, int]]:
+    """item_id -> (judged samples, successes), sorted by item (float sums then do not depend on
+    the order attempts finished)."""
+    counts: dict[str, list[int]] = {}
+    for rec in records:
+        if judged(rec):
+            c = counts.setdefault(str(rec["item_id"]), [0, 0])
+            c[0] += 1
+            c[1] += success(rec)
+    return {k: (v[0], v[1]) for k, v in sorted(counts.items())}
+
+
+# -- metrics the gate can hold ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Metric:
+    """A number both summary.json and the gate compute, with the same population.
+
+    Rates are pooled over attempts (numerator / denominator over every item), pass@k is the
+    item mean over the items with at least `samples` judged samples (see `pass_at_k_curve`).
+    """
+
     name: str  # as the user spelled it, canonicalised (pass_at_1, valid_rate, field:x)
     summary_key: str | None
     per_record: Callable[[Record], bool]
+    population: Callable[[Record], bool] = judged
     k: int | None = None  # pass@k
 
-    def item_score(self, records: Sequence[Record]) -> float | None:
-        """This item's score from its judged samples; None when it has too few."""
-        n = len(records)
+    def item_counts(self, records: Sequence[Record]) -> tuple[int, int]:
+        """(attempts in this metric's population, how many of them count) for one item."""
+        members = [r for r in records if self.population(r)]
+        return len(members), sum(self.per_record(r) for r in members)
+
+    def item_score(self, records: Sequence[Record], samples: int) -> float | None:
+        """This item's score; None when it has too few samples for the metric (pass@k needs
+        `samples`, the run's samples per item, so every k uses the same items)."""
+        n, c = self.item_counts(records)
         if n == 0:
             return None
-        c = sum(self.per_record(r) for r in records)
         if self.k is None:
             return c / n
-        return pass_at_k(n, c, self.k) if n >= self.k else None
+        need = max(self.k, samples)
+        return pass_at_k(n, c, self.k) if n >= need else None
+
+    def value(self, by_item: Mapping[str, Sequence[Record]], samples: int) -> tuple[float | None, int]:
+        """The run's value over `by_item` and the number of items it covers."""
+        if self.k is not None:
+            scores = [s for recs in by_item.values() if (s := self.item_score(recs, samples)) is not None]
+            return (sum(scores) / len(scores) if scores else None), len(scores)
+        n = c = items = 0
+        for recs in by_item.values():
+            ni, ci = self.item_counts(recs)
+            n, c, items = n + ni, c + ci, items + bool(ni)
+        return (c / n if n else None), items
 
 
-_FIELDS: dict[str, tuple[str, Callable[[Record], bool]]] = {
-    "valid_rate": ("valid_rate", lambda r: bool(r.get("valid"))),
-    "nonempty_rate": ("nonempty_rate", lambda r: bool(r.get("nonempty"))),
-    "success_rate": (
-        "verification_success_rate",
-        lambda r: bool(r.get("verification_attempted")) and bool(r.get("verification_success")),
-    ),
+_FIELDS: dict[str, tuple[str, Callable[[Record], bool], Callable[[Record], bool]]] = {
+    "valid_rate": ("valid_rate", lambda r: bool(r.get("valid")), answered),
+    "nonempty_rate": ("nonempty_rate", lambda r: bool(r.get("nonempty")), answered),
+    "success_rate": ("verification_success_rate", success, judged),
 }
 _FIELDS["verification_success_rate"] = _FIELDS["success_rate"]
 _PASS_AT = re.compile(r"^(?:pass_at_|pass@|pass_at_k_|verification_pass_at_k_)(\d+)$")
@@ -75,11 +196,11 @@ def resolve_metric(name: str) -> Metric:
         k = int(m.group(1))
         if k < 1:
             raise LsrbUsageError(f"metric '{name}': pass@k needs k >= 1.")
-        return Metric(f"pass_at_{k}", f"verification_pass_at_k_{k}", outcome, k)
+        return Metric(f"pass_at_{k}", f"verification_pass_at_k_{k}", success, judged, k)
     if text in _FIELDS:
-        key, fn = _FIELDS[text]
-        return Metric(text if text != "verification_success_rate" else "success_rate", key, fn)
+        key, fn, population = _FIELDS[text]
+        return Metric(text if text != "verification_success_rate" else "success_rate", key, fn, population)
     if text.startswith("field:") and len(text) > 6:
         fname = text[6:]
-        return Metric(text, None, lambda r: bool(r.get(fname)))
+        return Metric(text, None, lambda r: bool(r.get(fname)), judged)
     raise LsrbUsageError(f"unknown metric '{name}' (expected {KNOWN_METRICS}).")

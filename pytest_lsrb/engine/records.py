@@ -108,12 +108,5 @@ def record_key(record: dict[str, Any]) -> tuple[str, int]:
     return (str(record["item_id"]), int(record["sample_index"]))
 
 
-def is_error_record(record: dict[str, Any]) -> bool:
-    """An attempt that ended in an infrastructure or generation error (what --lsrb-retry-errors redoes)."""
-    if record.get("generation_error_kind"):
-        return True
-    return record.get("verification_error_domain") in ("environment", "harness")
-
-
 def strip_timing(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k not in TIMING_FIELDS}

@@ -21,9 +21,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 from pytest_lsrb.adapters.base import Adapter, SamplingConfig
-from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, MODEL_DOMAINS
+from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.selection import Case
 from pytest_lsrb.engine.options import RunConfig
+from pytest_lsrb.engine.outcomes import judgement
 from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION
 from pytest_lsrb.engine.stop import StopSignal
 from pytest_lsrb.engine.task import AttemptContext, Judgement, Task
@@ -57,16 +58,6 @@ class Attempt:
 
 class RunStopped(Exception):
     """The run is stopping (a quota/auth refusal here or in another worker): skip this test."""
-
-
-def judge(task: Task, record: Mapping[str, Any]) -> Judgement:
-    """Errors outside the model's control error the test; everything else is the task's call."""
-    kind = record.get("generation_error_kind")
-    if kind:
-        domain = record.get("generation_error_domain")
-        message = f"generation failed: {kind} ({record.get('generation_error_message') or domain})"
-        return Judgement("fail" if domain in MODEL_DOMAINS else "error", message)
-    return task.judge(record)
 
 
 class Runner:
@@ -204,7 +195,7 @@ class Runner:
             if self.fatal:
                 raise RunStopped(self.fatal)
             record = self.build_record(case)
-        return Attempt(case=case, record=record, judgement=judge(self.task, record), policy=policy)
+        return Attempt(case=case, record=record, judgement=judgement(self.task, record), policy=policy)
 
     def _prefetched(self, case: Case) -> dict[str, Any] | None:
         """A pool job: the attempt's record, or None when the run stopped before it started."""

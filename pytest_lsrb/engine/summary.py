@@ -12,7 +12,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_lsrb.core.metrics import latency_stats, mean_pass_at_k, pass_at_k_ladder, rate
+from pytest_lsrb.core.metrics import latency_stats, pass_at_k_curve, pass_at_k_ladder, rate
+from pytest_lsrb.engine.outcomes import (
+    JUDGED,
+    SKIPPED,
+    UNJUDGED_VERIFICATION_DOMAINS,
+    generation_infrastructure,
+    status,
+    success,
+    verifying,
+)
 from pytest_lsrb.engine.records import record_key
 from pytest_lsrb.engine.task import SummaryAccumulator
 from pytest_lsrb.output.files import AttemptsReadReport, iter_attempts
@@ -34,12 +43,22 @@ SUMMARY_TIMING_KEYS: Final[frozenset[str]] = frozenset(
 
 
 class Summarizer:
-    """Accumulates records one at a time; `finish` returns the summary's metric fields."""
+    """Accumulates records one at a time; `finish` returns the summary's metric fields.
+
+    Who counts where is `outcomes`' rule: rates over the model's answers (valid_rate,
+    nonempty_rate) have the answered attempts as denominator, rates over verdicts (success, pass@k)
+    the judged ones; infrastructure errors and profile skips are counted, never held against the
+    model.
+    """
 
     def __init__(self, samples_per_item: int, task_acc: SummaryAccumulator | None = None) -> None:
         self.samples_per_item = samples_per_item
         self.task_acc = task_acc
         self.n = 0
+        self.answered = 0
+        self.judged = 0
+        self.infrastructure = 0
+        self.skipped = 0
         self.valid = 0
         self.nonempty = 0
         self.contains_sorry = 0
@@ -60,18 +79,20 @@ class Summarizer:
         self.ver_kinds: Counter[str] = Counter()
         self.ver_domains: Counter[str] = Counter()
         self.profile_matches: Counter[str] = Counter()
-        # item_id -> [judged samples, their successes]: pass@k counts only samples whose verdict
-        # is about the model (an environment or harness outcome such as toolchain_missing or
-        # build_failed is no failure of the model's). One small list per item, nothing per attempt.
+        # item_id -> [judged samples, their successes]: one small list per item, nothing per attempt.
         self.per_item: dict[str, list[int]] = {}
         self.ver_unjudged = 0
         self.any_verification = False
 
     def add(self, rec: Mapping[str, Any]) -> None:
         self.n += 1
-        self.valid += bool(rec.get("valid"))
-        self.nonempty += bool(rec.get("nonempty"))
-        self.contains_sorry += bool(rec.get("contains_sorry"))
+        st = status(rec)
+        answered = not generation_infrastructure(rec)
+        if answered:
+            self.answered += 1
+            self.valid += bool(rec.get("valid"))
+            self.nonempty += bool(rec.get("nonempty"))
+            self.contains_sorry += bool(rec.get("contains_sorry"))
         self.model_calls += int(rec.get("model_calls") or 0)
         self.cached += bool(rec.get("cached"))
         self.latencies.append(float(rec.get("latency_ms") or 0.0))
@@ -91,28 +112,31 @@ class Summarizer:
         if kind:
             self.gen_kinds[kind] += 1
             self.gen_domains[str(rec.get("generation_error_domain"))] += 1
-        if rec.get("verification_mode", "none") != "none":
+        if not self.any_verification and verifying(rec):
             self.any_verification = True
-        attempted = bool(rec.get("verification_attempted"))
-        success = attempted and bool(rec.get("verification_success"))
-        if attempted:
-            self.ver_attempted += 1
-            self.ver_success += success
-            self.ver_latencies.append(float(rec.get("verification_latency_ms") or 0.0))
         vkind = rec.get("verification_error_kind")
         if vkind:
             self.ver_errors += 1
             self.ver_kinds[vkind] += 1
             self.ver_domains[str(rec.get("verification_error_domain"))] += 1
+            self.ver_unjudged += rec.get("verification_error_domain") in UNJUDGED_VERIFICATION_DOMAINS
         profile = rec.get("repo_replay_profile_id")
         if profile:
             self.profile_matches[profile] += 1
         counts = self.per_item.setdefault(str(rec["item_id"]), [0, 0])
-        if rec.get("verification_error_domain") in ("environment", "harness"):
-            self.ver_unjudged += 1
-        else:
+        if st == JUDGED:
+            self.judged += 1
+            won = success(rec)
             counts[0] += 1
-            counts[1] += success
+            counts[1] += won
+            if rec.get("verification_attempted"):  # the checker ran and decided
+                self.ver_attempted += 1
+                self.ver_success += won
+                self.ver_latencies.append(float(rec.get("verification_latency_ms") or 0.0))
+        elif st == SKIPPED:
+            self.skipped += 1
+        else:
+            self.infrastructure += 1
         if self.task_acc is not None:
             self.task_acc.add(rec)
 
@@ -120,9 +144,13 @@ class Summarizer:
         out: dict[str, Any] = {
             "attempts": self.n,
             "items": len(self.per_item),
-            "valid_rate": rate(self.valid, self.n),
-            "nonempty_rate": rate(self.nonempty, self.n),
-            "contains_sorry_rate": rate(self.contains_sorry, self.n),
+            "answered_attempts": self.answered,
+            "judged_attempts": self.judged,
+            "infrastructure_attempts": self.infrastructure,
+            "skipped_attempts": self.skipped,
+            "valid_rate": rate(self.valid, self.answered),
+            "nonempty_rate": rate(self.nonempty, self.answered),
+            "contains_sorry_rate": rate(self.contains_sorry, self.answered),
             "model_calls": self.model_calls,
             "cached_attempts": self.cached,
             **latency_stats(self.latencies, "latency_ms"),
@@ -136,7 +164,7 @@ class Summarizer:
             "generation_error_kinds": dict(sorted(self.gen_kinds.items())),
             "generation_error_domains": dict(sorted(self.gen_domains.items())),
             "verification_attempted_rate": rate(self.ver_attempted, self.n),
-            "verification_success_rate": rate(self.ver_success, self.n),
+            "verification_success_rate": rate(self.ver_success, self.judged),
             "verification_success_rate_of_attempted": rate(self.ver_success, self.ver_attempted),
             "verification_error_rate": rate(self.ver_errors, self.n),
             **latency_stats(self.ver_latencies, "verification_latency_ms"),
@@ -148,8 +176,10 @@ class Summarizer:
         if self.any_verification:
             # Sorted: float sums then do not depend on the order attempts finished (xdist, shards).
             per_item = {k: (v[0], v[1]) for k, v in sorted(self.per_item.items()) if v[0]}
-            for k in pass_at_k_ladder(self.samples_per_item):
-                out[f"verification_pass_at_k_{k}"] = mean_pass_at_k(per_item, k)
+            curve = pass_at_k_curve(per_item, pass_at_k_ladder(self.samples_per_item))
+            for k, value in curve.values.items():
+                out[f"verification_pass_at_k_{k}"] = value
+            out["verification_pass_at_k_items"] = curve.items
         if self.task_acc is not None:
             out.update(self.task_acc.finish())
         return out

@@ -37,7 +37,7 @@ class AttemptContext:
 class Judgement:
     """How one finished attempt maps onto a pytest outcome under the strict policy."""
 
-    outcome: Literal["pass", "fail", "error"]
+    outcome: Literal["pass", "fail", "error", "skip"]
     message: str = ""
 
     def __post_init__(self) -> None:
@@ -71,7 +71,8 @@ class Task(Protocol):
         ...
 
     def judge(self, record: Mapping[str, Any]) -> Judgement:
-        """Pass, fail (the model's answer is wrong) or error (infrastructure) for a finished record."""
+        """Pass or fail (the model's answer is wrong, with why) for a judged record whose
+        generation succeeded; infrastructure errors and skips never get here (`outcomes.judgement`)."""
         ...
 
     def summary_accumulator(self, samples_per_item: int) -> SummaryAccumulator:

@@ -37,11 +37,6 @@ class VerificationResult:
         kind = self.error_kind
         return None if kind is None else VERIFICATION_OUTCOME_DOMAINS.get(kind, "harness")
 
-    @property
-    def is_infrastructure(self) -> bool:
-        """True when the verdict says nothing about the model (its test errors, it does not fail)."""
-        return self.error_domain in ("environment", "harness")
-
     @classmethod
     def not_attempted(cls, mode: str = "none") -> VerificationResult:
         return cls(attempted=False, success=None, outcome="not_attempted")

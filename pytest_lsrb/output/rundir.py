@@ -17,7 +17,8 @@ from pydantic import ValidationError
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, LsrbUsageError
 from pytest_lsrb.core.rows import describe_validation_error
 from pytest_lsrb.engine.cost import parse_price, summary_cost
-from pytest_lsrb.engine.records import check_record, is_error_record, record_key
+from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, judgement, status
+from pytest_lsrb.engine.records import check_record, record_key
 from pytest_lsrb.engine.summary import SUMMARY_SCHEMA_VERSION, Summarizer, latest_records, summarize_file
 from pytest_lsrb.engine.task import Judgement
 from pytest_lsrb.output.files import (
@@ -161,8 +162,6 @@ def check_resumable(run_file: Path, header: dict[str, Any]) -> None:
 
 def finished_judgements(run: SuiteRun) -> dict[tuple[str, int], Judgement]:
     """What a resumed run already has: the judgement of each finished attempt by key."""
-    from pytest_lsrb.engine.runner import judge
-
     path = run.config.output_dir / ATTEMPTS_FILE
     wanted = {case.key for case in run.cases}
     retry_errors = bool(run.config["retry_errors"])
@@ -171,9 +170,10 @@ def finished_judgements(run: SuiteRun) -> dict[tuple[str, int], Judgement]:
         key = record_key(rec)
         if key not in wanted or rec.get("config_hash") != run.config_hash:
             continue
-        if retry_errors and is_error_record(rec):
+        if retry_errors and (rec.get("generation_error_kind") or status(rec) == INFRASTRUCTURE):
+            # every error: the infrastructure ones and the model's own generation errors
             continue
         if rec.get("generation_error_kind") in FATAL_GENERATION_KINDS:
             continue  # refused (quota/auth) or stopped by that refusal: never really attempted
-        done[key] = judge(run.task, rec)
+        done[key] = judgement(run.task, rec)
     return done

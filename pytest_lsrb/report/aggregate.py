@@ -13,19 +13,25 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_lsrb.core.metrics import mean_pass_at_k, percentile
+from pytest_lsrb.core.metrics import pass_at_k_curve as curve_over_items
+from pytest_lsrb.core.metrics import pass_at_k_ladder, percentile
+from pytest_lsrb.engine import outcomes
 from pytest_lsrb.engine.task import Judgement
-from pytest_lsrb.report.data import RunData, attempt_succeeded, item_facets
+from pytest_lsrb.report.data import RunData, item_facets
 
 
 @dataclass(frozen=True)
 class Scored:
-    """One attempt with what the report derives from it."""
+    """One attempt with what the report derives from it (`success`: `outcomes.success`)."""
 
     record: Mapping[str, Any]
     judgement: Judgement
     success: bool
     facets: Mapping[str, Any]
+
+    @property
+    def judged(self) -> bool:
+        return outcomes.judged(self.record)
 
     @property
     def item_id(self) -> str:
@@ -34,52 +40,30 @@ class Scored:
 
 def score(run: RunData) -> list[Scored]:
     judge = run.judge()
-    verification_on = run.verification_on
     out = []
     for rec in run.records:
-        judgement = judge(rec)
         out.append(
             Scored(
                 record=rec,
-                judgement=judgement,
-                success=attempt_succeeded(rec, verification_on, judgement),
+                judgement=judge(rec),
+                success=outcomes.success(rec),
                 facets=item_facets(rec, run.index_rows.get(str(rec["item_id"]))),
             )
         )
     return out
 
 
-# Verification error domains that mean "could not judge" (not the model's fault): such attempts are
-# left out of pass@k, as summary.json does.
-UNJUDGED_VERIFICATION_DOMAINS = frozenset({"environment", "harness"})
-
-
-def counts_for_pass_at_k(s: Scored) -> bool:
-    return s.record.get("verification_error_domain") not in UNJUDGED_VERIFICATION_DOMAINS
-
-
 def per_item_counts(scored: Iterable[Scored]) -> dict[str, tuple[int, int]]:
-    """item_id -> (judged samples, successes), over the attempts pass@k counts."""
-    counts: dict[str, list[int]] = {}
-    for s in scored:
-        if not counts_for_pass_at_k(s):
-            continue
-        c = counts.setdefault(s.item_id, [0, 0])
-        c[0] += 1
-        c[1] += s.success
-    return {k: (v[0], v[1]) for k, v in counts.items()}
+    """item_id -> (judged samples, successes): `outcomes.per_item_counts`."""
+    return outcomes.per_item_counts(s.record for s in scored)
 
 
-def pass_at_k_curve(scored: Sequence[Scored]) -> list[tuple[int, float]]:
-    """Item-level pass@k for every k from 1 to the most samples any item has."""
-    per_item = per_item_counts(scored)
-    top = max((n for n, _ in per_item.values()), default=0)
-    curve = []
-    for k in range(1, top + 1):
-        value = mean_pass_at_k(per_item, k)
-        if value is not None:
-            curve.append((k, value))
-    return curve
+def pass_at_k_curve(scored: Sequence[Scored], samples: int) -> list[tuple[int, float]]:
+    """Item-level pass@k for every k from 1 to `samples` (the run's samples per item), each over
+    the same items (those with `samples` judged samples), as summary.json computes it."""
+    ks = list(range(1, samples + 1))
+    curve = curve_over_items(per_item_counts(scored), ks)
+    return [(k, v) for k, v in curve.values.items() if v is not None]
 
 
 def curve_from_summary(summary: Mapping[str, Any] | None) -> list[tuple[int, float]]:
@@ -153,23 +137,30 @@ class GroupStats:
     name: str
     items: int
     attempts: int
+    judged: int
+    answered: int
     passed: int
     valid: int
-    errors: int
+    errors: int  # infrastructure errors (and profile skips): not held against the model
     pass_at_1: float | None
     latency_p50: float | None
 
     @property
     def pass_rate(self) -> float | None:
-        return self.passed / self.attempts if self.attempts else None
+        """Successes of the judged attempts (`outcomes`)."""
+        return self.passed / self.judged if self.judged else None
 
     @property
     def valid_rate(self) -> float | None:
-        return self.valid / self.attempts if self.attempts else None
+        """Valid answers of the answered attempts (`outcomes`)."""
+        return self.valid / self.answered if self.answered else None
 
 
-def breakdown(scored: Iterable[Scored], keys_of: Callable[[Scored], Iterable[str]]) -> list[GroupStats]:
-    """Stats per group; an attempt may belong to several groups (tags)."""
+def breakdown(
+    scored: Iterable[Scored], keys_of: Callable[[Scored], Iterable[str]], samples: int = 1
+) -> list[GroupStats]:
+    """Stats per group; an attempt may belong to several groups (tags). pass@1 is over the
+    group's items with `samples` judged samples, as summary.json's."""
     groups: dict[str, list[Scored]] = defaultdict(list)
     for s in scored:
         for key in keys_of(s):
@@ -177,15 +168,18 @@ def breakdown(scored: Iterable[Scored], keys_of: Callable[[Scored], Iterable[str
     out = []
     for name, members in groups.items():
         lat = sorted(latencies(members))
+        answered = [m for m in members if outcomes.answered(m.record)]
         out.append(
             GroupStats(
                 name=name,
                 items=len({m.item_id for m in members}),
                 attempts=len(members),
+                judged=sum(m.judged for m in members),
+                answered=len(answered),
                 passed=sum(m.success for m in members),
-                valid=sum(bool(m.record.get("valid")) for m in members),
-                errors=sum(m.judgement.outcome == "error" for m in members),
-                pass_at_1=mean_pass_at_k(per_item_counts(members), 1),
+                valid=sum(bool(m.record.get("valid")) for m in answered),
+                errors=sum(not m.judged for m in members),
+                pass_at_1=curve_over_items(per_item_counts(members), pass_at_k_ladder(samples)).values[1],
                 latency_p50=percentile(lat, 50),
             )
         )

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_lsrb.core.errors import MODEL_DOMAINS, LsrbUsageError
+from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.records import record_key
 from pytest_lsrb.engine.summary import latest_records
-from pytest_lsrb.engine.task import Judgement
+from pytest_lsrb.engine.task import Judgement, Task
 from pytest_lsrb.output.files import ATTEMPTS_FILE, RUN_FILE, SUMMARY_FILE, AttemptsReadReport, read_json
 
 # Index files larger than this are not joined (the report then groups by record fields only).
@@ -212,45 +212,24 @@ def _read_index(path: Path, wanted: set[str], warnings: list[str]) -> dict[str, 
 
 
 def judge_for(task_name: str) -> Judge:
-    """The task's own judgement (as the test saw it), or a generic one for an unknown task."""
+    """The judgement the test saw (`outcomes.judgement`): the task's own, or the generic one for
+    a task this version does not know or a record from another version of the task."""
+    from pytest_lsrb.engine.outcomes import judgement
+
     try:
-        from pytest_lsrb.engine.runner import judge
         from pytest_lsrb.engine.task import get_task
 
-        task = get_task(task_name)
+        task: Task | None = get_task(task_name)
     except (LsrbUsageError, ImportError):
-        return generic_judge
+        task = None
 
     def judged(record: Mapping[str, Any]) -> Judgement:
         try:
-            return judge(task, record)
-        except (KeyError, TypeError, ValueError):  # a record from another version of the task
-            return generic_judge(record)
+            return judgement(task, record)
+        except (KeyError, TypeError, ValueError):
+            return judgement(None, record)
 
     return judged
-
-
-def generic_judge(record: Mapping[str, Any]) -> Judgement:
-    kind = record.get("generation_error_kind")
-    if kind:
-        domain = record.get("generation_error_domain")
-        return Judgement("fail" if domain in MODEL_DOMAINS else "error", f"generation failed: {kind}")
-    if record.get("verification_error_domain") in ("environment", "harness"):
-        return Judgement("error", f"verification could not judge: {record.get('verification_outcome')}")
-    if record.get("verification_attempted") and not record.get("verification_success"):
-        return Judgement("fail", f"did not verify: {record.get('verification_outcome')}")
-    if record.get("verification_success") is False:
-        return Judgement("fail", "did not verify")
-    if not record.get("valid"):
-        return Judgement("fail", "no valid answer")
-    return Judgement("pass")
-
-
-def attempt_succeeded(record: Mapping[str, Any], verification_on: bool, judgement: Judgement) -> bool:
-    """What pass@k counts: a verified answer when a verifier ran, else a judged pass."""
-    if verification_on:
-        return bool(record.get("verification_attempted")) and bool(record.get("verification_success"))
-    return judgement.outcome == "pass"
 
 
 # -- grouping fields ---------------------------------------------------------------------------

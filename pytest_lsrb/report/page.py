@@ -174,9 +174,13 @@ class Page:
         cards = []
         passed = sum(s.judgement.outcome == "pass" for s in self.scored)
         errored = sum(s.judgement.outcome == "error" for s in self.scored)
-        pass_rate = rate(passed, len(self.scored))
+        skipped = sum(s.judgement.outcome == "skip" for s in self.scored)
+        pass_rate = rate(passed, sum(s.judged for s in self.scored))
         base_pass = (
-            rate(sum(s.judgement.outcome == "pass" for s in self.base_scored), len(self.base_scored))
+            rate(
+                sum(s.judgement.outcome == "pass" for s in self.base_scored),
+                sum(s.judged for s in self.base_scored),
+            )
             if self.base is not None
             else None
         )
@@ -186,7 +190,7 @@ class Page:
                 pct(pass_rate),
                 _delta_html(Delta(Metric("pass", "", "higher", "rate"), base_pass, pass_rate))
                 if self.base is not None
-                else f"{passed} passed · {errored} errored",
+                else f"{passed} passed · {errored} errored" + (f" · {skipped} skipped" if skipped else ""),
             )
         )
         deltas = {
@@ -200,9 +204,9 @@ class Page:
             if key == "items" and self.cur.summary and not self.cur.summary.get("complete", True):
                 cards.append(_card("complete", "no", "the run did not finish all attempts"))
         note = (
-            "<p class='note'>pass rate: attempts the task judged a pass. pass@k: item-level, over the "
-            "attempts a verifier could judge (environment and harness errors are left out, as in "
-            "summary.json).</p>"
+            "<p class='note'>pass rate: judged attempts the task judged a pass. pass@k: item-level, "
+            "every k over the same items (those with all their samples judged); infrastructure errors "
+            "and profile skips are left out, as in summary.json.</p>"
             if any(k.startswith("verification_pass_at_k_") for k in deltas)
             else ""
         )
@@ -260,10 +264,14 @@ class Page:
     def charts_section(self) -> str:
         figs = []
         verified = self.cur.verification_on
-        curve = agg.pass_at_k_curve(self.scored) or agg.curve_from_summary(self.cur.summary)
+        curve = agg.pass_at_k_curve(self.scored, self.cur.samples_per_item) or agg.curve_from_summary(
+            self.cur.summary
+        )
         series = [charts.Series(self.cur.label, curve, charts.PALETTE[0])]
         if self.base is not None:
-            base_curve = agg.pass_at_k_curve(self.base_scored) or agg.curve_from_summary(self.base.summary)
+            base_curve = agg.pass_at_k_curve(
+                self.base_scored, self.base.samples_per_item
+            ) or agg.curve_from_summary(self.base.summary)
             series.append(charts.Series("baseline " + self.base.label, base_curve, "#888", dashed=True))
         what = "verified" if verified else "judged pass (no verifier ran)"
         figs.append(
@@ -327,11 +335,16 @@ class Page:
             ("tags", "Tag", "By tag"),
         )
         for facet, label, heading in facets:
-            groups = agg.breakdown(self.scored, agg.facet_keys(facet))
+            groups = agg.breakdown(self.scored, agg.facet_keys(facet), self.cur.samples_per_item)
             if not groups or [g.name for g in groups] == [agg.NO_TAG]:
                 continue
             base = (
-                {g.name: g for g in agg.breakdown(self.base_scored, agg.facet_keys(facet))}
+                {
+                    g.name: g
+                    for g in agg.breakdown(
+                        self.base_scored, agg.facet_keys(facet), self.base.samples_per_item
+                    )
+                }
                 if self.base is not None
                 else None
             )

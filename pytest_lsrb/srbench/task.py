@@ -138,9 +138,6 @@ class SrbenchTask:
         return fields
 
     def judge(self, record: Mapping[str, Any]) -> Judgement:
-        if record.get("verification_error_domain") in ("environment", "harness"):
-            outcome = record.get("verification_outcome")
-            return Judgement("error", f"the equation could not be scored: {outcome}")
         if not record.get("valid") and record.get("verification_outcome") != "not_applicable":
             kind = record.get("proposal_error_kind") or record.get("verification_outcome") or "no_equation"
             shown = (record.get("proposal") or record.get("raw_output") or "")[:80]

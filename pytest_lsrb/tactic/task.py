@@ -137,12 +137,6 @@ class TacticTask:
         return fields
 
     def judge(self, record: Mapping[str, Any]) -> Judgement:
-        if record.get("verification_error_domain") in ("environment", "harness"):
-            return Judgement(
-                "error",
-                f"verification could not judge the tactic: {record.get('verification_outcome')}"
-                f" ({record.get('verification_detail') or 'no detail'})",
-            )
         tactic = record.get("tactic") or ""
         if record.get("contains_sorry"):
             return Judgement("fail", f"the tactic {tactic!r} contains a forbidden token")

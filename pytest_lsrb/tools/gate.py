@@ -5,18 +5,19 @@
 
 Both read the two output directories' attempts.jsonl and pair the runs item by item.
 
-Per-attempt outcome (both suites, see outcomes.py): `verification_success` when verification ran
-or gave a verdict (for llm_srbench it is Acc_0.1), else `valid`. Attempts that ended in an
-infrastructure error are not the model's answer: they are left out on both sides and counted
-(pytest already errors their tests).
+Who counts and what succeeded is `engine.outcomes`' rule, the one summary.json uses: attempts
+that ended in an infrastructure error or that a replay profile skips are not the model's answer;
+they are left out on both sides and counted (pytest errors or skips their tests).
 
-Metrics (higher is better), per item then averaged over the items both runs judged:
-    pass_at_K            pass@K of the outcome (summary key verification_pass_at_k_K); pass_at_1 is
-                         the outcome rate. Also spelled pass@K or verification_pass_at_k_K.
-    valid_rate           the answer was a well-formed tactic/proposal
-    nonempty_rate        the answer was not empty
-    success_rate         verification ran and succeeded (also verification_success_rate)
-    field:NAME           any true/false record field, e.g. field:symbolic_match
+Metrics (higher is better), each with the summary key it equals on a whole run:
+    pass_at_K            pass@K of the outcome (verification_pass_at_k_K): the item mean over the
+                         items with the run's samples-per-item judged samples. Also spelled pass@K
+                         or verification_pass_at_k_K.
+    valid_rate           the answer was a well-formed tactic/proposal (of answered attempts)
+    nonempty_rate        the answer was not empty (of answered attempts)
+    success_rate         the verdict was a success (of judged attempts; verification_success_rate)
+    field:NAME           any true/false record field over judged attempts, e.g. field:symbolic_match
+Rates are pooled over the attempts of the compared items; the significance test pairs items.
 
 Thresholds: `max-drop METRIC=X` fails when the metric fell by more than X below the baseline and
 a paired one-sided test says the drop is not noise (p < alpha): exact McNemar when every per-item
@@ -29,14 +30,14 @@ A regression makes the session exit with EXIT_REGRESSION (6; pytest itself uses 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.textfiles import shown
-from pytest_lsrb.engine.outcomes import Metric, Record, judged, resolve_metric
+from pytest_lsrb.engine.outcomes import JUDGED, Metric, Record, resolve_metric, status
 from pytest_lsrb.engine.summary import latest_records
 from pytest_lsrb.output.files import ATTEMPTS_FILE, RUN_FILE, SUMMARY_FILE, read_json, write_json_atomic
 from pytest_lsrb.tools.significance import mcnemar_exact_p, paired_bootstrap_p
@@ -136,16 +137,16 @@ class RunData:
         return int((self.header.get("config") or {}).get("samples") or 1)
 
     def by_item(self) -> dict[str, list[dict[str, Any]]]:
-        """Judged records grouped by item."""
+        """Records grouped by item (each metric picks its own population from them)."""
         out: dict[str, list[dict[str, Any]]] = {}
         for rec in self.records:
-            if judged(rec):
-                out.setdefault(str(rec["item_id"]), []).append(rec)
+            out.setdefault(str(rec["item_id"]), []).append(rec)
         return out
 
     @property
     def unjudged(self) -> int:
-        return sum(not judged(r) for r in self.records)
+        """Attempts not held against the model (infrastructure errors, profile skips)."""
+        return sum(status(r) != JUDGED for r in self.records)
 
 
 def load_run(path: Path, what: str) -> RunData:
@@ -228,25 +229,24 @@ class GateResult:
         return EXIT_REGRESSION if self.regressed else 0
 
 
-def _mean(values: Iterable[float]) -> float | None:
-    vals = list(values)
-    return sum(vals) / len(vals) if vals else None
-
-
 def compare_metric(
     threshold: Threshold,
     base: Mapping[str, Sequence[Record]],
     cur: Mapping[str, Sequence[Record]],
     alpha: float,
+    samples: tuple[int, int] = (1, 1),
 ) -> MetricCheck:
-    """One drop threshold checked on the items both runs judged."""
+    """One drop threshold checked on the items both runs judged (`samples`: each run's samples
+    per item, which pass@K asks of an item)."""
     metric = threshold.metric
     pairs: list[tuple[str, float, float]] = []
     for item_id in sorted(set(base) & set(cur)):
-        b, c = metric.item_score(base[item_id]), metric.item_score(cur[item_id])
+        b, c = metric.item_score(base[item_id], samples[0]), metric.item_score(cur[item_id], samples[1])
         if b is not None and c is not None:
             pairs.append((item_id, b, c))
-    b_mean, c_mean = _mean(p[1] for p in pairs), _mean(p[2] for p in pairs)
+    paired = {p[0] for p in pairs}
+    b_mean = metric.value({i: r for i, r in base.items() if i in paired}, samples[0])[0]
+    c_mean = metric.value({i: r for i, r in cur.items() if i in paired}, samples[1])[0]
     change = None if b_mean is None or c_mean is None else c_mean - b_mean
     down = [i for i, b, c in sorted(pairs, key=lambda p: (p[2] - p[1], p[0])) if c < b]
     up = [i for i, b, c in sorted(pairs, key=lambda p: (p[1] - p[2], p[0])) if c > b]
@@ -278,9 +278,8 @@ def compare_metric(
     )
 
 
-def check_minimum(threshold: Threshold, cur: Mapping[str, Sequence[Record]]) -> MetricCheck:
-    scores = [s for recs in cur.values() if (s := threshold.metric.item_score(recs)) is not None]
-    value = _mean(scores)
+def check_minimum(threshold: Threshold, cur: Mapping[str, Sequence[Record]], samples: int = 1) -> MetricCheck:
+    value, items = threshold.metric.value(cur, samples)
     return MetricCheck(
         metric=threshold.metric.name,
         summary_key=threshold.metric.summary_key,
@@ -290,7 +289,7 @@ def check_minimum(threshold: Threshold, cur: Mapping[str, Sequence[Record]]) -> 
         baseline=None,
         current=value,
         change=None,
-        items=len(scores),
+        items=items,
         test=None,
         p_value=None,
         regressed=value is None or value < threshold.value - 1e-12,
@@ -305,9 +304,11 @@ def evaluate(config: GateConfig, current: RunData, baseline: RunData | None) -> 
     checks = []
     for t in config.thresholds:
         if t.kind == "min":
-            checks.append(check_minimum(t, cur))
+            checks.append(check_minimum(t, cur, current.samples))
         elif baseline is not None:
-            checks.append(compare_metric(t, base, cur, config.alpha))
+            checks.append(compare_metric(t, base, cur, config.alpha, (baseline.samples, current.samples)))
+    b_items = {i for i, recs in base.items() if any(status(r) == JUDGED for r in recs)}
+    c_items = {i for i, recs in cur.items() if any(status(r) == JUDGED for r in recs)}
     b_hash = baseline.header.get("selected_rows_hash") if baseline else None
     c_hash = current.header.get("selected_rows_hash")
     return GateResult(
@@ -317,9 +318,9 @@ def evaluate(config: GateConfig, current: RunData, baseline: RunData | None) -> 
         checks=checks,
         unjudged_baseline=baseline.unjudged if baseline else 0,
         unjudged_current=current.unjudged,
-        paired_items=len(set(base) & set(cur)),
-        only_in_baseline=len(set(base) - set(cur)),
-        only_in_current=len(set(cur) - set(base)) if baseline else 0,
+        paired_items=len(b_items & c_items),
+        only_in_baseline=len(b_items - c_items),
+        only_in_current=len(c_items - b_items) if baseline else 0,
         same_selection=None if not (b_hash and c_hash) else b_hash == c_hash,
     )
 
@@ -399,7 +400,8 @@ def result_lines(result: GateResult) -> list[str]:
         lines.append("compared: " + "; ".join(notes))
     if result.unjudged_baseline or result.unjudged_current:
         lines.append(
-            f"left out (infrastructure errors): {result.unjudged_baseline} attempts in the baseline, "
+            "left out (infrastructure errors, profile skips): "
+            f"{result.unjudged_baseline} attempts in the baseline, "
             f"{result.unjudged_current} now"
         )
     if result.regressed:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_lsrb.core.metrics import mean_pass_at_k, pass_at_k, pass_at_k_ladder, percentile
+from pytest_lsrb.core.metrics import pass_at_k, pass_at_k_curve, pass_at_k_ladder, percentile
 
 
 @st.composite
@@ -48,11 +48,47 @@ def test_ladder_never_exceeds_samples_per_item(samples):
     assert ladder == sorted(set(ladder))
 
 
-def test_mean_pass_at_k_skips_items_with_too_few_samples():
+def test_every_k_is_averaged_over_the_same_items():
+    # The old rule (each k over the items with >= k samples) gave a falling curve here:
+    # pass@1 = (0.25 + 1) / 2, pass@4 = 1.0 over "a" alone; now both are over "a" alone.
     per_item = {"a": (4, 1), "b": (2, 2)}
-    assert mean_pass_at_k(per_item, 1) == pytest.approx((0.25 + 1.0) / 2)
-    assert mean_pass_at_k(per_item, 4) == pytest.approx(1.0)  # only "a" has 4 samples
-    assert mean_pass_at_k({}, 1) is None
+    curve = pass_at_k_curve(per_item, [1, 2, 4])
+    assert curve.items == 1 and curve.min_samples == 4
+    assert curve.values[1] == pytest.approx(0.25)
+    assert curve.values[4] == pytest.approx(1.0)
+    empty = pass_at_k_curve({}, [1])
+    assert empty.values == {1: None} and empty.items == 0
+
+
+@st.composite
+def item_sets(draw):
+    """Items with a few judged samples each (some with fewer than the run's samples, as when an
+    infrastructure error took one), and the ladder for that run."""
+    samples = draw(st.integers(1, 8))
+    items = draw(
+        st.dictionaries(
+            st.text("abc", min_size=1, max_size=3),
+            st.integers(0, samples).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n))),
+            max_size=12,
+        )
+    )
+    return {k: v for k, v in items.items() if v[0] > 0}, samples
+
+
+@given(item_sets())
+def test_the_pass_at_k_curve_cannot_fall_and_counts_its_items(drawn):
+    per_item, samples = drawn
+    ladder = pass_at_k_ladder(samples)
+    curve = pass_at_k_curve(per_item, ladder)
+    assert curve.items == sum(n >= samples for n, _ in per_item.values())
+    values = [curve.values[k] for k in ladder]
+    if curve.items == 0:
+        assert values == [None] * len(ladder)
+        return
+    assert all(v is not None and 0.0 <= v <= 1.0 for v in values)
+    assert all(a <= b + 1e-12 for a, b in itertools.pairwise(values))  # type: ignore[operator]
+    eligible = [(n, c) for n, c in per_item.values() if n >= samples]
+    assert values[0] == pytest.approx(sum(c / n for n, c in eligible) / len(eligible))
 
 
 @given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=50), st.floats(0, 100))

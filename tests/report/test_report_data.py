@@ -31,7 +31,7 @@ def test_a_real_mock_run_reads_back_with_its_summary_and_index(mock_run: Path) -
 
 def test_the_pass_at_k_curve_matches_the_summary_where_both_exist(tmp_path: Path) -> None:
     run = load_run(tactic_run(tmp_path / "r", items=40, samples=6, seed=7))
-    curve = dict(agg.pass_at_k_curve(agg.score(run)))
+    curve = dict(agg.pass_at_k_curve(agg.score(run), run.samples_per_item))
     assert sorted(curve) == [1, 2, 3, 4, 5, 6]
     from_summary = dict(agg.curve_from_summary(run.summary))
     assert sorted(from_summary) == [1, 2, 4, 6]  # the summary's ladder

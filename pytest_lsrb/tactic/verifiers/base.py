@@ -9,6 +9,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_lsrb.engine.outcomes import SKIPPED_OUTCOME
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
 from pytest_lsrb.tactic.answer import contains_forbidden
 from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, lean_slots, make_repl_backend
@@ -84,7 +85,7 @@ class LeanVerifierBase(ABC):
         if profile.skip:
             why = profile.skip_reason or "the profile says skip"
             return VerificationResult(
-                attempted=False, success=None, outcome="not_attempted", detail=f"profile {profile.id}: {why}"
+                attempted=False, success=None, outcome=SKIPPED_OUTCOME, detail=f"profile {profile.id}: {why}"
             )
         if contains_forbidden(proposal) or _STOP.search(proposal):
             return result("forbidden_token", subkind="sorry", detail="sorry/admit/sorryAx/stop in the tactic")

@@ -79,7 +79,7 @@ def test_without_lean_every_attempt_is_toolchain_missing(
     monkeypatch.setenv("PATH", path_without_lean())
     res = synthetic.verify(row(), "exact ⟨hp, hq⟩", attempt_seed=1)
     assert (res.attempted, res.success, res.outcome) == (True, False, "toolchain_missing")
-    assert res.error_domain == "environment" and res.is_infrastructure
+    assert res.error_domain == "environment"
     assert "not on PATH" in (res.detail or "") and res.profile_id == "default"
 
 
@@ -129,7 +129,7 @@ def test_guards_before_lean(synthetic: SyntheticVerifier, fake_lean: Path) -> No
     cmd = synthetic.verify(row(), "trivial #eval IO.println 1", attempt_seed=1)
     assert (cmd.outcome, cmd.subkind) == ("forbidden_token", "command")
     skipped = synthetic.verify(row(repo_remote="https://github.com/example/skipme"), "simp", attempt_seed=1)
-    assert (skipped.attempted, skipped.outcome, skipped.profile_id) == (False, "not_attempted", "skipped")
+    assert (skipped.attempted, skipped.outcome, skipped.profile_id) == (False, "skipped", "skipped")
     assert not (fake_lean / "lean.log").exists()
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from pytest_lsrb.cli import main as lsrb
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.engine.outcomes import judged, outcome, resolve_metric
+from pytest_lsrb.engine.outcomes import judged, resolve_metric
+from pytest_lsrb.engine.outcomes import success as outcome
 from pytest_lsrb.tools.gate import EXIT_REGRESSION, compare_dirs, gate_config
 
 
