@@ -17,11 +17,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from pytest_lsrb.engine.cost import Price
+from pytest_lsrb.engine.outcomes import UNJUDGED_VERIFICATION_DOMAINS
 
 TTY_INTERVAL_S: Final = 5.0
 LOG_INTERVAL_S: Final = 30.0
 # Verification outcomes that say nothing about the model (see engine.outcomes): errors too.
-_UNJUDGED_DOMAINS: Final = frozenset({"environment", "harness"})
 
 
 def duration(seconds: float) -> str:
@@ -71,7 +71,7 @@ class Progress:
         kind = record.get("generation_error_kind")
         if kind:
             self.errors[str(kind)] += 1
-        elif record.get("verification_error_domain") in _UNJUDGED_DOMAINS:
+        elif record.get("verification_error_domain") in UNJUDGED_VERIFICATION_DOMAINS:
             self.errors[str(record.get("verification_error_kind") or "verification")] += 1
         p_tok = _count(record.get("prompt_tokens"))
         c_tok = _count(record.get("completion_tokens"))
