@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.suite import builtin_suites_dir
+from pytest_lsrb.output.runs import follow_latest
 
 EXIT_USAGE = 2
 
@@ -59,7 +60,8 @@ def cmd_merge(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb merge SHARD_DIR... --out DIR`: the shards of one run become the unsharded run."""
     from pytest_lsrb.tools.merge import merge_shards
 
-    summary = merge_shards([Path(d) for d in args.shards], Path(args.out), overwrite=args.overwrite)
+    shards = [follow_latest(Path(d)) for d in args.shards]
+    summary = merge_shards(shards, Path(args.out), overwrite=args.overwrite)
     print(
         f"merged {len(args.shards)} shards: {summary['attempts']}/{summary['attempts_expected']} "
         f"attempts of {summary['items']} items -> {args.out}"
@@ -73,7 +75,7 @@ def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     from pytest_lsrb.tools import gate
 
     config = gate.gate_config(args.baseline, args.max_drop, args.min, args.alpha, prefix="--")
-    result = gate.compare_dirs(config, Path(args.current))
+    result = gate.compare_dirs(config, follow_latest(Path(args.current)))
     print(gate.title(result))
     print("\n".join(gate.result_lines(result)))
     if args.json:
@@ -85,8 +87,9 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb report OUTPUT_DIR [--baseline DIR] [-o report.html]`: one self-contained HTML page."""
     from pytest_lsrb.report import report_command
 
-    baseline = Path(args.baseline) if args.baseline else None
-    for line in report_command(Path(args.output_dir), Path(args.output) if args.output else None, baseline):
+    baseline = follow_latest(Path(args.baseline)) if args.baseline else None
+    run_dir = follow_latest(Path(args.output_dir))
+    for line in report_command(run_dir, Path(args.output) if args.output else None, baseline):
         print(line)
     return 0
 

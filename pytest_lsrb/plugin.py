@@ -14,6 +14,7 @@ Flow (see DESIGN.md, "The spine"):
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import inspect
 from collections.abc import Iterator
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from pytest_lsrb.tools import gate
 
 RECORD_ATTR = "lsrb_record"
+RUN_DIR_KEY = "lsrb_run_dir"  # workerinput: the run directory the controller chose
 PLUGIN_NAME = "lsrb-session"
 
 
@@ -86,8 +88,12 @@ class SuiteRun:
         )
 
 
-def prepare_suite_run(root: Path, getoption: Any, rootdir: Path) -> SuiteRun:
-    """Load, validate, select, shard and expand: pure of side effects on the output directory."""
+def prepare_suite_run(root: Path, getoption: Any, rootdir: Path, run_dir: Path | None = None) -> SuiteRun:
+    """Load, validate, select, shard and expand: pure of side effects on the output directory.
+
+    Without --lsrb-output-dir the run's own directory is chosen here, once the config hash is
+    known; an xdist worker is handed its controller's choice as `run_dir`.
+    """
     from pytest_lsrb.core.selection import expand, select, selected_rows_hash, shard
     from pytest_lsrb.engine.options import resolve
     from pytest_lsrb.engine.task import TASKS, get_task
@@ -121,6 +127,8 @@ def prepare_suite_run(root: Path, getoption: Any, rootdir: Path) -> SuiteRun:
         cases = expand(mine, int(config["samples"]), int(config["seed"]))
     except LsrbUsageError as exc:  # a value that came from suite.toml is named there
         raise config.blame(exc) from None
+    if config.runs_folder:
+        config = dataclasses.replace(config, output_dir=run_dir or _choose_run_dir(config))
     return SuiteRun(
         spec=spec,
         task=task,
@@ -130,6 +138,15 @@ def prepare_suite_run(root: Path, getoption: Any, rootdir: Path) -> SuiteRun:
         cases=cases,
         config_hash=config.config_hash(),
     )
+
+
+def _choose_run_dir(config: RunConfig) -> Path:
+    from pytest_lsrb.output.runs import new_run_dir, resumable_run_dir
+
+    folder, config_hash = config.output_dir, config.config_hash()
+    if config["resume"]:
+        return resumable_run_dir(folder, config_hash, finished_too=bool(config["retry_errors"]))
+    return new_run_dir(folder, config_hash)
 
 
 class LsrbSession:
@@ -162,8 +179,10 @@ class LsrbSession:
                     "attempts.jsonl and summary.json."
                 )
             return self.run
+        workerinput = getattr(self.config, "workerinput", {})
+        run_dir = Path(workerinput[RUN_DIR_KEY]) if RUN_DIR_KEY in workerinput else None
         try:
-            self.run = prepare_suite_run(root, self.config.getoption, self.config.rootpath)
+            self.run = prepare_suite_run(root, self.config.getoption, self.config.rootpath, run_dir)
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
         return self.run
@@ -335,6 +354,12 @@ class LsrbSession:
             self.gate_result, session.exitstatus = gate.finish_session(
                 self.gate, self.output.dir, int(session.exitstatus)
             )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist: each worker writes under the run directory this controller chose."""
+        if self.run is not None:
+            node.workerinput[RUN_DIR_KEY] = str(self.run.config.output_dir)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:

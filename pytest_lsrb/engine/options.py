@@ -21,6 +21,8 @@ from pytest_lsrb.core.redaction import strip_userinfo
 from pytest_lsrb.core.textfiles import shown
 from pytest_lsrb.engine.suite import SuiteSpec
 
+RUNS_ROOT = "lsrb-out"  # under the current directory: lsrb-out/<suite>/<run>/
+
 
 @dataclass(frozen=True)
 class Option:
@@ -132,14 +134,16 @@ OPTIONS: list[Option] = [
         "output-dir",
         str,
         None,
-        "where attempts.jsonl and summary.json go (default: lsrb-out/<suite>)",
+        "the run's directory (default: a new lsrb-out/<suite>/<UTC time>-<config hash> for each run, "
+        "lsrb-out/<suite>/latest naming the last one)",
         identity=False,
     ),
     Option(
         "resume",
         bool,
         False,
-        "continue the run in --lsrb-output-dir without redoing finished attempts",
+        "continue the run in --lsrb-output-dir (default: the latest unfinished run of the same "
+        "options) without redoing finished attempts",
         identity=False,
         flag=True,
     ),
@@ -297,6 +301,9 @@ class RunConfig:
     output_dir: Path
     from_suite: frozenset[str] = frozenset()  # keys whose value came from suite.toml [defaults]
     from_command_line: frozenset[str] = frozenset()  # keys given as --lsrb-NAME
+    # No --lsrb-output-dir: `output_dir` is the suite's folder of runs (lsrb-out/<suite>), in which
+    # this run gets its own directory once its config hash is known (output/runs.py).
+    runs_folder: bool = False
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -434,7 +441,7 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
     if api_env and not os.environ.get(api_env):
         raise LsrbUsageError(f"--lsrb-api-key-env: the environment variable {api_env} is not set or empty.")
     out = values["output_dir"]
-    output_dir = Path(out).expanduser() if out else Path.cwd() / "lsrb-out" / suite.name
+    output_dir = Path(out).expanduser() if out else Path.cwd() / RUNS_ROOT / suite.name
     if not output_dir.is_absolute():
         output_dir = Path.cwd() / output_dir
     return RunConfig(
@@ -443,4 +450,5 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
         output_dir=output_dir,
         from_suite=from_suite,
         from_command_line=frozenset(given),
+        runs_folder=not out,
     )

@@ -31,6 +31,7 @@ from pytest_lsrb.output.files import (
     write_json_atomic,
 )
 from pytest_lsrb.output.models import RunHeader
+from pytest_lsrb.output.runs import point_latest
 from pytest_lsrb.tactic.profiles import profile_config_path
 
 if TYPE_CHECKING:
@@ -88,6 +89,8 @@ class RunOutput:
                 (out / name).unlink(missing_ok=True)
         header["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         write_json_atomic(run_file, header)
+        if run.config.runs_folder:
+            point_latest(out)
         samples = int(run.config["samples"])
         live = None if run.config["resume"] else Summarizer(samples, run.task.summary_accumulator(samples))
         return cls(dir=out, run=run, writer=AttemptsWriter(attempts), header=header, live=live)

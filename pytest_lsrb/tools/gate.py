@@ -40,6 +40,7 @@ from pytest_lsrb.core.textfiles import shown
 from pytest_lsrb.engine.outcomes import JUDGED, Metric, Record, resolve_metric, status
 from pytest_lsrb.engine.summary import latest_records
 from pytest_lsrb.output.files import ATTEMPTS_FILE, RUN_FILE, SUMMARY_FILE, read_json, write_json_atomic
+from pytest_lsrb.output.runs import follow_latest
 from pytest_lsrb.tools.significance import mcnemar_exact_p, paired_bootstrap_p
 
 EXIT_REGRESSION: Final = 6
@@ -107,7 +108,7 @@ def gate_config(
     a = DEFAULT_ALPHA if alpha is None else float(alpha)
     if not 0.0 < a <= 1.0:
         raise LsrbUsageError(f"{prefix}alpha must be in (0, 1] (got {a:g}).")
-    base = Path(baseline).expanduser() if baseline else None
+    base = follow_latest(Path(baseline).expanduser()) if baseline else None
     drops = parse_thresholds(max_drop, "max_drop", f"{prefix}max-drop")
     if base is None and drops:
         raise LsrbUsageError(f"{prefix}max-drop compares against a baseline; pass {prefix}baseline too.")
