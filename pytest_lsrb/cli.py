@@ -84,12 +84,15 @@ def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
-    """`lsrb report OUTPUT_DIR [--baseline DIR] [-o report.html]`: one self-contained HTML page."""
+    """`lsrb report OUTPUT_DIR [MORE_DIRS...] [--baseline DIR] [-o report.html]`: one self-contained
+    HTML page; more run directories appear beside the first in the discovery-methods section."""
     from pytest_lsrb.report import report_command
 
     baseline = follow_latest(Path(args.baseline)) if args.baseline else None
     run_dir = follow_latest(Path(args.output_dir))
-    for line in report_command(run_dir, Path(args.output) if args.output else None, baseline):
+    out = Path(args.output) if args.output else None
+    others = [follow_latest(Path(d)) for d in args.more]
+    for line in report_command(run_dir, out, baseline, others):
         print(line)
     return 0
 
@@ -222,6 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
         "and a filterable table of every attempt. With --baseline, metric deltas and flipped items.",
     )
     report.add_argument("output_dir", help="the run's output directory (--lsrb-output-dir)")
+    report.add_argument(
+        "more",
+        nargs="*",
+        metavar="MORE_DIRS",
+        help="other runs (e.g. other llm_srbench methods on the same problems) shown side by side",
+    )
     report.add_argument("--baseline", default=None, metavar="DIR", help="a baseline run's output directory")
     report.add_argument(
         "-o",

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_lsrb.report.compare import Flip, comparison_lines, find_flips, format_comparison
@@ -25,15 +26,23 @@ def write_report(output_dir: Path, out_file: Path, baseline_dir: Path | None = N
     return out_file
 
 
-def report_command(output_dir: Path, out_file: Path | None, baseline_dir: Path | None) -> list[str]:
-    """What `lsrb report` does; returns the lines it prints (the comparison, when there is a baseline)."""
+def report_command(
+    output_dir: Path, out_file: Path | None, baseline_dir: Path | None, others: Sequence[Path] = ()
+) -> list[str]:
+    """What `lsrb report` does; returns the lines it prints (the comparison, when there is a baseline).
+    `others`: more runs for the side-by-side discovery-methods section."""
     current = load_run(output_dir)
     baseline = load_run(baseline_dir) if baseline_dir is not None else None
+    more = [load_run(d) for d in others]
     target = out_file if out_file is not None else output_dir / "report.html"
     target.parent.mkdir(parents=True, exist_ok=True)
-    page = Page(current, baseline)
+    page = Page(current, baseline, more)
     target.write_text(page.html(), encoding="utf-8", errors="replace")
-    lines = [*current.warnings, *(baseline.warnings if baseline else [])]
+    lines = [
+        *current.warnings,
+        *(baseline.warnings if baseline else []),
+        *(w for r in more for w in r.warnings),
+    ]
     if baseline is not None:
         lines += format_comparison(baseline.summary, current.summary, page.flips)
     lines.append(f"wrote {target} ({len(current.records)} attempts)")

@@ -21,6 +21,7 @@ from pytest_lsrb.report import charts
 from pytest_lsrb.report.compare import Delta, Flip, Metric, compare, fmt_delta, fmt_value, metric_deltas
 from pytest_lsrb.report.data import RunData
 from pytest_lsrb.report.items import item_payload, json_for_script
+from pytest_lsrb.report.methods import methods_section
 
 ASSETS = Path(__file__).parent / "assets"
 MAX_FLIPS_LISTED = 300
@@ -54,9 +55,12 @@ def num(value: float | None) -> str:
 class Page:
     """Builds the report's sections for one run and an optional baseline."""
 
-    def __init__(self, current: RunData, baseline: RunData | None = None) -> None:
+    def __init__(
+        self, current: RunData, baseline: RunData | None = None, others: Sequence[RunData] = ()
+    ) -> None:
         self.cur = current
         self.base = baseline
+        self.others = list(others)  # more runs for the discovery-methods section
         if baseline is not None:
             comparison = compare(baseline, current)
             self.scored, self.base_scored = comparison.current_scored, comparison.baseline_scored
@@ -79,6 +83,7 @@ class Page:
             self.comparison_section(),
             self.breakdown_section(),
             self.equation_section(),
+            methods_section([self.cur, *self.others]),
             self.items_section(),
             self.config_section(),
         ]

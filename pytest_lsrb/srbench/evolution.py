@@ -62,7 +62,7 @@ class EvolutionConfig:
     fraction_replaced: float = 0.00036
     fraction_replaced_hof: float = 0.0614
     topn: int = 12
-    max_rows: int = 2000  # LLM-SRBench's LaSR searcher fits on the first 2000 rows
+    max_rows: int = 2000  # LLM-SRBench's LaSR searcher fits on 2000 rows (its first 2000)
 
 
 @dataclass
@@ -117,9 +117,13 @@ class Evolution:
         hooks: EvolutionHooks | None = None,
     ) -> None:
         self.config = config or EvolutionConfig()
-        rows = min(len(y), self.config.max_rows)
-        self.X = {k: np.asarray(v, dtype=np.float64)[:rows] for k, v in X.items()}
-        self.y = np.asarray(y, dtype=np.float64)[:rows]
+        # A seeded subset of the rows (sorted): the reference takes the first max_rows, which
+        # assumes shuffled rows; LLM-SR's CSV problems are ordered along a trajectory.
+        take = (
+            sorted(rng.sample(range(len(y)), self.config.max_rows)) if len(y) > self.config.max_rows else None
+        )
+        self.X = {k: _rows(v, take) for k, v in X.items()}
+        self.y = _rows(y, take)
         self.variables = variables
         self.rng = rng
         self.ops = TreeOps(variables, rng)
@@ -332,6 +336,11 @@ class Evolution:
             if not front or m.loss < front[-1].loss:
                 front.append(m)
         return front
+
+
+def _rows(values: np.ndarray, take: list[int] | None) -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64)
+    return arr if take is None else arr[take]
 
 
 def _top(island: list[Member], n: int) -> list[Member]:

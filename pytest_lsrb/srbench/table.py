@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pytest_lsrb.srbench.analyses import Analyses
 from pytest_lsrb.srbench.metrics import median_or_none
 
 GROUP_ORDER: Final = (
@@ -77,6 +78,7 @@ class SrbenchSummary:
         self.methods: dict[str, int] = {}
         self.judge_pairs = 0  # attempts where the sympy checker and the LLM judge both decided
         self.judge_agree = 0
+        self.analyses = Analyses()  # search progress, ID vs OOD, symbolic vs OOD, complexity
 
     def add(self, record: Mapping[str, Any]) -> None:
         group = str(record.get("problem_group") or "unknown")
@@ -84,6 +86,7 @@ class SrbenchSummary:
             self.groups.setdefault(key, GroupStats()).add(record)
         method = str(record.get("sr_method") or "unknown")
         self.methods[method] = self.methods.get(method, 0) + 1
+        self.analyses.add(record)
         by_sympy, by_llm = record.get("symbolic_match_sympy"), record.get("symbolic_match_llm")
         if by_sympy is not None and by_llm is not None:
             self.judge_pairs += 1
@@ -106,6 +109,7 @@ class SrbenchSummary:
             "sr_judge_agreement": (
                 round(self.judge_agree / self.judge_pairs, 4) if self.judge_pairs else None
             ),
+            **self.analyses.finish(),
             "terminal_extra_keys": [
                 "sr_symbolic_accuracy_pct",
                 "sr_acc_tau_id_pct",
