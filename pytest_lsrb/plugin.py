@@ -210,13 +210,21 @@ class LsrbSession:
 
         try:
             self.gate = gate.preflight(run.config.values, run.spec.name)
+            # bad mode or profile file, or no Lean for a mode that needs it: stop before the
+            # adapter is even asked whether it is up
+            verifier = create_verifier(run.verifier_config())
+            try:
+                preflight = getattr(verifier, "preflight", None)
+                if preflight is not None:
+                    preflight()
+            finally:
+                verifier.close()
             adapter = create_adapter(run.adapter_config())
             try:
                 adapter.check()
                 self.queue_depth = queue_depth(run.config["concurrency"] or adapter.default_concurrency)
             finally:
                 adapter.close()
-            create_verifier(run.verifier_config()).close()  # bad mode or profile file: stop now
             if not self.config.option.collectonly:  # listing tests must not touch a run's files
                 self.output = outputs.RunOutput.open(run)
                 StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours

@@ -9,13 +9,21 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import SKIPPED_OUTCOME
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
 from pytest_lsrb.tactic.answer import contains_forbidden
 from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, lean_slots, make_repl_backend
 from pytest_lsrb.tactic.lean.outcome import Verdict
+from pytest_lsrb.tactic.lean.process import which
 from pytest_lsrb.tactic.lean.script import command_token
-from pytest_lsrb.tactic.profiles import ProfileSet, ReplayProfile, load_profiles, resolve_profiles_path
+from pytest_lsrb.tactic.profiles import (
+    BUILTIN_DEFAULT,
+    ProfileSet,
+    ReplayProfile,
+    load_profiles,
+    resolve_profiles_path,
+)
 
 # `stop tacs` is `repeat sorry`; the search tactics print `Try this: ...` and (apply?) admit the goal.
 _STOP: Final = re.compile(r"(?<![\w.'])stop(?![\w'?!])")
@@ -72,6 +80,32 @@ class LeanVerifierBase(ABC):
         return self.profiles.match(
             str(getattr(row, "repo_remote", "")), str(getattr(row, "repo_lean_version", ""))
         )
+
+    # -- preflight -----------------------------------------------------------------------------
+
+    def executables(self, profile: ReplayProfile) -> list[str]:
+        """What checking a row under `profile` runs (a REPL command, else lake or lean)."""
+        if profile.replay_method == "repl":
+            return [profile.repl_command[0]] if profile.repl_command else [profile.lake_command]
+        return [profile.lake_command if self.uses_project(profile) else profile.lean_command]
+
+    def uses_project(self, profile: ReplayProfile) -> bool:
+        return True
+
+    def preflight(self) -> None:
+        """Refuse the run, before any model call, when a profile rows may use needs a Lean
+        executable this machine lacks (every answer would end `toolchain_missing`, paid for)."""
+        candidates = [p for p, _ in self.profiles.profiles if not p.skip]
+        if not any(p.specificity == 0 for p in candidates):
+            candidates.append(BUILTIN_DEFAULT)
+        for profile in candidates:
+            for exe in self.executables(profile):
+                if which(exe) is None:
+                    raise LsrbUsageError(
+                        f"--lsrb-verification={self.mode} needs `{exe}` (profile {profile.id}), which is "
+                        "not on PATH: install the Lean toolchain (elan), set the profile's command, or "
+                        "run with --lsrb-verification=none to record tactics without checking them."
+                    )
 
     def allow_native(self, profile: ReplayProfile) -> bool:
         """Whether a proof may trust the compiler (`native_decide`): the profile or the run says so."""

@@ -67,6 +67,9 @@ class RepoReplayVerifier(LeanVerifierBase):
                 )
             return cache
 
+    def executables(self, profile: ReplayProfile) -> list[str]:
+        return [profile.git_command, profile.lake_command, *super().executables(profile)]
+
     def check(self, row: Any, tactic: str, profile: ReplayProfile) -> VerificationResult:
         # Without a toolchain nothing below can run: say so before cloning anything.
         for exe in (profile.git_command, profile.lake_command):

@@ -41,6 +41,9 @@ class SyntheticVerifier(LeanVerifierBase):
     def project_for(self, profile: ReplayProfile) -> Path | None:
         return Path(profile.lean_project).expanduser() if profile.lean_project else None
 
+    def uses_project(self, profile: ReplayProfile) -> bool:
+        return profile.lean_project is not None
+
     def check(self, row: Any, tactic: str, profile: ReplayProfile) -> VerificationResult:
         restated = restate(str(row.goal_text))
         if isinstance(restated, Unrestatable):

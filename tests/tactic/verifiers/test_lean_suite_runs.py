@@ -10,27 +10,39 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fakes.ollama_server import FakeOllama
 from lean_fakes import install_toolchain, path_with, path_without_lean
 
 REPO = Path(__file__).resolve().parents[3]
 
 
-def test_synthetic_without_lean_says_so(run_suite: Any) -> None:
-    res = run_suite("--lsrb-verification=synthetic", "--lsrb-max-items=3", env={"PATH": path_without_lean()})
+def test_without_lean_the_run_is_refused_before_any_model_call(run_suite: Any) -> None:
+    """No toolchain for a mode that needs one: one sentence, exit 4 (usage error), and not one
+    request reaches the model server (every answer would have been paid for, then unjudged)."""
+    with FakeOllama() as server:
+        res = run_suite(
+            "--lsrb-verification=synthetic",
+            "--lsrb-max-items=3",
+            "--lsrb-adapter=ollama",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={server.url}",
+            env={"PATH": path_without_lean()},
+        )
+        requests = list(server.requests)
+    assert res.returncode == 4, res.stdout + res.stderr
+    assert "--lsrb-verification=synthetic needs `lean` (profile default), which is not on PATH" in res.stderr
+    assert "--lsrb-verification=none" in res.stderr and "Traceback" not in res.stderr
+    assert requests == []
+    assert not (res.out_dir / "attempts.jsonl").exists()
+
+
+def test_without_lean_verification_none_runs_unchecked(run_suite: Any) -> None:
+    res = run_suite("--lsrb-verification=none", "--lsrb-max-items=3", env={"PATH": path_without_lean()})
     attempts = res.attempts()
-    assert len(attempts) == 3
-    assert {a["verification_outcome"] for a in attempts} == {"toolchain_missing"}
-    assert {a["verification_error_domain"] for a in attempts} == {"environment"}
-    assert "3 errors" in res.stdout and "failed" not in res.stdout.splitlines()[-1]
-    assert "NOT JUDGED" in res.stdout and "no Lean toolchain" in res.stdout
-    assert "toolchain_missing (`lean` is not on PATH" in res.stdout
-    summary = res.summary()
-    assert summary["verification_error_kinds"] == {"toolchain_missing": 3}
-    assert summary["verification_error_domains"] == {"environment": 3}
-    assert summary["verification_unjudged"] == 3
-    assert summary["verification_pass_at_k_1"] is None  # nothing judged, nothing against the model
-    assert summary["profile_config_path"] == str(REPO / "profiles")
-    assert summary["profile_match_counts"] == {"default": 3}
+    assert len(attempts) == 3 and res.returncode in (0, 1)
+    assert {(a["verification_mode"], a["verification_outcome"]) for a in attempts} == {
+        ("none", "not_attempted")
+    }
 
 
 def test_synthetic_with_a_fake_lean_judges(run_suite: Any, tmp_path: Path) -> None:
