@@ -70,7 +70,7 @@ class AttemptsWriter:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         truncate_torn_tail(path)
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         self.written = 0
 
     def write(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -201,17 +201,50 @@ def truncate_torn_tail(path: Path) -> int | None:
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write JSON through a temp file and rename, so readers never see half a file."""
+    """Write JSON through a temp file and rename, so readers never see half a file.
+
+    Non-finite floats become null; a lone surrogate is written as its JSON escape (as in
+    `record_line`), so the file is valid UTF-8 whatever a string held.
+    """
+    text = json.dumps(finite_or_none(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    write_atomic(path, text.encode("utf-8", "backslashreplace"))
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write `data` through a temp file and rename, so readers never see half a file.
+
+    The file gets the mode a plain `open()` would give it (0o666 less the umask): mkstemp's own
+    0o600 would hide run.json or summary.json from colleagues sharing a results folder.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(finite_or_none(obj), fh, indent=2, sort_keys=True, ensure_ascii=False)
-            fh.write("\n")
+        if hasattr(os, "fchmod"):  # not on Windows, where mkstemp's mode is not 0o600 anyway
+            os.fchmod(fd, FILE_MODE & ~current_umask())
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+FILE_MODE = 0o666  # what open() asks for; the kernel takes the umask off
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where Linux tells it (threads may be creating
+    files meanwhile); elsewhere set and restored at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def read_json(path: Path) -> Any:

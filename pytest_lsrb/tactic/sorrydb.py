@@ -22,8 +22,6 @@ its index in `sorries` and the field, e.g.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -32,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.rows import describe_validation_error
 from pytest_lsrb.core.textfiles import BOM, loads_json, lone_surrogate_problem
+from pytest_lsrb.output.files import write_atomic
 from pytest_lsrb.tactic.lean.gitrefs import is_local_remote
 from pytest_lsrb.tactic.rows import CommitHash, GitRemote, RepoPath, TacticRow
 
@@ -162,15 +161,7 @@ def write_index(rows: Iterable[TacticRow], out: Path) -> None:
     leaves half an index behind.
     """
     lines = [json.dumps(row.model_dump(mode="json", exclude_none=True), ensure_ascii=False) for row in rows]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write("".join(line + "\n" for line in lines))
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(out, "".join(line + "\n" for line in lines).encode("utf-8"))
 
 
 def _read_text(path: Path) -> str:
