@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -118,3 +121,24 @@ def test_reasoning_never_leaks(tactic: str, noise: str) -> None:
     """Law: text inside a reasoning block is never the answer."""
     answer = read_tactic(f"<think>{noise}\nexact bogus_from_reasoning\n</think>\n{tactic}")
     assert answer.tactic == tactic and answer.valid
+
+
+def test_several_samples_raise_the_default_temperature(tmp_path: Path) -> None:
+    """At the suite's temperature 0, k samples of a goal are k copies of one answer."""
+    from pytest_lsrb.engine.options import RunConfig
+    from pytest_lsrb.engine.suite import load_suite
+    from pytest_lsrb.tactic.task import SAMPLED_TEMPERATURE, TacticTask
+
+    suite = load_suite(Path(__file__).resolve().parents[2] / "suites" / "goal_to_tactic_proposal_v1")
+    task = TacticTask()
+
+    def configured(given: frozenset[str] = frozenset(), **values: Any) -> float:
+        config = RunConfig(
+            {"samples": 1, "temperature": 0.0, **values}, suite, tmp_path, from_command_line=given
+        )
+        return float(task.configure(config).values["temperature"])
+
+    assert configured() == 0.0
+    assert configured(samples=4) == SAMPLED_TEMPERATURE == 0.8
+    assert configured(frozenset({"temperature"}), samples=4) == 0.0  # the user's choice stands
+    assert configured(samples=4, temperature=0.3) == 0.3
