@@ -349,6 +349,7 @@ class LsrbSession:
 
     # -- finish --------------------------------------------------------------------------------
 
+    @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: the gate is a case in it
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.is_worker or self.output is None or self.run is None:
             return
@@ -362,6 +363,9 @@ class LsrbSession:
             self.gate_result, session.exitstatus = gate.finish_session(
                 self.gate, self.output.dir, int(session.exitstatus)
             )
+            from pytest_lsrb.tools.junit import add_gate_case
+
+            add_gate_case(self.config, self.gate_result)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -482,6 +486,9 @@ def run_attempt(session: LsrbSession, item: pytest.Item, case: Case, runner: Run
         pytest.skip(str(stop))
     if attempt.record is not None:
         session.pending[item.nodeid] = dict(attempt.record)
+        # JUnit XML shows the test's duration as pytest timed it (~0 for an attempt run ahead of
+        # its test); the model's own time goes along as a property.
+        item.user_properties.append(("lsrb_latency_ms", attempt.record.get("latency_ms")))
     if runner.fatal:
         item.session.shouldstop = runner.fatal
     if attempt.judgement.outcome == "skip":  # a replay profile says this row is not verified

@@ -41,7 +41,14 @@ from pytest_lsrb.engine.outcomes import JUDGED, Metric, Record, resolve_metric, 
 from pytest_lsrb.engine.summary import latest_records
 from pytest_lsrb.output.files import ATTEMPTS_FILE, RUN_FILE, SUMMARY_FILE, read_json, write_json_atomic
 from pytest_lsrb.output.runs import follow_latest
-from pytest_lsrb.tools.significance import mcnemar_exact_p, paired_bootstrap_p
+from pytest_lsrb.tools.significance import (
+    holm_adjust,
+    mcnemar_exact_p,
+    mcnemar_min_detectable,
+    normal_min_detectable,
+    paired_bootstrap_ci,
+    paired_bootstrap_p,
+)
 
 EXIT_REGRESSION: Final = 6
 GATE_FILE: Final = "gate.json"
@@ -203,6 +210,11 @@ class MetricCheck:
     regressed: bool
     down: list[str] = field(default_factory=list)
     up: list[str] = field(default_factory=list)
+    # Holm-adjusted across the run's max-drop metrics; the verdict uses this one.
+    p_adjusted: float | None = None
+    # The smallest drop the test can call significant on these items (see min_detectable_drop).
+    min_detectable: float | None = None
+    ci: tuple[float, float] | None = None  # 95% paired bootstrap interval of `change`
 
 
 @dataclass
@@ -252,16 +264,20 @@ def compare_metric(
     down = [i for i, b, c in sorted(pairs, key=lambda p: (p[2] - p[1], p[0])) if c < b]
     up = [i for i, b, c in sorted(pairs, key=lambda p: (p[1] - p[2], p[0])) if c > b]
     binary = all(v in (0.0, 1.0) for _, b, c in pairs for v in (b, c))
+    diffs = [c - b for _, b, c in pairs]
     if not pairs:
         test, p_value = None, None
     elif binary:
         test, p_value = "exact McNemar", mcnemar_exact_p(len(down), len(up))
     else:
-        test, p_value = "paired bootstrap", paired_bootstrap_p([c - b for _, b, c in pairs])
+        test, p_value = "paired bootstrap", paired_bootstrap_p(diffs)
     regressed = (
         change is not None and p_value is not None and -change > threshold.value + 1e-12 and p_value < alpha
     )
     return MetricCheck(
+        p_adjusted=p_value,
+        min_detectable=min_detectable_drop(diffs, binary, alpha),
+        ci=paired_bootstrap_ci(diffs),
         metric=metric.name,
         summary_key=metric.summary_key,
         threshold=threshold.label,
@@ -277,6 +293,35 @@ def compare_metric(
         down=down,
         up=up,
     )
+
+
+def min_detectable_drop(diffs: Sequence[float], binary: bool, alpha: float) -> float | None:
+    """The smallest drop these items can show as significant at `alpha`.
+
+    Exact McNemar (0/1 scores): k/n, where k is the fewest items that must go from pass to fail,
+    with none the other way, for p < alpha (`mcnemar_min_detectable`); no drop at all can be
+    significant on fewer than k items (None). Bootstrap: the normal-theory minimum detectable
+    effect at 80% power for the spread of these differences.
+    """
+    if not diffs:
+        return None
+    if binary:
+        k = mcnemar_min_detectable(len(diffs), alpha)
+        return None if k is None else k / len(diffs)
+    return normal_min_detectable(diffs, alpha)
+
+
+def apply_holm(checks: list[MetricCheck], alpha: float) -> None:
+    """Several metrics tested at once: adjust their p-values (Holm) and decide on those."""
+    tested = [c for c in checks if c.kind == "max_drop" and c.p_value is not None]
+    if len(tested) < 2:
+        return
+    for check, adjusted in zip(tested, holm_adjust([c.p_value or 1.0 for c in tested]), strict=True):
+        check.p_adjusted = adjusted
+        check.regressed = check.regressed and adjusted < alpha
+        if check.min_detectable is not None and check.test == "exact McNemar":
+            k = mcnemar_min_detectable(check.items, alpha / len(tested))
+            check.min_detectable = None if k is None else k / check.items
 
 
 def check_minimum(threshold: Threshold, cur: Mapping[str, Sequence[Record]], samples: int = 1) -> MetricCheck:
@@ -308,6 +353,7 @@ def evaluate(config: GateConfig, current: RunData, baseline: RunData | None) -> 
             checks.append(check_minimum(t, cur, current.samples))
         elif baseline is not None:
             checks.append(compare_metric(t, base, cur, config.alpha, (baseline.samples, current.samples)))
+    apply_holm(checks, config.alpha)
     b_items = {i for i, recs in base.items() if any(status(r) == JUDGED for r in recs)}
     c_items = {i for i, recs in cur.items() if any(status(r) == JUDGED for r in recs)}
     b_hash = baseline.header.get("selected_rows_hash") if baseline else None
@@ -355,7 +401,20 @@ def title(result: GateResult) -> str:
 
 def result_lines(result: GateResult) -> list[str]:
     """The gate's terminal section (without its title line)."""
-    header = ("metric", "baseline", "current", "change", "limit", "items", "p", "test", "verdict")
+    holm = any(c.p_adjusted != c.p_value for c in result.checks)
+    p_label = "p (Holm)" if holm else "p"
+    header = (
+        "metric",
+        "baseline",
+        "current",
+        "change",
+        "95% CI",
+        "limit",
+        "items",
+        p_label,
+        "test",
+        "verdict",
+    )
     rows = [header]
     for c in result.checks:
         test = c.test or "-"
@@ -367,9 +426,10 @@ def result_lines(result: GateResult) -> list[str]:
                 _num(c.baseline),
                 _num(c.current),
                 _num(c.change, signed=True),
+                "-" if c.ci is None else f"[{c.ci[0]:+.3f}, {c.ci[1]:+.3f}]",
                 c.threshold,
                 str(c.items),
-                _p(c.p_value),
+                _p(c.p_adjusted if c.kind == "max_drop" else None),
                 test,
                 "REGRESSED" if c.regressed else "ok",
             )
@@ -380,10 +440,11 @@ def result_lines(result: GateResult) -> list[str]:
         if c.regressed and c.kind == "max_drop":
             lines.append(
                 f"{c.metric} fell by {-(c.change or 0.0):.3f} (from {_num(c.baseline)} to "
-                f"{_num(c.current)}; allowed {c.limit:g}), p = {_p(c.p_value)} < alpha {result.alpha:g}"
+                f"{_num(c.current)}; allowed {c.limit:g}), p = {_p(c.p_adjusted)} < alpha {result.alpha:g}"
             )
         elif c.regressed:
             lines.append(f"{c.metric} is {_num(c.current)}, below the minimum {c.limit:g}")
+    lines += sensitivity_lines(result, holm)
     drops = [c for c in result.checks if c.kind == "max_drop"]
     flips = next((c for c in drops if c.regressed), drops[0] if drops else None)
     if flips is not None:
@@ -407,6 +468,33 @@ def result_lines(result: GateResult) -> list[str]:
         )
     if result.regressed:
         lines.append(f"exit status {EXIT_REGRESSION}: a model regression")
+    return lines
+
+
+def sensitivity_lines(result: GateResult, holm: bool) -> list[str]:
+    """What each drop test could detect with the items at hand, and a warning when a limit is finer."""
+    lines: list[str] = []
+    tested = [c for c in result.checks if c.kind == "max_drop"]
+    for c in tested:
+        if not c.items:
+            continue
+        at = f"p < {result.alpha:g}" + (f", Holm over {len(tested)} metrics" if holm else "")
+        if c.min_detectable is None:
+            lines.append(
+                f"WARNING: {c.metric}: {c.items} items are too few for any drop to be significant ({at}); "
+                "this gate cannot fail on it"
+            )
+            continue
+        how = "even with no item improving" if c.test == "exact McNemar" else "at 80% power"
+        lines.append(
+            f"{c.metric}: the smallest drop detectable on {c.items} items is "
+            f"{c.min_detectable:.3f} ({at}, {how})"
+        )
+        if c.limit + 1e-12 < c.min_detectable:
+            lines.append(
+                f"WARNING: {c.metric}: the allowed drop {c.limit:g} is below that; a drop between "
+                f"{c.limit:g} and {c.min_detectable:.3f} passes as noise. Use more items (or samples)."
+            )
     return lines
 
 

@@ -69,3 +69,67 @@ def paired_bootstrap_p(diffs: Sequence[float], *, resamples: int = 10_000, seed:
     # A hair of tolerance: the same draws reproduce the observed mean up to rounding.
     count = int(np.count_nonzero(means <= observed + 1e-12))
     return (1 + count) / (1 + resamples)
+
+
+def mcnemar_min_detectable(items: int, alpha: float) -> int | None:
+    """The fewest items that must get worse (and none better) for exact McNemar to reach p < alpha.
+
+    With `down` items worse and none better, p = 0.5**down, so the answer is the smallest k with
+    0.5**k < alpha. None when `items` is too few for any drop to be significant.
+    """
+    if not 0.0 < alpha <= 1.0:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+    k = 0
+    while 0.5**k >= alpha:
+        k += 1
+    return k if k <= items else None
+
+
+def normal_min_detectable(diffs: Sequence[float], alpha: float, power: float = 0.8) -> float | None:
+    """The mean drop a one-sided test at `alpha` detects with `power`, for these items' spread.
+
+    The textbook minimum detectable effect (z_{1-alpha} + z_{power}) * sd / sqrt(n), with the
+    sample standard deviation of the paired differences. None with fewer than two items.
+    """
+    from statistics import NormalDist, stdev
+
+    if len(diffs) < 2:
+        return None
+    z = NormalDist().inv_cdf(1 - alpha) + NormalDist().inv_cdf(power)
+    return z * stdev(diffs) / math.sqrt(len(diffs))
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values, in the input order.
+
+    Sorted ascending, the i-th (0-based) of m gets max over j <= i of (m - j) * p_(j), capped at 1;
+    rejecting where the adjusted value is < alpha is Holm's step-down procedure at level alpha.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def paired_bootstrap_ci(
+    diffs: Sequence[float], *, level: float = 0.95, resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float] | None:
+    """Percentile bootstrap confidence interval of the mean of `diffs` (resampling items)."""
+    import numpy as np
+
+    values = np.asarray(diffs, dtype=float)
+    if values.size == 0:
+        return None
+    uniq, first, counts = np.unique(values, return_index=True, return_counts=True)
+    order = np.argsort(first)
+    uniq, counts = uniq[order], counts[order]
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(values.size, counts / values.size, size=resamples)
+    means = draws @ uniq / values.size
+    tail = (1 - level) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)

@@ -13,6 +13,7 @@ import json
 import shutil
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -105,6 +106,12 @@ def _run(suite: Path, out: Path, *args: str) -> Any:
     return subprocess.run(cmd, capture_output=True, text=True, cwd=out.parent, env=env, timeout=300)
 
 
+def gate_case(junit: Path) -> ElementTree.Element:
+    cases = [c for c in ElementTree.parse(junit).iter("testcase") if c.get("name") == "gate"]
+    assert len(cases) == 1 and cases[0].get("classname") == "lsrb"
+    return cases[0]
+
+
 def valid_items(out: Path) -> set[str]:
     lines = (out / "attempts.jsonl").read_text("utf-8").splitlines()
     return {r["item_id"] for r in map(json.loads, lines) if r["valid"]}
@@ -117,9 +124,12 @@ def test_an_identical_rerun_passes_the_gate(suite: Path, baseline: Path, tmp_pat
         "--lsrb-model=v1",
         f"--lsrb-baseline={baseline}",
         "--lsrb-max-drop=pass_at_1=0.0,valid_rate=0.0",
+        f"--junitxml={tmp_path / 'junit.xml'}",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"lsrb gate: ok against baseline {baseline}" in proc.stdout
+    case = gate_case(tmp_path / "junit.xml")
+    assert case.find("failure") is None and case.find("error") is None
     gate = json.loads((tmp_path / "again" / "gate.json").read_text("utf-8"))
     assert not gate["regressed"] and [c["down"] for c in gate["checks"]] == [[], []]
 
@@ -128,10 +138,26 @@ def test_a_model_that_got_worse_exits_6_and_says_what_fell(
     suite: Path, baseline: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "v2"
+    junit = tmp_path / "junit.xml"
     proc = _run(
-        suite, out, "--lsrb-model=v2", f"--lsrb-baseline={baseline}", "--lsrb-max-drop=pass_at_1=0.02"
+        suite,
+        out,
+        "--lsrb-model=v2",
+        f"--lsrb-baseline={baseline}",
+        "--lsrb-max-drop=pass_at_1=0.02",
+        f"--junitxml={junit}",
     )
     assert proc.returncode == 6, proc.stdout + proc.stderr
+    # CI reads JUnit XML: the gate is a failing test case there, with its message.
+    failure = gate_case(junit).find("failure")
+    assert failure is not None and "REGRESSION" in str(failure.get("message"))
+    assert "pass_at_1 fell by" in str(failure.text) and "smallest drop detectable on 50 items" in str(
+        failure.text
+    )
+    tree = ElementTree.parse(junit)
+    assert tree.getroot().find("testsuite").get("failures") == "1"  # type: ignore[union-attr]
+    latencies = [p.get("value") for p in tree.iter("property") if p.get("name") == "lsrb_latency_ms"]
+    assert len(latencies) == 50  # every attempt's model latency rides along as a property
     worse = sorted(valid_items(baseline) - valid_items(out))
     assert len(worse) >= 10 and not valid_items(out) - valid_items(baseline)
     text = proc.stdout
