@@ -199,31 +199,8 @@ def facet_keys(facet: str) -> Callable[[Scored], list[str]]:
     return keys
 
 
-# -- LLM-SRBench: the paper's Table 1 ------------------------------------------------------------
-
-# Column groups in the paper's order; anything else follows in name order.
-PAPER_GROUP_ORDER = (
-    "lsr_transform",
-    "lsr_synth/chemistry",
-    "lsr_synth/biology",
-    "lsr_synth/physics",
-    "lsr_synth/material_science",
-    "lsr_synth/matsci",
-)
-
-
-@dataclass(frozen=True)
-class EquationGroup:
-    """One problem set / domain column group of Table 1."""
-
-    name: str
-    problems: int
-    attempts: int
-    symbolic_accuracy: float | None
-    acc_tau_id: float | None
-    acc_tau_ood: float | None
-    nmse_id_median: float | None
-    nmse_ood_median: float | None
+# -- LLM-SRBench ---------------------------------------------------------------------------------
+# Table 1 itself is srbench.table.table1 (the summary's own implementation).
 
 
 def _number(value: Any) -> float | None:
@@ -232,52 +209,6 @@ def _number(value: Any) -> float | None:
     if isinstance(value, (int, float)) and math.isfinite(value):
         return float(value)
     return None
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def equation_group_name(facets: Mapping[str, Any]) -> str | None:
-    pset, domain = facets.get("problem_set"), facets.get("domain")
-    if pset is None and domain is None:
-        return None
-    return "/".join(str(p) for p in (pset, domain) if p)
-
-
-def equation_table(scored: Iterable[Scored]) -> list[EquationGroup]:
-    """Symbolic accuracy, Acc_τ and median NMSE (in-domain and OOD) per problem set and domain.
-
-    Only attempts that carry equation metrics count; an attempt with no value for a metric (e.g.
-    no ground truth for symbolic accuracy, no OOD split) is left out of that metric only.
-    """
-    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for s in scored:
-        rec = s.record
-        if not any(k in rec for k in ("nmse_id", "acc_tau_id", "symbolic_match")):
-            continue
-        name = equation_group_name(s.facets) or "all"
-        groups[name].append(rec)
-    out = []
-    for name, recs in groups.items():
-
-        def values(field: str, recs: list[Mapping[str, Any]] = recs) -> list[float]:
-            return [v for v in (_number(r.get(field)) for r in recs) if v is not None]
-
-        out.append(
-            EquationGroup(
-                name=name,
-                problems=len({str(r["item_id"]) for r in recs}),
-                attempts=len(recs),
-                symbolic_accuracy=_mean(values("symbolic_match")),
-                acc_tau_id=_mean(values("acc_tau_id")),
-                acc_tau_ood=_mean(values("acc_tau_ood")),
-                nmse_id_median=percentile(sorted(values("nmse_id")), 50),
-                nmse_ood_median=percentile(sorted(values("nmse_ood")), 50),
-            )
-        )
-    order = {name: i for i, name in enumerate(PAPER_GROUP_ORDER)}
-    return sorted(out, key=lambda g: (order.get(g.name, len(order)), g.name))
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_lsrb.output.files import finite_or_none
-from pytest_lsrb.report.aggregate import Scored, equation_group_name
+from pytest_lsrb.report.aggregate import Scored
 from pytest_lsrb.report.compare import Flip
 
 # Long texts are cut so one runaway output cannot bloat the page (the full text is in attempts.jsonl).
@@ -107,9 +107,8 @@ def verdict_of(rec: Mapping[str, Any]) -> str:
 
 
 def group_of(s: Scored) -> str:
-    eq = equation_group_name(s.facets)
-    if eq:
-        return eq
+    if s.record.get("problem_group"):  # llm_srbench: its Table 1 group
+        return str(s.record["problem_group"])
     repo = s.facets.get("repo")
     return str(repo) if repo else ""
 

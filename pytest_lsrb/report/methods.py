@@ -16,15 +16,11 @@ from pytest_lsrb.report.analysis_charts import CategorySeries, LabelledPoint, ca
 from pytest_lsrb.report.charts import PALETTE, fmt_num
 from pytest_lsrb.report.data import RunData
 from pytest_lsrb.srbench.analyses import COMPLEXITY_BUCKETS, COMPLEXITY_SETS, bucket_label
-from pytest_lsrb.srbench.table import ALL, GROUP_ORDER
+from pytest_lsrb.srbench.table import COLUMNS as TABLE1_COLUMNS
+from pytest_lsrb.srbench.table import group_label, ordered_groups
 
-COLUMNS = (
-    ("symbolic_accuracy_pct", "SA %"),
-    ("acc_tau_id_pct", "Acc0.1 ID %"),
-    ("acc_tau_ood_pct", "Acc0.1 OOD %"),
-    ("median_nmse_id", "NMSE ID"),
-    ("median_nmse_ood", "NMSE OOD"),
-)
+# Table 1's columns and group order are srbench.table's (the terminal's and the page's too).
+COLUMNS = tuple((key, head) for key, head, _ in TABLE1_COLUMNS)
 
 
 def esc(value: object) -> str:
@@ -62,10 +58,7 @@ def table1(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
         for g in summary["srbench_table"]:
             if g not in groups:
                 groups.append(g)
-    order = [g for g in GROUP_ORDER if g in groups] + sorted(
-        g for g in groups if g not in GROUP_ORDER and g != ALL
-    )
-    order += [ALL] if ALL in groups else []
+    order = ordered_groups(groups)
     head = "".join(f"<th colspan='{len(COLUMNS)}'>{esc(label)}</th>" for label, _ in runs)
     sub = "".join(f"<th>{esc(name)}</th>" for _ in runs for _, name in COLUMNS)
     body = []
@@ -75,7 +68,9 @@ def table1(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
             row = summary["srbench_table"].get(g) or {}
             cells += [f"<td class='num'>{_cell(row.get(k), k.endswith('_pct'))}</td>" for k, _ in COLUMNS]
         n = max((s["srbench_table"].get(g) or {}).get("attempts", 0) for _, s in runs)
-        body.append(f"<tr><td>{esc(g)} <span class='note'>({n})</span></td>{''.join(cells)}</tr>")
+        body.append(
+            f"<tr><td>{esc(group_label(g))} <span class='note'>({n})</span></td>{''.join(cells)}</tr>"
+        )
     return (
         "<div class='scroll'><table class='table1'><thead><tr><th rowspan='2'>group</th>"
         f"{head}</tr><tr>{sub}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from html import escape
 from pathlib import Path
@@ -22,6 +22,8 @@ from pytest_lsrb.report.compare import Delta, Flip, Metric, compare, fmt_delta, 
 from pytest_lsrb.report.data import RunData
 from pytest_lsrb.report.items import item_payload, json_for_script
 from pytest_lsrb.report.methods import methods_section
+from pytest_lsrb.srbench.table import COLUMNS as TABLE1_COLUMNS
+from pytest_lsrb.srbench.table import group_label, ordered_groups, table1
 
 ASSETS = Path(__file__).parent / "assets"
 MAX_FLIPS_LISTED = 300
@@ -363,16 +365,16 @@ class Page:
         )
 
     def equation_section(self) -> str:
-        table = agg.equation_table(self.scored)
-        if not table:
+        if not _equation_records(self.scored):
             return ""
-        base_table = agg.equation_table(self.base_scored) if self.base is not None else []
+        table = table1(_equation_records(self.scored))
+        base_table = table1(_equation_records(self.base_scored)) if self.base is not None else {}
         out = [
-            "<section id='equations'><h2>Equation discovery (LLM-SRBench Table 1 layout)</h2>",
-            "<p class='note'>Per problem set and domain: symbolic accuracy (SA), accuracy to tolerance "
-            "τ (Acc<sub>τ</sub>, the share of attempts whose predictions are all within τ) and median "
-            "NMSE, in-domain and out-of-domain (LSR-Synth). Higher is better except NMSE; "
-            "(n) is the number of problems.</p>",
+            "<section id='equations'><h2>Equation discovery (LLM-SRBench Table 1)</h2>",
+            "<p class='note'>summary.json's <code>srbench_table</code>, per problem set and domain: "
+            "symbolic accuracy (SA), accuracy to tolerance τ (Acc<sub>τ</sub>) and median NMSE, "
+            "in-domain and out-of-domain (LSR-Synth). Higher is better except NMSE; (n) is the "
+            "number of attempts.</p>",
             _table1(table, self.cur.label, base_table, self.base.label if self.base else None),
         ]
         samples = agg.prediction_samples(self.scored)
@@ -518,52 +520,58 @@ def _group_table(label: str, groups: Sequence[agg.GroupStats], base: dict[str, a
     return f"<table class='grid'>{head}{''.join(rows)}</table>"
 
 
-# The paper's names for problem sets and domains; anything else is shown as it is spelled.
-GROUP_NAMES = {
-    "lsr_transform": "LSR-Transform",
-    "lsr_synth": "LSR-Synth",
-    "chemistry": "Chemistry",
-    "biology": "Biology",
-    "physics": "Physics",
-    "material_science": "MatSci",
-    "matsci": "MatSci",
+EqMetric = tuple[str, Callable[[Mapping[str, Any]], str]]
+
+
+def _pct_cell(key: str) -> Callable[[Mapping[str, Any]], str]:
+    return lambda row: "–" if row.get(key) is None else f"{row[key]:.1f}%"
+
+
+def _num_cell(key: str) -> Callable[[Mapping[str, Any]], str]:
+    return lambda row: num(row.get(key))
+
+
+_HEADS = {
+    "symbolic_accuracy_pct": "SA ↑",
+    "acc_tau_id_pct": "Acc<sub>τ</sub> ↑",
+    "acc_tau_ood_pct": "Acc<sub>τ</sub> ↑",
 }
-
-
-def pretty_group(name: str) -> str:
-    return " ".join(GROUP_NAMES.get(part.lower(), part.replace("_", " ")) for part in name.split("/"))
-
-
-EqMetric = tuple[str, Callable[[agg.EquationGroup], str]]
 ID_METRICS: list[EqMetric] = [
-    ("SA ↑", lambda g: pct(g.symbolic_accuracy)),
-    ("Acc<sub>τ</sub> ↑", lambda g: pct(g.acc_tau_id)),
-    ("NMSE ↓", lambda g: num(g.nmse_id_median)),
+    (_HEADS.get(key, "NMSE ↓"), _pct_cell(key) if key.endswith("_pct") else _num_cell(key))
+    for key, _, split in TABLE1_COLUMNS
+    if split == "id"
 ]
 OOD_METRICS: list[EqMetric] = [
-    ("Acc<sub>τ</sub> ↑", lambda g: pct(g.acc_tau_ood)),
-    ("NMSE ↓", lambda g: num(g.nmse_ood_median)),
+    (_HEADS.get(key, "NMSE ↓"), _pct_cell(key) if key.endswith("_pct") else _num_cell(key))
+    for key, _, split in TABLE1_COLUMNS
+    if split == "ood"
 ]
 
 
-def _has_ood(g: agg.EquationGroup) -> bool:
-    return g.acc_tau_ood is not None or g.nmse_ood_median is not None
+def _equation_records(scored: Sequence[agg.Scored]) -> list[Mapping[str, Any]]:
+    """The records Table 1 reads: those of the llm_srbench task (they carry equation metrics)."""
+    return [
+        s.record for s in scored if any(k in s.record for k in ("nmse_id", "acc_tau_id", "symbolic_match"))
+    ]
 
 
-def _table1(
-    groups: Sequence[agg.EquationGroup], label: str, base: Sequence[agg.EquationGroup], base_label: str | None
-) -> str:
+def _has_ood(row: Mapping[str, Any]) -> bool:
+    return row.get("acc_tau_ood_pct") is not None or row.get("median_nmse_ood") is not None
+
+
+Table1 = Mapping[str, Mapping[str, Any]]
+
+
+def _table1(groups: Table1, label: str, base: Table1, base_label: str | None) -> str:
     """Columns grouped by problem set / domain, one row per run, as in the paper's Table 1; then the
     same layout for out-of-domain data, for the groups that have it."""
-    names = [g.name for g in groups] + [g.name for g in base if g.name not in {x.name for x in groups}]
-    by_name = {g.name: g for g in groups}
-    base_by_name = {g.name: g for g in base}
-    runs = ([("baseline " + base_label, base_by_name)] if base_label is not None else []) + [(label, by_name)]
+    names = ordered_groups([*groups, *base])
+    runs = ([("baseline " + base_label, base)] if base_label is not None else []) + [(label, groups)]
     ood_names = [n for n in names if any(_has_ood(t[n]) for _, t in runs if n in t)]
-    out = "<h3>In-domain</h3>" + _grouped_table(names, ID_METRICS, runs, by_name, base_by_name, "table1")
+    out = "<h3>In-domain</h3>" + _grouped_table(names, ID_METRICS, runs, groups, base, "table1")
     if ood_names:
         out += "<h3>Out-of-domain</h3>" + _grouped_table(
-            ood_names, OOD_METRICS, runs, by_name, base_by_name, "table1-ood"
+            ood_names, OOD_METRICS, runs, groups, base, "table1-ood"
         )
     return out
 
@@ -571,14 +579,14 @@ def _table1(
 def _grouped_table(
     names: Sequence[str],
     metrics: Sequence[EqMetric],
-    runs: Sequence[tuple[str, dict[str, agg.EquationGroup]]],
-    by_name: dict[str, agg.EquationGroup],
-    base_by_name: dict[str, agg.EquationGroup],
+    runs: Sequence[tuple[str, Table1]],
+    by_name: Table1,
+    base_by_name: Table1,
     table_id: str,
 ) -> str:
     top = "".join(
-        f"<th colspan='{len(metrics)}'>{esc(pretty_group(n))} "
-        f"<span class='note'>({(by_name.get(n) or base_by_name[n]).problems})</span></th>"
+        f"<th colspan='{len(metrics)}'>{esc(group_label(n))} "
+        f"<span class='note'>({(by_name.get(n) or base_by_name[n])['attempts']})</span></th>"
         for n in names
     )
     sub = "".join(f"<th class='num'>{m}</th>" for _ in names for m, _ in metrics)

@@ -10,7 +10,7 @@ as +inf NMSE in the median and as a miss in Acc_0.1.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -25,6 +25,31 @@ GROUP_ORDER: Final = (
     "lsr_synth_matsci",
 )
 ALL: Final = "all"
+# How the paper names each group (the HTML report's column heads); others show as spelled.
+GROUP_LABELS: Final[dict[str, str]] = {
+    "lsr_transform": "LSR-Transform",
+    "lsr_synth_chem_react": "LSR-Synth Chemistry",
+    "lsr_synth_bio_pop_growth": "LSR-Synth Biology",
+    "lsr_synth_phys_osc": "LSR-Synth Physics",
+    "lsr_synth_matsci": "LSR-Synth MatSci",
+}
+# Table 1's columns in the paper's order: (row key, terminal head, split).
+COLUMNS: Final = (
+    ("symbolic_accuracy_pct", "SA%", "id"),
+    ("acc_tau_id_pct", "Acc0.1 ID%", "id"),
+    ("median_nmse_id", "NMSE ID", "id"),
+    ("acc_tau_ood_pct", "Acc0.1 OOD%", "ood"),
+    ("median_nmse_ood", "NMSE OOD", "ood"),
+)
+
+
+def group_label(group: str) -> str:
+    return GROUP_LABELS.get(group, group)
+
+
+def group_of(record: Mapping[str, Any]) -> str:
+    """The Table 1 group of one record: the problem's `problem_group` (`lsr_synth_<domain>`)."""
+    return str(record.get("problem_group") or "unknown")
 
 
 def _pct(num: int, den: int) -> float | None:
@@ -81,8 +106,7 @@ class SrbenchSummary:
         self.analyses = Analyses()  # search progress, ID vs OOD, symbolic vs OOD, complexity
 
     def add(self, record: Mapping[str, Any]) -> None:
-        group = str(record.get("problem_group") or "unknown")
-        for key in (group, ALL):
+        for key in (group_of(record), ALL):
             self.groups.setdefault(key, GroupStats()).add(record)
         method = str(record.get("sr_method") or "unknown")
         self.methods[method] = self.methods.get(method, 0) + 1
@@ -92,10 +116,12 @@ class SrbenchSummary:
             self.judge_pairs += 1
             self.judge_agree += by_sympy == by_llm
 
+    def table(self) -> dict[str, dict[str, Any]]:
+        """Table 1: one row per group in the paper's order, then any other group, then `all`."""
+        return {g: self.groups[g].finish() for g in ordered_groups(self.groups)}
+
     def finish(self) -> dict[str, Any]:
-        order: list[str] = [g for g in GROUP_ORDER if g in self.groups]
-        order += sorted(g for g in self.groups if g not in GROUP_ORDER and g != ALL)
-        table = {g: self.groups[g].finish() for g in [*order, ALL] if g in self.groups}
+        table = self.table()
         overall = table.get(ALL, GroupStats().finish())
         return {
             "srbench_table": table,
@@ -121,25 +147,37 @@ class SrbenchSummary:
         }
 
 
+def ordered_groups(groups: Iterable[str]) -> list[str]:
+    present = set(groups)
+    order: list[str] = [g for g in GROUP_ORDER if g in present]
+    order += sorted(g for g in present if g not in GROUP_ORDER and g != ALL)
+    return order + ([ALL] if ALL in present else [])
+
+
+def table1(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Table 1 of these records: what summary.json's `srbench_table` holds for them (the one
+    implementation, read by the summary, the terminal and the HTML report)."""
+    acc = SrbenchSummary()
+    for rec in records:
+        acc.add(rec)
+    return acc.table()
+
+
 def table_lines(summary: Mapping[str, Any]) -> list[str]:
     """Table 1 as fixed-width text (for a terminal or a report)."""
     table = summary.get("srbench_table") or {}
-    head = (
-        f"{'group':<26} {'n':>4} {'SA%':>6} {'Acc0.1 ID%':>10} {'Acc0.1 OOD%':>11} "
-        f"{'NMSE ID':>10} {'NMSE OOD':>10}"
-    )
-    lines = [head]
+    widths = [max(len(head), 6) for _, head, _ in COLUMNS]
+    lines = [
+        f"{'group':<26} {'n':>4} "
+        + " ".join(f"{head:>{w}}" for (_, head, _), w in zip(COLUMNS, widths, strict=True))
+    ]
 
-    def f(v: Any, width: int, fmt: str) -> str:
+    def f(key: str, v: Any, width: int) -> str:
+        fmt = ".1f" if key.endswith("_pct") else ".3g"
         return f"{'-':>{width}}" if v is None else f"{v:>{width}{fmt}}"
 
-    order = [g for g in GROUP_ORDER if g in table]
-    order += sorted(g for g in table if g not in GROUP_ORDER and g != ALL)
-    for group in [*order, *([ALL] if ALL in table else [])]:
+    for group in ordered_groups(table):
         row = table[group]
-        lines.append(
-            f"{group:<26} {row['attempts']:>4} {f(row['symbolic_accuracy_pct'], 6, '.1f')} "
-            f"{f(row['acc_tau_id_pct'], 10, '.1f')} {f(row['acc_tau_ood_pct'], 11, '.1f')} "
-            f"{f(row['median_nmse_id'], 10, '.3g')} {f(row['median_nmse_ood'], 10, '.3g')}"
-        )
+        cells = " ".join(f(key, row.get(key), w) for (key, _, _), w in zip(COLUMNS, widths, strict=True))
+        lines.append(f"{group:<26} {row['attempts']:>4} {cells}")
     return lines

@@ -267,12 +267,12 @@ def tactic_run(
     return _finish(out, header, records, samples, TacticSummary(), write_summary)
 
 
-EQUATION_GROUPS = [
+EQUATION_GROUPS = [  # (problem_set, domain) as the llm_srbench task records them
     ("lsr_transform", None),
-    ("lsr_synth", "chemistry"),
-    ("lsr_synth", "biology"),
-    ("lsr_synth", "physics"),
-    ("lsr_synth", "material_science"),
+    ("lsr_synth", "chem_react"),
+    ("lsr_synth", "bio_pop_growth"),
+    ("lsr_synth", "phys_osc"),
+    ("lsr_synth", "matsci"),
 ]
 
 
@@ -323,7 +323,9 @@ def equation_run(
                 "verification_outcome": "fitted",
                 "verification_latency_ms": 12.0,
                 "problem_set": pset,
+                "problem_group": f"{pset}_{domain}" if domain else pset,
                 "domain": domain,
+                "has_ood": nmse_ood is not None,
                 "nmse_id": nmse_id,
                 "nmse_ood": nmse_ood,
                 "acc_tau_id": nmse_id < 1e-3,

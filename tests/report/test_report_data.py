@@ -104,53 +104,40 @@ def test_breakdowns_count_attempts_and_items_per_group(tmp_path: Path) -> None:
     assert sum(g.attempts for g in tags) >= 18  # an attempt counts once per tag
 
 
-def test_table1_aggregates_per_problem_set_and_domain() -> None:
-    def rec(item: str, k: int, **fields: object) -> dict[str, object]:
-        return {"item_id": item, "sample_index": k, **fields}
+def test_the_report_shows_the_summarys_table1(tmp_path: Path) -> None:
+    """One Table 1: the report's numbers are summary.json's `srbench_table`, even where the old
+    second implementation disagreed (it dropped invalid equations from the NMSE median: with
+    NMSE [0.01, 0.02, None, None, None] the summary says None and the report said 0.015)."""
+    from pytest_lsrb.report.page import build_report
+    from pytest_lsrb.srbench.table import SrbenchSummary, table1
 
-    records = [
-        rec("t1", 0, problem_set="lsr_transform", nmse_id=1e-8, acc_tau_id=True, symbolic_match=True),
-        rec("t1", 1, problem_set="lsr_transform", nmse_id=0.5, acc_tau_id=False, symbolic_match=False),
-        rec("t2", 0, problem_set="lsr_transform", nmse_id=0.1, acc_tau_id=False, symbolic_match=None),
-        rec(
-            "c1",
-            0,
-            problem_set="lsr_synth",
-            domain="chemistry",
-            nmse_id=0.01,
-            nmse_ood=0.2,
-            acc_tau_id=1.0,
-            acc_tau_ood=0.0,
-        ),
-        rec(
-            "c2",
-            0,
-            problem_set="lsr_synth",
-            domain="chemistry",
-            nmse_id=float("nan"),
-            nmse_ood="bad",
-            acc_tau_id=None,
-            acc_tau_ood=None,
-        ),
-        rec("x1", 0, valid=True),  # no equation metrics: not part of the table
-    ]
-    scored = [
-        agg.Scored(
-            r, agg.Judgement("pass"), True, {"problem_set": r.get("problem_set"), "domain": r.get("domain")}
-        )
-        for r in records
-    ]
-    table = {g.name: g for g in agg.equation_table(scored)}
-    assert list(table) == ["lsr_transform", "lsr_synth/chemistry"]  # the paper's order
-    t = table["lsr_transform"]
-    assert (t.problems, t.attempts) == (2, 3)
-    assert t.symbolic_accuracy == 0.5  # the None is not applicable, not a miss
-    assert t.acc_tau_id == pytest.approx(1 / 3)
-    assert t.nmse_id_median == 0.1
-    assert t.acc_tau_ood is None and t.nmse_ood_median is None
-    c = table["lsr_synth/chemistry"]
-    assert c.nmse_id_median == 0.01 and c.nmse_ood_median == 0.2  # NaN and strings are skipped
-    assert c.acc_tau_id == 1.0 and c.acc_tau_ood == 0.0 and c.symbolic_accuracy is None
+    def rec(item: str, nmse: float | None) -> dict[str, object]:
+        return {
+            "item_id": item,
+            "sample_index": 0,
+            "problem_set": "lsr_transform",
+            "problem_group": "lsr_transform",
+            "nmse_id": nmse,
+            "acc_tau_id": nmse is not None and nmse < 0.1,
+            "has_ood": False,
+            "valid": nmse is not None,
+        }
+
+    records = [rec(f"t{i}", v) for i, v in enumerate([0.01, 0.02, None, None, None])]
+    acc = SrbenchSummary()
+    for r in records:
+        acc.add(r)
+    summary_table = acc.finish()["srbench_table"]
+    assert table1(records) == summary_table
+    assert summary_table["lsr_transform"]["median_nmse_id"] is None  # invalid = +inf: median is inf
+    out = tmp_path / "eq"
+    out.mkdir()
+    (out / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    html = build_report(load_run(out))
+    table = html[html.index("id='table1'") :]
+    table = table[: table.index("</table>")]
+    assert "LSR-Transform" in table and "0.015" not in table
+    assert "40.0%" in table  # Acc_0.1: 2 of 5 attempts, as in the summary
 
 
 def test_prediction_samples_keep_the_best_attempt_and_skip_garbage(tmp_path: Path) -> None:
