@@ -33,11 +33,17 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_import_sorrydb(args: argparse.Namespace, extra: list[str]) -> int:
+    from pytest_lsrb.tactic.quality import quality_counts
     from pytest_lsrb.tactic.sorrydb import import_sorrydb, write_index
 
     rows = import_sorrydb(Path(args.file), allow_local_remotes=args.allow_local_remotes)
     write_index(rows, Path(args.output))
+    counts = quality_counts(rows)
     print(f"wrote {len(rows)} index rows to {args.output}")
+    print(
+        f"restatable {counts['restatable']}, spliceable by span {counts['spliceable_by_span']}, "
+        f"flagged {counts['flagged']} (" + ", ".join(f"{tag} {n}" for tag, n in counts["flags"].items()) + ")"
+    )
     return 0
 
 

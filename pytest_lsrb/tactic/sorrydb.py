@@ -11,7 +11,9 @@ SorryDB publishes `{"documentation": ..., "sorries": [record, ...]}` where each 
 Each record becomes one `TacticRow` with the same values under the names the index uses. What a
 record does not say is left out rather than guessed: `sorry_kind` stays unset (SorryDB's span is
 sometimes a whole tactic block around the `sorry`, so the kind cannot be read from it) and no tag
-claims a Mathlib dependency. Every imported row carries the provenance tag `sorrydb`.
+claims a Mathlib dependency. Every imported row carries the provenance tag `sorrydb`, and the
+data-quality flags of tactic/quality.py that apply (`pp_failed`, `elided`, `sorry_in_goal`,
+`stop_span`, `benchmark_source`), usable as `--lsrb-goal-slice tag:...`.
 
 A malformed file stops the import with one sentence naming the file, the JSON line of the record,
 its index in `sorries` and the field, e.g.
@@ -32,6 +34,7 @@ from pytest_lsrb.core.rows import describe_validation_error
 from pytest_lsrb.core.textfiles import BOM, loads_json, lone_surrogate_problem
 from pytest_lsrb.output.files import write_atomic
 from pytest_lsrb.tactic.lean.gitrefs import is_local_remote
+from pytest_lsrb.tactic.quality import quality_tags
 from pytest_lsrb.tactic.rows import CommitHash, GitRemote, RepoPath, TacticRow
 
 SOURCE_TAG = "sorrydb"
@@ -94,7 +97,12 @@ class SorryRecord(_Part):
             sorry_kind=None,
             blame_date=meta.blame_date,
             inclusion_date=meta.inclusion_date,
-            tags=[SOURCE_TAG],
+            tags=[
+                SOURCE_TAG,
+                *quality_tags(
+                    self.debug_info.goal, loc.end_line - loc.start_line + 1, self.repo.remote, loc.path
+                ),
+            ],
         )
 
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.rows import load_jsonl
+from pytest_lsrb.tactic.quality import QUALITY_TAGS
 from pytest_lsrb.tactic.rows import TacticRow
 from pytest_lsrb.tactic.sorrydb import import_sorrydb, record_lines, write_index
 
@@ -106,7 +107,7 @@ def test_all_291_real_records_import_and_validate(sample_path: Path) -> None:
         assert row.blame_date == rec["metadata"]["blame_date"]
         assert row.inclusion_date == rec["metadata"]["inclusion_date"]
         assert row.sorry_kind is None  # SorryDB does not say, and its spans are not always `sorry`
-        assert row.tags == ["sorrydb"]
+        assert row.tags[0] == "sorrydb" and set(row.tags[1:]) <= set(QUALITY_TAGS)
         assert "blame_email_hash" not in row.model_dump()
 
 
