@@ -16,6 +16,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import math
 import sqlite3
 import threading
 import time
@@ -133,6 +134,18 @@ class ResponseCache:
             return None
         if row is None:
             return None
+        text, latency = row[0], row[2]
+        # A row damaged on disk (another type, an empty answer, a latency that is no number) is a
+        # miss: the model is asked again rather than a broken value taken for its answer.
+        if not (
+            isinstance(text, str)
+            and text.strip()
+            and isinstance(latency, (int, float))
+            and math.isfinite(latency)
+            and latency >= 0
+        ):
+            log.warning("response cache %s: a damaged row for this request; calling the model", self.path)
+            return None
         try:
             usage = {str(k): int(v) for k, v in json.loads(row[1]).items()}
         except (ValueError, TypeError, AttributeError):
@@ -142,7 +155,7 @@ class ResponseCache:
             meta = {k: stored[k] for k in META_FIELDS if isinstance(stored.get(k), str)}
         except (ValueError, TypeError, AttributeError):
             meta = {}
-        return CachedResponse(text=row[0], usage=usage, latency_ms=float(row[2]), meta=meta)
+        return CachedResponse(text=text, usage=usage, latency_ms=float(latency), meta=meta)
 
     def put(self, key: str, endpoint: str, result: GenerationResult) -> None:
         if not result.ok:  # errors are never cached

@@ -7,12 +7,22 @@ honours `Retry-After` and `retry-after-ms`. Quota and auth errors are never retr
 one stops the endpoint, so calls already queued return at once without being sent.
 
 Secrets: the API key lives only in the client's default headers (httpx masks `Authorization` in
-its reprs) and every message built from a response passes through `redact`.
+its reprs). Every response is redacted before anything reads it: the raw body (for error
+messages) and every string of the parsed JSON (for the answer), each in every form a key can take
+(core.redaction), and only then cut to length, so a server that echoes the key gets it stored
+nowhere.
+
+What counts as an answer: a 2xx JSON body of the protocol's success shape. Anything else (a
+truncated or HTML body, `200 {"error": ...}`, a body without the answer's fields) is the server's
+fault, not the model's: it is retried like a server error and ends as an infrastructure error.
+Each request has a whole-response deadline of `timeout_s` besides httpx's per-read timeout, so a
+server dripping bytes cannot hold an attempt, and a body over `MAX_BODY_BYTES` is refused.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json
 import logging
 import random
 import threading
@@ -27,7 +37,7 @@ import httpx
 
 from pytest_lsrb.adapters.base import GenerationResult
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, RETRYABLE_GENERATION_KINDS
-from pytest_lsrb.core.redaction import redact, strip_userinfo
+from pytest_lsrb.core.redaction import Secrets, strip_userinfo
 from pytest_lsrb.core.seeds import stable_hash
 
 log = logging.getLogger("pytest_lsrb.http")
@@ -35,6 +45,7 @@ log = logging.getLogger("pytest_lsrb.http")
 T = TypeVar("T")
 
 MESSAGE_LIMIT = 300  # characters of a provider's error message kept in a record
+MAX_BODY_BYTES = 16 * 1024 * 1024  # a chat answer is kilobytes; more is a broken or hostile server
 
 
 class ResponseError(Exception):
@@ -47,6 +58,11 @@ class ResponseError(Exception):
 
 def bad_response(message: str) -> ResponseError:
     return ResponseError("bad_response", message)
+
+
+def error_in_success(where: str, error: Any) -> ResponseError:
+    """`200 {"error": ...}`: the server failed and said so with the wrong status (retried)."""
+    return ResponseError("server_error", f"{where} answered 200 with an error: {error}")
 
 
 @dataclass(frozen=True)
@@ -117,11 +133,11 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
     return max(0.0, when.timestamp() - current)
 
 
-def error_text(body: bytes) -> str:
+def error_text(body: str) -> str:
     """The provider's own error message out of a body (OpenAI, Ollama, llama.cpp, vLLM shapes)."""
     import json
 
-    text = body.decode("utf-8", errors="replace").strip()
+    text = body.strip()
     try:
         data = json.loads(text)
     except ValueError:
@@ -135,6 +151,11 @@ def error_text(body: bytes) -> str:
         elif err:
             return str(err)[:MESSAGE_LIMIT]
     return text[:MESSAGE_LIMIT]
+
+
+def clip(message: str) -> str:
+    """A redacted message cut to `MESSAGE_LIMIT` characters (always redact first, then clip)."""
+    return message if len(message) <= MESSAGE_LIMIT else message[: MESSAGE_LIMIT - 1] + "…"
 
 
 def classify_status(status: int, body: bytes) -> str:
@@ -195,10 +216,7 @@ class HttpEndpoint:
         self.shown_url = strip_userinfo(self.base_url)  # safe to print and record
         self.retry = retry
         self.timeout_s = timeout_s
-        self._secrets = tuple(s for s in (api_key,) if s)
-        userinfo = urlsplit(self.base_url).password
-        if userinfo:
-            self._secrets += (userinfo,)
+        self._secrets = Secrets([api_key, urlsplit(self.base_url).password])
         all_headers = {"Accept": "application/json", "User-Agent": "pytest-lsrb", **(headers or {})}
         if api_key:
             all_headers["Authorization"] = f"Bearer {api_key}"
@@ -218,35 +236,59 @@ class HttpEndpoint:
     # -- one request ---------------------------------------------------------------------------
 
     def _once(self, method: str, path: str, payload: Any, parse: Callable[[Any], T]) -> T | Failure:
-        try:
-            response = self.client.request(method, path, json=payload)
-        except httpx.TimeoutException as exc:
-            return Failure("timeout", f"no answer within {self.timeout_s:g}s ({type(exc).__name__})")
-        except httpx.HTTPError as exc:  # connect refused, reset, closed mid-body, bad URL
-            return Failure("connection", self.redact(f"{type(exc).__name__}: {exc}"))
-        except RuntimeError as exc:  # the client was closed under us (the run is ending)
-            return Failure("connection", f"{type(exc).__name__}: {exc}")
-        body = response.content
+        received = self._receive(method, path, payload)
+        if isinstance(received, Failure):
+            return received
+        response, body = received
         status = response.status_code
+        text = self.redact(body.decode("utf-8", errors="replace"))  # before anything is cut
         if status >= 300:
-            kind = classify_status(status, body)
             return Failure(
-                kind,
-                self.redact(f"HTTP {status}: {error_text(body)}"),
+                classify_status(status, body),
+                clip(self.redact(f"HTTP {status}: {error_text(text)}")),  # again: JSON escapes
                 status=status,
                 retry_after_s=parse_retry_after(response.headers),
             )
         try:
-            data = response.json()
+            data = json.loads(body)
         except ValueError as exc:
-            shown = body[:80].decode("utf-8", errors="replace")
             return Failure(
-                "bad_response", self.redact(f"malformed JSON ({exc}); body starts {shown!r}"), status=status
+                "bad_response", clip(f"not JSON ({exc}); the body starts {text[:80]!r}"), status=status
             )
         try:
-            return parse(data)
+            return parse(self._secrets.redact_tree(data))
         except ResponseError as exc:
-            return Failure(exc.kind, self.redact(str(exc))[:MESSAGE_LIMIT], status=status)
+            return Failure(exc.kind, clip(self.redact(str(exc))), status=status)
+
+    def _receive(self, method: str, path: str, payload: Any) -> tuple[httpx.Response, bytes] | Failure:
+        """The response and its whole body, within `timeout_s` in all (not just per read)."""
+        deadline = time.monotonic() + self.timeout_s
+        try:
+            with self.client.stream(method, path, json=payload) as response:
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in response.iter_bytes():  # decoded: the cap also stops a zip bomb
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > MAX_BODY_BYTES:
+                        return Failure(
+                            "bad_response",
+                            f"the body is larger than {MAX_BODY_BYTES} bytes",
+                            status=response.status_code,
+                        )
+                    if time.monotonic() > deadline:
+                        return Failure(
+                            "timeout",
+                            f"the answer took longer than {self.timeout_s:g}s "
+                            "in all (the server sends it too slowly)",
+                        )
+                return response, b"".join(chunks)
+        except httpx.TimeoutException as exc:
+            return Failure("timeout", f"no answer within {self.timeout_s:g}s ({type(exc).__name__})")
+        except httpx.HTTPError as exc:  # connect refused, reset, closed mid-body, bad URL
+            return Failure("connection", clip(self.redact(f"{type(exc).__name__}: {exc}")))
+        except RuntimeError as exc:  # the client was closed under us (the run is ending)
+            return Failure("connection", f"{type(exc).__name__}: {exc}")
 
     # -- with retries --------------------------------------------------------------------------
 
@@ -316,7 +358,7 @@ class HttpEndpoint:
         return None
 
     def redact(self, text: str) -> str:
-        return redact(text, self._secrets)
+        return self._secrets.redact(text)
 
     def close(self) -> None:
         """Wake threads waiting to retry, then close the pool (idempotent)."""

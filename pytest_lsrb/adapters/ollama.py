@@ -17,6 +17,7 @@ from pytest_lsrb.adapters.http import (
     RetryPolicy,
     api_key_from_env,
     bad_response,
+    error_in_success,
     reply_string,
     shown_models,
     to_result,
@@ -35,7 +36,7 @@ def parse_chat(data: Any) -> Reply:
     if not isinstance(data, dict):
         raise bad_response(f"expected a JSON object from /api/chat, got {type(data).__name__}")
     if "error" in data:
-        raise bad_response(f"/api/chat answered 200 with an error: {str(data['error'])[:200]}")
+        raise error_in_success("/api/chat", data["error"])
     message = data.get("message")
     if not isinstance(message, dict) or not isinstance(message.get("content"), str):
         raise bad_response("the /api/chat answer has no message.content string")

@@ -19,6 +19,7 @@ from pytest_lsrb.adapters.http import (
     RetryPolicy,
     api_key_from_env,
     bad_response,
+    error_in_success,
     reply_string,
     shown_models,
     to_result,
@@ -44,7 +45,7 @@ def parse_chat_completion(data: Any) -> Reply:
     if not isinstance(data, dict):
         raise bad_response(f"expected a JSON object from chat/completions, got {type(data).__name__}")
     if "error" in data:
-        raise bad_response(f"chat/completions answered 200 with an error: {str(data['error'])[:200]}")
+        raise error_in_success("chat/completions", data["error"])
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise bad_response("the chat/completions answer has no choices")

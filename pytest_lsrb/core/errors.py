@@ -18,7 +18,9 @@ GENERATION_ERROR_DOMAINS: Final[dict[str, str]] = {
     "auth": "provider",
     "server_error": "provider",
     "client_error": "provider",
-    "bad_response": "model_output",
+    # A body that is not the protocol's success shape (truncated or HTML, 200 without the answer's
+    # fields) is the server's fault: retried, then an infrastructure error, never the model's.
+    "bad_response": "provider",
     "empty_output": "model_output",
     "harness": "harness",
 }

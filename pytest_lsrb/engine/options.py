@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.redaction import strip_userinfo
+from pytest_lsrb.core.redaction import key_problem, strip_userinfo
 from pytest_lsrb.core.textfiles import shown
 from pytest_lsrb.engine.suite import SuiteSpec
 
@@ -440,6 +440,9 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
     api_env = values["api_key_env"]
     if api_env and not os.environ.get(api_env):
         raise LsrbUsageError(f"--lsrb-api-key-env: the environment variable {api_env} is not set or empty.")
+    problem = key_problem(os.environ.get(api_env) or "") if api_env else None
+    if problem is not None:  # the sentence names the variable, never the key
+        raise LsrbUsageError(f"--lsrb-api-key-env: the key in ${api_env} {problem}; fix the variable.")
     out = values["output_dir"]
     output_dir = Path(out).expanduser() if out else Path.cwd() / RUNS_ROOT / suite.name
     if not output_dir.is_absolute():

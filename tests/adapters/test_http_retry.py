@@ -78,10 +78,10 @@ def test_status_classification(status: int, body: bytes, kind: str) -> None:
 
 
 def test_error_text_reads_every_provider_shape() -> None:
-    assert error_text(b'{"error": "model \\"x\\" not found"}') == 'model "x" not found'
-    assert error_text(b'{"error": {"message": "Incorrect API key", "code": 401}}') == "Incorrect API key"
-    assert error_text(b'{"detail": "Not Found"}') == "Not Found"
-    assert error_text(b"<html>bad gateway</html>") == "<html>bad gateway</html>"
+    assert error_text('{"error": "model \\"x\\" not found"}') == 'model "x" not found'
+    assert error_text('{"error": {"message": "Incorrect API key", "code": 401}}') == "Incorrect API key"
+    assert error_text('{"detail": "Not Found"}') == "Not Found"
+    assert error_text("<html>bad gateway</html>") == "<html>bad gateway</html>"
 
 
 def test_secrets_are_redacted_and_userinfo_stripped() -> None:

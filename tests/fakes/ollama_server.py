@@ -59,6 +59,11 @@ FAULTS = (
     "quota_429",  # OpenAI-style insufficient_quota
     "auth_401",  # a gateway rejects the key
     "echo_auth_500",  # a broken proxy echoes the request's Authorization header in its error
+    "error_200",  # 200 with {"error": "model is overloaded"} instead of an answer
+    "html_200",  # 200 with an HTML page (a captive portal or a gateway's error page)
+    "drip",  # a valid answer sent one byte every `drip_s` (no single read times out)
+    "echo_key_200",  # a 200 answer whose text and model name hold the key in several spellings
+    "echo_key_long",  # a 500 whose long message has the key straddling the 300-character cut
 )
 # Faults a retry can get past; used for random fault injection.
 TRANSIENT_FAULTS = (
@@ -98,6 +103,7 @@ class FakeOllama:
     fault_seed: int = 0
     faults: tuple[str, ...] = TRANSIENT_FAULTS
     slow_s: float = 0.3
+    drip_s: float = 0.2  # seconds between bytes of a `drip` answer
     retry_after: str = "1"  # Retry-After value for rate_429
     retry_after_ms: str = "20"  # retry-after-ms value for rate_429_ms
     require_key: str | None = None  # when set, requests must carry `Authorization: Bearer <key>`
@@ -436,11 +442,45 @@ class _Handler(BaseHTTPRequestHandler):
             )
         elif fault == "auth_401":
             self._error(401, "Incorrect API key provided.", True, code="invalid_api_key")
+        elif fault == "error_200":
+            self._json(200, {"error": "model is overloaded"})
+        elif fault == "html_200":
+            page = b"<html><body>Sign in to continue</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+        elif fault == "drip":
+            whole = json.dumps(self._completion(model, "simp", openai)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(whole)))
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                for i in range(len(whole)):
+                    self.wfile.write(whole[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(fake.drip_s)
+        elif fault == "echo_key_200":
+            self._json(200, self._completion(self._echo(), self._echo(), openai))
+        elif fault == "echo_key_long":
+            self._error(500, "x" * 290 + f" upstream said: {self.headers.get('Authorization')}", openai)
         elif fault == "echo_auth_500":
             self._error(500, f"upstream rejected header {self.headers.get('Authorization')}", openai)
         else:
             return False  # empty / missing_field are shaped in the normal path
         return True
+
+    def _echo(self) -> str:
+        """The request's key as a leaky server might repeat it: plain, URL-encoded, and inside a
+        Basic header (base64 of `user:key`)."""
+        import base64
+        from urllib.parse import quote
+
+        key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+        basic = base64.b64encode(f"user:{key}".encode()).decode()
+        return f"simp -- {key} {quote(key, safe='')} Basic {basic}"
 
     def _hang_up(self) -> None:
         self.close_connection = True

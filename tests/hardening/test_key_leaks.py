@@ -1,0 +1,101 @@
+"""API keys (issue #14, attack 4): a server that echoes the key — in its answers, in an error
+message long enough that a cut lands inside the key, URL-encoded or inside a Basic header — gets it
+stored nowhere: no byte of the output directory, the response cache, the JUnit XML, the HTML report
+or anything printed holds the key, a prefix of it, or its encoded forms. A key that cannot be sent
+(control or non-ASCII characters) stops the run in one sentence that does not quote it."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from fakes.ollama_server import FakeOllama
+
+from pytest_lsrb.core.redaction import Secrets, secret_forms
+
+CANARY = "sk-canary-7f3a9c1e5b2d4f60a8e1+/=QX"
+
+
+def forbidden_spellings(key: str) -> list[bytes]:
+    """What must appear nowhere: the key, a 12-character prefix (a cut inside it), its URL and
+    Basic-auth forms."""
+    basic = base64.b64encode(f"user:{key}".encode()).decode()
+    return [s.encode() for s in (key, key[:12], quote(key, safe=""), basic[8:])]
+
+
+def test_every_spelling_of_a_key_is_redacted() -> None:
+    secrets = Secrets([CANARY])
+    for offset in range(6):
+        blob = base64.b64encode(b"u" * offset + b":" + CANARY.encode() + b"!").decode()
+        assert "***" in secrets.redact(blob)
+    assert secrets.redact(f"a {quote(CANARY, safe='')} b") == "a *** b"
+    assert secrets.redact_tree({"k": [CANARY, {CANARY: 1}]}) == {"k": ["***", {"***": 1}]}
+    assert all(len(form) >= 8 for form in secret_forms(CANARY))
+
+
+def test_an_echoing_server_gets_the_key_stored_nowhere(run_suite: Any, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    junit = tmp_path / "junit.xml"
+    report = tmp_path / "report.html"
+    with FakeOllama(require_key=CANARY) as fake:
+        fake.queue(["echo_key_200", "echo_key_long", "echo_auth_500", "echo_key_200", "echo_key_long"])
+        result = run_suite(
+            "--lsrb-adapter=openai",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={fake.url}/v1",
+            "--lsrb-api-key-env=LSRB_CANARY_KEY",
+            f"--lsrb-cache-dir={cache}",
+            "--lsrb-max-items=6",
+            "--lsrb-outcome=record",
+            "--lsrb-max-retries=0",
+            "--lsrb-concurrency=1",
+            f"--junitxml={junit}",
+            "-rA",
+            "--log-level=DEBUG",
+            "-o",
+            "log_cli=true",
+            env={"LSRB_CANARY_KEY": CANARY},
+        )
+        sent = fake.requests
+    assert sent and all(r.headers.get("Authorization") == f"Bearer {CANARY}" for r in sent)
+    records = result.attempts()
+    # The echoes really arrived (so their absence below means something).
+    assert any("***" in (r.get("raw_output") or "") for r in records), records
+    assert any("***" in (r.get("generation_error_message") or "") for r in records), records
+    rendered = subprocess.run(
+        [sys.executable, "-m", "pytest_lsrb", "report", str(result.out_dir), "-o", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    files = [p for p in [*result.out_dir.rglob("*"), *cache.rglob("*"), junit, report] if p.is_file()]
+    assert {p.name for p in files} >= {"attempts.jsonl", "summary.json", "junit.xml", "report.html"}
+    assert any(p.name.startswith("responses.sqlite3") for p in files)
+    printed = (result.stdout + result.stderr + rendered.stdout + rendered.stderr).encode()
+    for spelling in forbidden_spellings(CANARY):
+        assert spelling not in printed, spelling
+        for path in files:
+            assert spelling not in path.read_bytes(), (path, spelling)
+
+
+@pytest.mark.parametrize("key", ["sk-line\nbreak", "sk-carriage\r", "sk-clé", "sk-tab\there"])
+def test_a_key_that_cannot_be_sent_stops_the_run_in_one_sentence(run_suite: Any, key: str) -> None:
+    with FakeOllama() as fake:
+        result = run_suite(
+            "--lsrb-adapter=openai",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={fake.url}/v1",
+            "--lsrb-api-key-env=LSRB_BAD_KEY",
+            env={"LSRB_BAD_KEY": key},
+        )
+        assert fake.requests == []
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "--lsrb-api-key-env: the key in $LSRB_BAD_KEY holds" in result.stderr
+    assert "INTERNALERROR" not in result.stderr and "Traceback" not in result.stderr
+    assert key[:6].encode() not in (result.stdout + result.stderr).encode()

@@ -1,0 +1,70 @@
+"""Server faults are not the model's (issue #14, attacks 6 and 7): a body that is not the
+protocol's success shape is retried and then *errors* the test (domain provider), never fails it
+as `bad_response` in `model_output`; a server dripping its answer byte by byte cannot hold an
+attempt past the timeout; a damaged response-cache row is a miss, not an answer."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes.adapter_kit import make_request, quick_config
+from fakes.ollama_server import FakeOllama
+
+from pytest_lsrb.adapters import create_adapter
+from pytest_lsrb.adapters.cache import CACHE_FILE
+from pytest_lsrb.core.errors import MODEL_DOMAINS
+
+GARBAGE = ("malformed", "truncated", "html_200", "error_200", "missing_field")
+
+
+@pytest.mark.parametrize("fault", GARBAGE)
+def test_garbage_is_retried_then_errors_the_test(run_suite: Any, fault: str) -> None:
+    with FakeOllama() as fake:
+        fake.queue([fault] * 40)
+        result = run_suite(
+            "--lsrb-adapter=ollama",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={fake.url}",
+            "--lsrb-max-items=2",
+            "--lsrb-max-retries=1",
+            "--lsrb-concurrency=1",
+        )
+        chats = len(fake.chat_requests())
+    verdict = result.stdout.strip().splitlines()[-1]  # pytest's own count: errors, no failures
+    assert result.returncode == 1 and "2 errors" in verdict and "failed" not in verdict, result.stdout
+    assert chats == 4  # each attempt: the first request and one retry
+    for record in result.attempts():
+        assert record["generation_error_domain"] == "provider", record
+        assert record["generation_error_domain"] not in MODEL_DOMAINS
+    summary = result.summary()
+    assert summary["generation_error_domains"] == {"provider": 2}
+
+
+def test_a_dripping_server_cannot_hold_an_attempt_past_the_timeout() -> None:
+    with FakeOllama(drip_s=0.1) as fake:
+        fake.queue(["drip"])
+        adapter = create_adapter(quick_config("ollama", fake.url, timeout_s=1.0, max_retries=0))
+        result = adapter.generate(make_request())
+        adapter.close()
+    # Every byte came within 0.1 s, so no single read timed out; the whole answer (hundreds of
+    # bytes, tens of seconds at that pace) was cut at the 1 s deadline.
+    assert result.error_kind == "timeout" and "in all" in (result.error_message or ""), result
+
+
+def test_a_damaged_cache_row_is_a_miss(tmp_path: Path) -> None:
+    with FakeOllama() as fake:
+        config = quick_config("ollama", fake.url, cache_dir=str(tmp_path))
+        first = create_adapter(config)
+        answer = first.generate(make_request())
+        first.close()
+        assert answer.ok and len(fake.chat_requests()) == 1
+        with sqlite3.connect(tmp_path / CACHE_FILE) as db:
+            db.execute("UPDATE responses SET text = X'00ff', latency_ms = 'soon'")
+        second = create_adapter(config)
+        again = second.generate(make_request())
+        second.close()
+    assert again.ok and not again.cached and again.text == answer.text
+    assert len(fake.chat_requests()) == 2  # asked the model again
