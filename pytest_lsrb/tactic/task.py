@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_lsrb.adapters.base import GenerationRequest, Message
 from pytest_lsrb.adapters.usage import result_fields
 from pytest_lsrb.core.rows import stream_jsonl
+from pytest_lsrb.engine.outcomes import judged
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import AttemptContext, Judgement
 from pytest_lsrb.tactic.answer import read_tactic
@@ -173,14 +174,26 @@ class TacticTask:
 
 
 class TacticSummary:
-    """Tactic-suite additions: verification outcomes by kind."""
+    """Tactic-suite additions: verification outcomes by kind, and the progress rate.
+
+    `verification_progress_rate`: of the judged checks (Lean decided, for or against the model),
+    the share whose tactic left goals without an error (`progress`). It is not success: only
+    `closed` counts there; it says how often the model moved the proof without finishing it.
+    """
 
     def __init__(self) -> None:
         self.outcomes: Counter[str] = Counter()
+        self.judged = 0
 
     def add(self, record: Mapping[str, Any]) -> None:
         if record.get("verification_attempted"):
             self.outcomes[str(record.get("verification_outcome"))] += 1
+            if judged(record):
+                self.judged += 1
 
     def finish(self) -> dict[str, Any]:
-        return {"verification_outcomes": dict(sorted(self.outcomes.items()))}
+        rate = self.outcomes["progress"] / self.judged if self.judged else None
+        return {
+            "verification_outcomes": dict(sorted(self.outcomes.items())),
+            "verification_progress_rate": rate,
+        }

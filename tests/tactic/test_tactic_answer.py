@@ -142,3 +142,26 @@ def test_several_samples_raise_the_default_temperature(tmp_path: Path) -> None:
     assert configured(samples=4) == SAMPLED_TEMPERATURE == 0.8
     assert configured(frozenset({"temperature"}), samples=4) == 0.0  # the user's choice stands
     assert configured(samples=4, temperature=0.3) == 0.3
+
+
+def test_progress_is_its_own_rate() -> None:
+    from pytest_lsrb.tactic.task import TacticSummary
+
+    summary = TacticSummary()
+    for outcome, domain in [
+        ("closed", None),
+        ("progress", None),
+        ("progress", None),
+        ("lean_error", "model"),
+        ("toolchain_missing", "environment"),
+    ]:
+        summary.add(
+            {
+                "verification_attempted": True,
+                "verification_outcome": outcome,
+                "verification_error_domain": domain,
+            }
+        )
+    done = summary.finish()
+    assert done["verification_progress_rate"] == 2 / 4  # the unjudged check is left out
+    assert done["verification_outcomes"]["progress"] == 2
