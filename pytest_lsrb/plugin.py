@@ -166,6 +166,7 @@ class LsrbSession:
         self.runner: Runner | None = None  # set by the lsrb_runner fixture while it is live
         self.pending: dict[str, dict[str, Any]] = {}  # nodeid -> record not yet handed on
         self.frozen = False  # gc.freeze() after collection (see pytest_collection_finish)
+        self.pytest_session: pytest.Session | None = None
         self.progress: ProgressReporter | None = None  # the controller's progress line
 
     # -- setup ---------------------------------------------------------------------------------
@@ -189,6 +190,7 @@ class LsrbSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.pytest_session = session
         roots = discover_suite_roots(self.config.args, Path(self.config.invocation_params.dir))
         if len(roots) > 1:
             names = ", ".join(r.name for r in roots)
@@ -338,11 +340,18 @@ class LsrbSession:
         line = report.__dict__.pop(RECORD_ATTR, None)  # sent by a worker
         if self.output is None:
             return
-        if record is not None:
-            self.output.append(record)
-        elif isinstance(line, bytes):
-            self.output.append_line(line)
-        else:
+        from pytest_lsrb.output.files import OutputWriteError
+
+        try:
+            if record is not None:
+                self.output.append(record)
+            elif isinstance(line, bytes):
+                self.output.append_line(line)
+            else:
+                return
+        except OutputWriteError as exc:  # a full disk: stop with one sentence, keep what was written
+            if self.pytest_session is not None:
+                self.pytest_session.shouldstop = str(exc)
             return
         if self.progress is not None:
             self.progress.add(record if record is not None else line)
@@ -358,6 +367,9 @@ class LsrbSession:
 
         wall = (datetime.now(timezone.utc) - self.started).total_seconds()
         self.summary = self.output.finish(wall_time_s=wall)
+        if self.output.write_error is not None:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+            return
         StopSignal(self.run.config.output_dir).clear()
         if self.gate is not None:
             self.gate_result, session.exitstatus = gate.finish_session(
@@ -378,6 +390,10 @@ class LsrbSession:
         return deep_load_scheduler(config, log, self.queue_depth)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        stopped = self.pytest_session is not None and self.pytest_session.shouldstop
+        if self.output is not None and self.output.write_error is not None and not stopped:
+            # (a write refused while tests ran already ended the run with pytest's "Interrupted")
+            terminalreporter.write_line(f"lsrb: {self.output.write_error}", red=True, bold=True)
         if self.run is not None and not self.is_worker and self.config.option.collectonly:
             terminalreporter.write_line(planned_calls_line(self.run))
         if self.summary is None:

@@ -6,6 +6,7 @@ flush. A reader that meets a torn last line (the process died mid-write) reports
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -208,6 +209,23 @@ def write_json_atomic(path: Path, obj: Any) -> None:
     """
     text = json.dumps(finite_or_none(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     write_atomic(path, text.encode("utf-8", "backslashreplace"))
+
+
+class OutputWriteError(Exception):
+    """The disk refused a write to a run's file (full, over quota, past a file-size limit)."""
+
+
+def write_failure(path: Path, exc: OSError, *, running: bool = True) -> str:
+    """One sentence for a refused write: which file, why, and (`running`) that what was written
+    before is kept."""
+    code = errno.errorcode.get(exc.errno or 0, "")
+    why = f"{exc.strerror or exc}{f' ({code})' if code else ''}"
+    if not running:
+        return f"cannot write {path}: {why}; nothing was run."
+    return (
+        f"cannot write {path}: {why}; the run stops here and every attempt written before it is "
+        "kept: free some space and continue the run with --lsrb-resume."
+    )
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -7,10 +7,11 @@ is never lost by accident. Resume checks that the run's identity has not changed
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -26,8 +27,10 @@ from pytest_lsrb.output.files import (
     RUN_FILE,
     SUMMARY_FILE,
     AttemptsWriter,
+    OutputWriteError,
     iter_attempts,
     read_json,
+    write_failure,
     write_json_atomic,
 )
 from pytest_lsrb.output.models import RunHeader
@@ -37,6 +40,7 @@ from pytest_lsrb.tactic.profiles import profile_config_path
 if TYPE_CHECKING:
     from pytest_lsrb.plugin import SuiteRun
 
+T = TypeVar("T")
 RUN_SCHEMA_VERSION = 1
 
 
@@ -64,6 +68,9 @@ class RunOutput:
     # A run that does not resume writes each attempt once: its summary is kept up to date as
     # records are appended, instead of reading attempts.jsonl back at the end.
     live: Summarizer | None = None
+    # Set when the disk refused a write: the run stops, nothing more is written (no summary: the
+    # run is unfinished and resumable).
+    write_error: str | None = None
 
     @classmethod
     def open(cls, run: SuiteRun) -> RunOutput:
@@ -88,26 +95,49 @@ class RunOutput:
             for name in (ATTEMPTS_FILE, SUMMARY_FILE, RUN_FILE, "gate.json"):  # gate.GATE_FILE
                 (out / name).unlink(missing_ok=True)
         header["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        write_json_atomic(run_file, header)
-        if run.config.runs_folder:
-            point_latest(out)
+        target = run_file
+        try:
+            write_json_atomic(run_file, header)
+            if run.config.runs_folder:
+                target = out.parent / "latest"
+                point_latest(out)
+            target = attempts
+            writer = AttemptsWriter(attempts)
+        except OSError as exc:
+            raise LsrbUsageError(write_failure(target, exc, running=False)) from None
         samples = int(run.config["samples"])
         live = None if run.config["resume"] else Summarizer(samples, run.task.summary_accumulator(samples))
-        return cls(dir=out, run=run, writer=AttemptsWriter(attempts), header=header, live=live)
+        return cls(dir=out, run=run, writer=writer, header=header, live=live)
 
     def append(self, record: dict[str, Any]) -> None:
-        written = self.writer.write(record)
-        if self.live is not None:
-            self.live.add(written)
+        """Append one record; OutputWriteError (once) when the disk refuses it."""
+        if self.write_error is None:
+            written = self._guarded(lambda: self.writer.write(record), self.writer.path)
+            if self.live is not None:
+                self.live.add(written)
 
     def append_line(self, line: bytes) -> None:
         """Append a record an xdist worker has already made into its line (`record_line`)."""
-        self.writer.write_line(line)
-        if self.live is not None:
-            self.live.add(json.loads(line))
+        if self.write_error is None:
+            self._guarded(lambda: self.writer.write_line(line), self.writer.path)
+            if self.live is not None:
+                self.live.add(json.loads(line))
 
-    def finish(self, wall_time_s: float) -> dict[str, Any]:
-        self.writer.close()
+    def _guarded(self, write: Callable[[], T], path: Path) -> T:
+        try:
+            return write()
+        except OSError as exc:
+            self.write_error = write_failure(path, exc)
+            raise OutputWriteError(self.write_error) from None
+
+    def finish(self, wall_time_s: float) -> dict[str, Any] | None:
+        """Write summary.json and return it; None when a write failed (see `write_error`)."""
+        try:
+            self.writer.close()
+        except OSError as exc:
+            self.write_error = self.write_error or write_failure(self.writer.path, exc)
+        if self.write_error is not None:
+            return None
         run = self.run
         keys = {case.key for case in run.cases}
         if self.live is not None:
@@ -135,7 +165,12 @@ class RunOutput:
         price = parse_price(run.config["price"])
         if price is not None:
             summary.update(summary_cost(summary, price))
-        write_json_atomic(self.dir / SUMMARY_FILE, summary)
+        try:
+            self._guarded(
+                lambda: write_json_atomic(self.dir / SUMMARY_FILE, summary), self.dir / SUMMARY_FILE
+            )
+        except OutputWriteError:
+            return None
         return summary
 
 
