@@ -73,6 +73,7 @@ class SuiteRun:
             max_retries=int(v["max_retries"]),
             max_tokens_field=v["max_tokens_field"],
             cache_dir=v["cache_dir"],
+            cache_journal=v["cache_journal"],
             concurrency=v["concurrency"],
         )
 

@@ -29,7 +29,7 @@ def create_adapter(config: AdapterConfig) -> Adapter:
         from pytest_lsrb.adapters.cache import CachingAdapter, ResponseCache
 
         try:
-            cache = ResponseCache(Path(config.cache_dir).expanduser())
+            cache = ResponseCache(Path(config.cache_dir).expanduser(), config.cache_journal)
         except LsrbUsageError:
             adapter.close()
             raise

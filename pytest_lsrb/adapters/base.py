@@ -90,6 +90,7 @@ class AdapterConfig:
     max_retries: int = 4
     max_tokens_field: str = "max_tokens"
     cache_dir: str | None = None
+    cache_journal: str = "auto"  # the response cache's SQLite journal: auto, wal or delete
     # Attempts in flight per process (None: the adapter's default); sizes the connection pool.
     concurrency: int | None = None
     # Backoff between retries of transient errors: base * 2**n seconds, capped.

@@ -3,7 +3,8 @@
 A response is keyed by everything that decides it: the adapter's identity (adapter, base URL,
 model and request-shape settings), every sampling setting, the messages and the attempt seed. Only
 successful generations are stored, never errors. The database runs in WAL mode with a busy
-timeout, so the threads of one process and the processes of `-n 4` share it safely; a cache
+timeout (on a network filesystem, where WAL is unsafe, in rollback-journal mode: see
+`adapters.filesystems`), so the threads of one process and the processes of `-n 4` share it safely; a cache
 problem is logged and treated as a miss, never as a failed attempt.
 
 Nothing secret is stored: adapters' identities hold no keys and the key is never part of a request
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult
+from pytest_lsrb.adapters.filesystems import filesystem_type, is_network_filesystem
 from pytest_lsrb.core.errors import LsrbUsageError
 
 log = logging.getLogger("pytest_lsrb.adapters.cache")
@@ -80,15 +82,37 @@ class CachedResponse:
     meta: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
+JOURNAL_CHOICES = ("auto", "wal", "delete")
+
+
+def journal_mode(directory: Path, choice: str) -> str:
+    """`--lsrb-cache-journal`: WAL on a local disk, the rollback journal on a network filesystem
+    (auto), or as the user says."""
+    if choice == "wal":
+        return "WAL"
+    if choice == "delete":
+        return "DELETE"
+    if choice != "auto":
+        raise LsrbUsageError(
+            f"--lsrb-cache-journal: expected one of {', '.join(JOURNAL_CHOICES)} (got {choice!r})."
+        )
+    fs_type = filesystem_type(directory)
+    if is_network_filesystem(fs_type):
+        log.info("response cache %s is on %s: using SQLite's rollback journal, not WAL", directory, fs_type)
+        return "DELETE"
+    return "WAL"
+
+
 class ResponseCache:
     """One SQLite file; one connection per process, serialised by a lock across its threads."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, journal: str = "auto") -> None:
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise LsrbUsageError(f"--lsrb-cache-dir: cannot create {directory} ({exc}).") from None
         self.path = directory / CACHE_FILE
+        self.journal = journal_mode(directory, journal)
         self._lock = threading.Lock()
         try:
             self._conn = sqlite3.connect(
@@ -103,8 +127,10 @@ class ResponseCache:
         # brief exclusive lock, so give it a few tries on top of the busy timeout.
         for attempt in range(5):
             try:
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute(f"PRAGMA journal_mode={self.journal}")
+                self._conn.execute(
+                    "PRAGMA synchronous=NORMAL" if self.journal == "WAL" else "PRAGMA synchronous=FULL"
+                )
                 self._conn.executescript(_SCHEMA)
                 self._add_meta_column()
                 return

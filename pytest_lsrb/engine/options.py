@@ -43,6 +43,10 @@ def _int(text: str) -> int:
     return int(text)
 
 
+def _int_or_auto(text: str) -> int | str:
+    return "auto" if str(text).strip() == "auto" else int(text)
+
+
 def _opt_int(text: str) -> int | None:
     return None if text in ("", "none", "None") else int(text)
 
@@ -81,6 +85,15 @@ OPTIONS: list[Option] = [
     ),
     Option("cache-dir", str, None, "response cache directory (off unless given)", identity=False),
     Option(
+        "cache-journal",
+        str,
+        "auto",
+        "the response cache's SQLite journal: wal (local disks), delete (network filesystems: NFS, "
+        "Lustre, CIFS, FUSE), auto picks by the filesystem the cache is on",
+        identity=False,
+        choices=("auto", "wal", "delete"),
+    ),
+    Option(
         "price",
         str,
         None,
@@ -109,8 +122,19 @@ OPTIONS: list[Option] = [
     ),
     Option("goal-slice", str, "all", "filter items, e.g. 'tag:nat,hyps:<=2' (see README: goal slices)"),
     Option("max-items", _opt_int, None, "evaluate a seeded subset of at most this many items"),
-    Option("shard-count", _int, 1, "split the selection into this many shards (stable hash of item_id)"),
-    Option("shard-index", _int, 0, "which shard this run evaluates (0-based)"),
+    Option(
+        "shard-count",
+        _int_or_auto,
+        1,
+        "split the selection into this many shards (stable hash of item_id); auto: the scheduler's",
+    ),
+    Option(
+        "shard-index",
+        _int_or_auto,
+        0,
+        "which shard this run evaluates (0-based); auto: from Slurm, Kubernetes, GitLab or "
+        "LSRB_SHARD_INDEX (README: sharding)",
+    ),
     Option("index", str, None, "index file to use instead of the suite's built-in one"),
     Option("verification", str, "none", "how answers are checked (suite-specific modes)"),
     Option("profiles", str, None, "replay profile file or folder (repo_replay/synthetic)"),
@@ -416,6 +440,13 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
             except ValueError:
                 raise LsrbUsageError(f"--lsrb-{opt.name}: '{raw}' is not a valid value.") from None
         values[key(opt.name)] = value
+    if "auto" in (values["shard_index"], values["shard_count"]):
+        from pytest_lsrb.engine.shards import resolve_shard
+
+        given_count = "shard_count" in given or "shard_count" in suite.defaults
+        values["shard_index"], values["shard_count"] = resolve_shard(
+            str(values["shard_index"]), str(values["shard_count"]), given_count, os.environ
+        )
     if values["index"] is None:
         values["index"] = str(suite.index)
     else:

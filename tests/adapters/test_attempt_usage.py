@@ -241,3 +241,47 @@ def test_a_run_records_usage_and_prices_it(adapter: str, run_suite: Any) -> None
     assert (summary["prompt_tokens"], summary["completion_tokens"]) == (80, 12)
     assert summary["cost"] == pytest.approx((80 * 1000 + 12 * 2000) / 1e6)
     assert "tokens in/out" in result.stdout and "80 / 12" in result.stdout
+
+
+MOUNTS = """\
+/dev/sda1 / ext4 rw,relatime 0 0
+server:/export /shared nfs4 rw,vers=4.2 0 0
+10.0.0.1@tcp:/lustre /shared/scratch lustre rw 0 0
+sshfs#me@host: /mnt/my\\040box fuse.sshfs rw 0 0
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "fs"),
+    [
+        ("/home/me/cache", "ext4"),
+        ("/shared/cache", "nfs4"),
+        ("/shared/scratch/c", "lustre"),
+        ("/mnt/my box/c", "fuse.sshfs"),
+        ("/shared", "nfs4"),
+    ],
+)
+def test_the_filesystem_is_the_longest_mount_prefix(path: str, fs: str) -> None:
+    from pytest_lsrb.adapters.filesystems import filesystem_type, is_network_filesystem
+
+    assert filesystem_type(Path(path), MOUNTS) == fs
+    assert is_network_filesystem(fs) == (fs != "ext4")
+
+
+def test_a_cache_on_a_network_filesystem_uses_the_rollback_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_lsrb.adapters import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "filesystem_type", lambda directory: "nfs4")
+    nfs = ResponseCache(tmp_path / "nfs")
+    mode = nfs._conn.execute("PRAGMA journal_mode").fetchone()[0]
+    assert nfs.journal == "DELETE" and mode == "delete"
+    local = ResponseCache(tmp_path / "local", "wal")
+    assert local._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    forced = ResponseCache(tmp_path / "forced", "delete")
+    assert forced._conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    # Both modes serve what they stored.
+    inner = _Inner()
+    CachingAdapter(inner, nfs).generate(REQUEST)
+    assert CachingAdapter(inner, nfs).generate(REQUEST).cached and inner.calls == 1

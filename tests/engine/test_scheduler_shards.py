@@ -1,0 +1,107 @@
+"""`--lsrb-shard-index auto`: the shard a scheduler gives, and a Slurm array that merges into the
+unsharded run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_lsrb.cli import main as lsrb
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.records import strip_timing
+from pytest_lsrb.engine.shards import resolve_shard, scheduler_shard
+
+SUITE = Path(__file__).resolve().parents[2] / "suites" / "goal_to_tactic_proposal_v1"
+
+
+@pytest.mark.parametrize(
+    ("env", "index", "count"),
+    [
+        ({"LSRB_SHARD_INDEX": "2", "LSRB_SHARD_COUNT": "4"}, 2, 4),
+        ({"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "3"}, 1, 3),
+        # `sbatch --array=1-3`: ids 1..3, the first is shard 0
+        ({"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": "3"}, 2, 3),
+        ({"JOB_COMPLETION_INDEX": "0", "LSRB_SHARD_COUNT": "5"}, 0, 5),
+        ({"CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "2"}, 0, 2),  # GitLab counts from 1
+        # the explicit variable wins over a scheduler's
+        (
+            {"LSRB_SHARD_INDEX": "0", "LSRB_SHARD_COUNT": "2", "CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "2"},
+            0,
+            2,
+        ),
+    ],
+)
+def test_each_scheduler_gives_a_zero_based_index_and_count(
+    env: dict[str, str], index: int, count: int
+) -> None:
+    assert resolve_shard("auto", "1", False, env) == (index, count)
+    assert resolve_shard("auto", "auto", True, env) == (index, count)
+
+
+def test_numbers_pass_through_and_an_explicit_count_must_agree() -> None:
+    assert resolve_shard("1", "3", True, {}) == (1, 3)
+    env = {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "3"}
+    assert resolve_shard("auto", "3", True, env) == (1, 3)
+    with pytest.raises(LsrbUsageError, match="disagrees with the scheduler's count 3"):
+        resolve_shard("auto", "4", True, env)
+
+
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        ({}, "no scheduler shard in the environment"),
+        ({"SLURM_ARRAY_TASK_ID": "one"}, "SLURM_ARRAY_TASK_ID is 'one', not a whole number"),
+        ({"JOB_COMPLETION_INDEX": "3"}, "set LSRB_SHARD_COUNT to its completions"),
+    ],
+)
+def test_missing_or_odd_variables_are_one_sentence(env: dict[str, str], says: str) -> None:
+    with pytest.raises(LsrbUsageError, match="--lsrb-shard") as info:
+        resolve_shard("auto", "1", False, env)
+    assert says in str(info.value) and "\n" not in str(info.value)
+    assert scheduler_shard({"CI_NODE_INDEX": "2"}).index == 1
+
+
+def run(root: Path, out: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS" and not k.startswith("SLURM_")}
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(SUITE),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--lsrb-output-dir={root / out}",
+        "--lsrb-max-items=20",
+        "--lsrb-outcome=record",
+        *args,
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env={**clean, **env}, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    rows = [
+        strip_timing(json.loads(line)) for line in (path / "attempts.jsonl").read_text("utf-8").splitlines()
+    ]
+    return sorted(rows, key=lambda r: (r["item_id"], r["sample_index"]))
+
+
+def test_a_slurm_array_runs_its_shards_and_they_merge_to_the_unsharded_run(tmp_path: Path) -> None:
+    for task in range(3):
+        env = {"SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_TASK_MIN": "0"}
+        run(tmp_path, f"s{task}", env, "--lsrb-shard-index=auto")
+        header = json.loads((tmp_path / f"s{task}" / "run.json").read_text("utf-8"))
+        assert (header["shard_index"], header["shard_count"]) == (task, 3)
+    run(tmp_path, "full", {})
+    assert (
+        lsrb(["merge", *(str(tmp_path / f"s{t}") for t in range(3)), "--out", str(tmp_path / "merged")]) == 0
+    )
+    assert records(tmp_path / "merged") == records(tmp_path / "full")
