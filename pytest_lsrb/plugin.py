@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 RECORD_ATTR = "lsrb_record"
 RUN_DIR_KEY = "lsrb_run_dir"  # workerinput: the run directory the controller chose
+UNTAKEN_KEY = "lsrb_untaken"  # workeroutput: record lines of answers fetched for tests never run
 PLUGIN_NAME = "lsrb-session"
 
 
@@ -361,7 +362,11 @@ class LsrbSession:
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: the gate is a case in it
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.is_worker or self.output is None or self.run is None:
+        if self.runner is not None:
+            self.record_untaken(self.runner.untaken_answers())
+        if self.is_worker:
+            return
+        if self.output is None or self.run is None:
             return
         from pytest_lsrb.engine.stop import StopSignal
         from pytest_lsrb.tools import gate
@@ -379,6 +384,30 @@ class LsrbSession:
             from pytest_lsrb.tools.junit import add_gate_case
 
             add_gate_case(self.config, self.gate_result)
+
+    def record_untaken(self, records: list[dict[str, Any]]) -> None:
+        """Record answers fetched ahead for tests that never ran (a quota stop, -x): the provider
+        billed them, so they are kept like any other and a resume does not ask again. A worker
+        hands them to the controller with its output when it finishes."""
+        if not records:
+            return
+        if self.is_worker:
+            from pytest_lsrb.output.files import record_line
+
+            workeroutput = self.config.workeroutput  # type: ignore[attr-defined]
+            workeroutput.setdefault(UNTAKEN_KEY, []).extend(record_line(r)[0] for r in records)
+        elif self.output is not None and self.summary is None:
+            for record in records:
+                self.output.append(record)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """xdist: record the answers a worker fetched for tests it never ran."""
+        lines = getattr(node, "workeroutput", {}).get(UNTAKEN_KEY) or []
+        if self.output is not None:
+            for line in lines:
+                if isinstance(line, bytes):
+                    self.output.append_line(line)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -605,6 +634,7 @@ def lsrb_runner(
     session.runner = runner
     yield runner
     session.runner = None
+    session.record_untaken(runner.untaken_answers())
     runner.close()
 
 

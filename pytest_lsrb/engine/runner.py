@@ -24,7 +24,7 @@ from pytest_lsrb.adapters.base import Adapter, SamplingConfig
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.selection import Case
 from pytest_lsrb.engine.options import RunConfig
-from pytest_lsrb.engine.outcomes import judgement
+from pytest_lsrb.engine.outcomes import answered, judgement
 from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION
 from pytest_lsrb.engine.stop import StopSignal
 from pytest_lsrb.engine.task import AttemptContext, Judgement, Task
@@ -202,6 +202,23 @@ class Runner:
         if self.fatal:  # also notices a stop raised by another xdist worker
             return None
         return self.build_record(case)
+
+    def untaken_answers(self) -> list[dict[str, Any]]:
+        """Records of attempts run ahead whose tests never took them (the run stopped, or pytest
+        ended early) and that hold the model's answer. The provider has billed those answers:
+        they are recorded, so a resume does not ask for them again. Waits for attempts still
+        running (each ends within the adapter's timeout); cancels the ones not started."""
+        with self._lock:
+            futures = list(self._futures.values())
+            self._futures.clear()
+        records = []
+        for future in futures:
+            if future.cancel():
+                continue
+            record = self._result(future)
+            if record is not None and answered(record):
+                records.append(record)
+        return records
 
     @staticmethod
     def _result(future: Future[dict[str, Any] | None]) -> dict[str, Any] | None:

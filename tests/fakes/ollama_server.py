@@ -111,6 +111,8 @@ class FakeOllama:
     reply: str | None = None  # when set, every chat answer is this text (hostile output)
     script: deque[str] = field(default_factory=deque)
     requests: list[Recorded] = field(default_factory=list)
+    answered: list[Any] = field(default_factory=list)  # the seed of every chat answered with text
+    quota_after: int | None = None  # once this many chats are answered, every chat gets quota_429
     injected: list[str] = field(default_factory=list)
     # perf_counter() of the first chat request and of the last chat answer (for benches).
     first_chat_at: float | None = None
@@ -186,20 +188,24 @@ class FakeOllama:
         with self._lock:
             self.in_flight -= 1
 
-    def note_answer(self) -> None:
+    def note_answer(self, seed: Any = None) -> None:
         with self._lock:
+            self.answered.append(seed)
             self.last_answer_at = time.perf_counter()
 
     def reset(self) -> None:
         with self._lock:
             self.requests.clear()
             self.injected.clear()
+            self.answered.clear()
             self.first_chat_at = self.last_answer_at = None
             self.max_in_flight = 0
 
     def next_fault(self) -> str | None:
         with self._lock:
-            if self.script:
+            if self.quota_after is not None and len(self.answered) >= self.quota_after:
+                fault = "quota_429"  # an account that ran out: every later call is refused
+            elif self.script:
                 fault = self.script.popleft()
             elif self.fault_rate and self._rng.random() < self.fault_rate:
                 fault = self._rng.choice(self.faults)
@@ -363,7 +369,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"model": model, "done": True})
             return
         self._json(200, self._completion(str(model), text, openai))
-        fake.note_answer()
+        fake.note_answer(seed)
 
     def _completion(self, model: str, text: str, openai: bool) -> dict[str, Any]:
         if openai:
