@@ -98,7 +98,7 @@ def prepare_suite_run(root: Path, getoption: Any, rootdir: Path, run_dir: Path |
     """
     from pytest_lsrb.core.selection import expand, select, selected_rows_hash, shard
     from pytest_lsrb.engine.options import resolve
-    from pytest_lsrb.engine.task import TASKS, get_task
+    from pytest_lsrb.engine.task import TASKS, get_task, with_verification_mode
     from pytest_lsrb.tools.splits import split_policy_predicate
 
     spec = load_suite(root)
@@ -110,12 +110,8 @@ def prepare_suite_run(root: Path, getoption: Any, rootdir: Path, run_dir: Path |
     task = get_task(spec.task)
     config = resolve(getoption, spec, rootdir)
     try:
-        configure = getattr(task, "configure", None)  # task-specific defaults (llm_srbench)
-        if configure is not None:
-            config = configure(config)
-        check_options = getattr(task, "check_options", None)  # task-specific options (llm_srbench)
-        if check_options is not None:
-            check_options(config.values)
+        config = with_verification_mode(task, task.configure(config))
+        task.check_options(config.values)
         rows = task.load_rows(spec, Path(config["index"]))
         keep_split = split_policy_predicate(config["split_policy"], Path(config["index"]))
         keep_slice = task.slice_predicate(config["goal_slice"])
@@ -292,10 +288,13 @@ class LsrbSession:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         # tryfirst: keywords must exist before `-k` deselects.
+        if self.run is None:
+            return
+        task = self.run.task
         for item in items:
             case = case_of(item)
-            if case is not None and hasattr(case.row, "keywords"):
-                item.extra_keyword_matches.update(case.row.keywords())
+            if case is not None:
+                item.extra_keyword_matches.update(task.row_keywords(case.row))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         items = [item for item in session.items if case_of(item) is not None]

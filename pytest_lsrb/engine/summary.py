@@ -61,7 +61,6 @@ class Summarizer:
         self.skipped = 0
         self.valid = 0
         self.nonempty = 0
-        self.contains_sorry = 0
         self.model_calls = 0
         self.cached = 0
         self.latencies = array("d")
@@ -78,7 +77,6 @@ class Summarizer:
         self.ver_latencies = array("d")
         self.ver_kinds: Counter[str] = Counter()
         self.ver_domains: Counter[str] = Counter()
-        self.profile_matches: Counter[str] = Counter()
         # item_id -> [judged samples, their successes]: one small list per item, nothing per attempt.
         self.per_item: dict[str, list[int]] = {}
         self.ver_unjudged = 0
@@ -92,7 +90,6 @@ class Summarizer:
             self.answered += 1
             self.valid += bool(rec.get("valid"))
             self.nonempty += bool(rec.get("nonempty"))
-            self.contains_sorry += bool(rec.get("contains_sorry"))
         self.model_calls += int(rec.get("model_calls") or 0)
         self.cached += bool(rec.get("cached"))
         self.latencies.append(float(rec.get("latency_ms") or 0.0))
@@ -120,9 +117,6 @@ class Summarizer:
             self.ver_kinds[vkind] += 1
             self.ver_domains[str(rec.get("verification_error_domain"))] += 1
             self.ver_unjudged += rec.get("verification_error_domain") in UNJUDGED_VERIFICATION_DOMAINS
-        profile = rec.get("repo_replay_profile_id")
-        if profile:
-            self.profile_matches[profile] += 1
         counts = self.per_item.setdefault(str(rec["item_id"]), [0, 0])
         if st == JUDGED:
             self.judged += 1
@@ -150,7 +144,6 @@ class Summarizer:
             "skipped_attempts": self.skipped,
             "valid_rate": rate(self.valid, self.answered),
             "nonempty_rate": rate(self.nonempty, self.answered),
-            "contains_sorry_rate": rate(self.contains_sorry, self.answered),
             "model_calls": self.model_calls,
             "cached_attempts": self.cached,
             **latency_stats(self.latencies, "latency_ms"),
@@ -170,7 +163,6 @@ class Summarizer:
             **latency_stats(self.ver_latencies, "verification_latency_ms"),
             "verification_error_kinds": dict(sorted(self.ver_kinds.items())),
             "verification_error_domains": dict(sorted(self.ver_domains.items())),
-            "profile_match_counts": dict(sorted(self.profile_matches.items())),
             "verification_unjudged": self.ver_unjudged,
         }
         if self.any_verification:

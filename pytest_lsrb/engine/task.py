@@ -7,6 +7,7 @@ verification; an equation task runs a whole discovery method. The engine adds th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -14,12 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pytest_lsrb.adapters.base import Adapter, SamplingConfig
-from pytest_lsrb.core.errors import printable
+from pytest_lsrb.core.errors import LsrbUsageError, printable
 from pytest_lsrb.core.registry import load_class
 from pytest_lsrb.core.selection import Case
 from pytest_lsrb.engine.verifier import Verifier
 
 if TYPE_CHECKING:
+    from pytest_lsrb.engine.options import RunConfig
     from pytest_lsrb.engine.suite import SuiteSpec
 
 
@@ -56,6 +58,20 @@ class Task(Protocol):
     name: str
     # The name of the record field that holds the extracted answer, besides `proposal`.
     answer_field: str
+    # The --lsrb-verification modes this task can check answers with; the first is its default.
+    verification_modes: tuple[str, ...]
+
+    def configure(self, config: RunConfig) -> RunConfig:
+        """Task-specific defaults on the resolved run config (return it unchanged if none)."""
+        ...
+
+    def check_options(self, values: Mapping[str, Any]) -> None:
+        """Refuse (`LsrbUsageError`) a bad task-specific option before any model call."""
+        ...
+
+    def row_keywords(self, row: Any) -> Iterable[str]:
+        """Words `-k` can select this row's tests by (repository, path, tags, ...)."""
+        ...
 
     def load_rows(self, suite: SuiteSpec, index_path: Path) -> Iterable[Any]:
         """Validate rows (a list, or a generator that streams them); on a bad row raise
@@ -79,6 +95,18 @@ class Task(Protocol):
         """Suite-specific summary sections (merged into summary.json)."""
         ...
 
+    def summary_fields(self, config: RunConfig) -> dict[str, Any]:
+        """summary.json fields that come from the run's config rather than its records."""
+        ...
+
+    def terminal_rows(self, summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
+        """The task's own rows of the end-of-run metrics table (name, value)."""
+        ...
+
+    def terminal_lines(self, summary: Mapping[str, Any]) -> list[str]:
+        """Text the end-of-run summary prints after its table (e.g. LLM-SRBench's Table 1)."""
+        ...
+
     def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
         """What the mock adapter answers for this task: a deterministic local baseline."""
         ...
@@ -89,6 +117,23 @@ TASKS: dict[str, str] = {
     "goal_to_tactic_proposal_v1": "pytest_lsrb.tactic.task:TacticTask",
     "llm_srbench": "pytest_lsrb.srbench.task:SrbenchTask",
 }
+
+
+def with_verification_mode(task: Task, config: RunConfig) -> RunConfig:
+    """The run config with a verification mode `task` has: its default when none was given, a
+    usage error (before any model call) for a mode it does not have."""
+    given = "verification" in config.from_command_line or "verification" in config.from_suite
+    if not given:
+        return dataclasses.replace(
+            config, values={**config.values, "verification": task.verification_modes[0]}
+        )
+    mode = config["verification"]
+    if mode not in task.verification_modes:
+        raise LsrbUsageError(
+            f"--lsrb-verification: the {task.name} task has no mode '{mode}' "
+            f"(its modes: {', '.join(task.verification_modes)})."
+        )
+    return config
 
 
 @cache

@@ -63,9 +63,29 @@ class Summary(BaseModel):
     profile_config_path: str | None = None
     attempts: int = Field(ge=0)
     items: int = Field(ge=0)
-    valid_rate: Rate | None
-    nonempty_rate: Rate | None
-    contains_sorry_rate: Rate | None
+    answered_attempts: int | None = Field(
+        None,
+        ge=0,
+        description="attempts the model answered (all but generation infrastructure errors): "
+        "the denominator of valid_rate and nonempty_rate",
+    )
+    judged_attempts: int | None = Field(
+        None,
+        ge=0,
+        description="answered attempts the checker gave a verdict on (no infrastructure error or "
+        "profile skip): "
+        "the denominator of the success rates and pass@k",
+    )
+    infrastructure_attempts: int | None = Field(
+        None,
+        ge=0,
+        description="attempts an infrastructure error (transport, provider, environment, harness) "
+        "kept from being judged",
+    )
+    skipped_attempts: int | None = Field(None, ge=0, description="attempts a replay profile marks skip")
+    valid_rate: Rate | None = Field(description="of answered attempts")
+    nonempty_rate: Rate | None = Field(description="of answered attempts")
+    contains_sorry_rate: Rate | None = Field(None, description="tactic suite only; of answered attempts")
     model_calls: int = Field(ge=0)
     cached_attempts: int = Field(ge=0)
     latency_ms_mean: float | None
@@ -75,7 +95,7 @@ class Summary(BaseModel):
     generation_error_kinds: Counts
     generation_error_domains: Counts
     verification_attempted_rate: Rate | None
-    verification_success_rate: Rate | None
+    verification_success_rate: Rate | None = Field(description="of judged attempts")
     verification_success_rate_of_attempted: Rate | None
     verification_error_rate: Rate | None
     verification_latency_ms_mean: float | None
@@ -83,5 +103,5 @@ class Summary(BaseModel):
     verification_latency_ms_p95: float | None
     verification_error_kinds: Counts
     verification_error_domains: Counts
-    profile_match_counts: Counts
+    profile_match_counts: Counts | None = Field(None, description="tactic suite only")
     wall_time_s: float | None = None

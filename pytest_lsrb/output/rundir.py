@@ -35,7 +35,6 @@ from pytest_lsrb.output.files import (
 )
 from pytest_lsrb.output.models import RunHeader
 from pytest_lsrb.output.runs import point_latest
-from pytest_lsrb.tactic.profiles import profile_config_path
 
 if TYPE_CHECKING:
     from pytest_lsrb.plugin import SuiteRun
@@ -156,9 +155,7 @@ class RunOutput:
             "shard_index": self.header["shard_index"],
             "attempts_expected": len(keys),
             "complete": metrics["attempts"] == len(keys),
-            "profile_config_path": profile_config_path(
-                run.config["verification"], run.config["profiles"], run.spec.root
-            ),
+            **run.task.summary_fields(run.config),
             **metrics,
             "wall_time_s": round(wall_time_s, 3),
         }

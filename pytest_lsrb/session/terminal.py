@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.task import Task, get_task
+
+PASS_AT_K = re.compile(r"^verification_pass_at_k_\d+$")
 
 
 def _fmt(value: Any) -> str:
@@ -15,6 +22,28 @@ def _fmt(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={v}" for k, v in value.items()) or "none"
     return str(value)
+
+
+def of(value: Any, denominator: Any, what: str) -> str:
+    """A rate with what it is a rate of: `0.625 (of 8 answered)`."""
+    return _fmt(value) if denominator is None else f"{_fmt(value)} (of {denominator} {what})"
+
+
+def not_judged(summary: Mapping[str, Any]) -> str | None:
+    """Attempts outside the model's metrics, or None when every attempt was judged."""
+    infra, skipped = summary.get("infrastructure_attempts") or 0, summary.get("skipped_attempts") or 0
+    if not infra and not skipped:
+        return None
+    parts = [f"{infra} infrastructure errors (tests errored)"] if infra else []
+    parts += [f"{skipped} skipped by a replay profile"] if skipped else []
+    return f"{' and '.join(parts)} of {summary.get('attempts')} attempts; none counts against the model"
+
+
+def task_of(summary: Mapping[str, Any]) -> Task | None:
+    try:
+        return get_task(str((summary.get("config") or {}).get("task")))
+    except LsrbUsageError:
+        return None
 
 
 def token_totals(summary: dict[str, Any]) -> str:
@@ -45,9 +74,8 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
             "selected_rows_hash",
             f"{summary['selected_rows_hash'][:16]}  shard {summary['shard_index']}/{summary['shard_count']}",
         ),
-        ("valid_rate", summary.get("valid_rate")),
-        ("nonempty_rate", summary.get("nonempty_rate")),
-        ("contains_sorry_rate", summary.get("contains_sorry_rate")),
+        ("valid_rate", of(summary.get("valid_rate"), summary.get("answered_attempts"), "answered")),
+        ("nonempty_rate", of(summary.get("nonempty_rate"), summary.get("answered_attempts"), "answered")),
         (
             "latency_ms p50/p95",
             f"{_fmt(summary.get('latency_ms_p50'))} / {_fmt(summary.get('latency_ms_p95'))}",
@@ -60,18 +88,22 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
     if served and (len(served) > 1 or (asked and asked not in served)):
         rows.append(("served model", f"{_fmt(served)} (asked for {asked or 'the default'})"))
     if cfg.get("verification", "none") != "none":
+        judged = summary.get("judged_attempts")
         rows += [
-            ("verification success", summary.get("verification_success_rate")),
+            ("verification success", of(summary.get("verification_success_rate"), judged, "judged")),
             ("verification errors", summary.get("verification_error_kinds")),
         ]
-        from pytest_lsrb.tactic.verifiers.base import unjudged_note  # the Lean package: only when verifying
-
-        unjudged = unjudged_note(summary)
-        if unjudged:
-            rows.append(("NOT JUDGED", unjudged))
-        rows += [(k, v) for k, v in summary.items() if k.startswith("verification_pass_at_k_")]
-    for key in summary.get("terminal_extra_keys", []):
-        rows.append((key, summary.get(key)))
+        items = summary.get("verification_pass_at_k_items")
+        rows += [
+            (k, of(v, items, "items with every sample judged"))
+            for k, v in summary.items()
+            if PASS_AT_K.match(k)
+        ]
+    unjudged = not_judged(summary)
+    if unjudged:
+        rows.append(("NOT JUDGED", unjudged))
+    task = task_of(summary)
+    rows += task.terminal_rows(summary) if task is not None else []
     try:
         shown = os.path.relpath(out_dir)
     except ValueError:
@@ -89,17 +121,13 @@ def write_summary(terminalreporter: Any, summary: dict[str, Any], out_dir: Path)
     terminalreporter.write_sep("=", title)
     for line in summary_lines(summary, out_dir):
         terminalreporter.write_line(line)
-    if summary.get("srbench_table"):
-        from pytest_lsrb.srbench.table import table_lines
-
-        terminalreporter.write_line("")
-        for line in table_lines(summary):
-            terminalreporter.write_line(line)
+    task = task_of(summary)
+    for line in task.terminal_lines(summary) if task is not None else []:
+        terminalreporter.write_line(line)
 
 
 def write_comparison(terminalreporter: Any, baseline_dir: Path, summary: dict[str, Any]) -> None:
     """Headline metric deltas against the baseline run (the gate lists the flipped items)."""
-    from pytest_lsrb.core.errors import LsrbUsageError
     from pytest_lsrb.output.files import SUMMARY_FILE, read_json
     from pytest_lsrb.report.compare import format_comparison
 

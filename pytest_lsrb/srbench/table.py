@@ -136,14 +136,6 @@ class SrbenchSummary:
                 round(self.judge_agree / self.judge_pairs, 4) if self.judge_pairs else None
             ),
             **self.analyses.finish(),
-            "terminal_extra_keys": [
-                "sr_symbolic_accuracy_pct",
-                "sr_acc_tau_id_pct",
-                "sr_acc_tau_ood_pct",
-                "sr_median_nmse_id",
-                "sr_median_nmse_ood",
-                *(["sr_judge_agreement"] if self.judge_pairs else []),
-            ],
         }
 
 

@@ -24,7 +24,7 @@ from pytest_lsrb.srbench.loaders import load_problems
 from pytest_lsrb.srbench.metrics import METRICS_POLICIES, MetricsPolicy
 from pytest_lsrb.srbench.problem import DOMAIN_ALIASES, Problem
 from pytest_lsrb.srbench.progress import progress_fields
-from pytest_lsrb.srbench.table import SrbenchSummary
+from pytest_lsrb.srbench.table import SrbenchSummary, table_lines
 
 if TYPE_CHECKING:
     from pytest_lsrb.engine.options import RunConfig
@@ -35,6 +35,7 @@ TASK_NAME = "llm_srbench"
 class SrbenchTask:
     name = TASK_NAME
     answer_field = "equation"
+    verification_modes = ("equation",)  # every discovery result is scored on the problem's data
 
     def load_rows(self, suite: SuiteSpec, index_path: Path) -> list[Problem]:
         return load_problems(index_path)
@@ -146,8 +147,29 @@ class SrbenchTask:
             return Judgement("fail", f"the equation did not verify: {summary_message(record)}")
         return Judgement("pass")
 
+    def row_keywords(self, row: Any) -> list[str]:
+        return list(row.keywords())
+
     def summary_accumulator(self, samples_per_item: int) -> SrbenchSummary:
         return SrbenchSummary()
+
+    def summary_fields(self, config: RunConfig) -> dict[str, Any]:
+        return {}
+
+    def terminal_rows(self, summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
+        keys = [
+            "sr_symbolic_accuracy_pct",
+            "sr_acc_tau_id_pct",
+            "sr_acc_tau_ood_pct",
+            "sr_median_nmse_id",
+            "sr_median_nmse_ood",
+        ]
+        if summary.get("sr_judge_pairs"):
+            keys.append("sr_judge_agreement")
+        return [(k, summary.get(k)) for k in keys]
+
+    def terminal_lines(self, summary: Mapping[str, Any]) -> list[str]:
+        return ["", *table_lines(summary)] if summary.get("srbench_table") else []
 
     def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
         if context.get("method") == "judge":

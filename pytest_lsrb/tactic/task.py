@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.adapters.base import GenerationRequest, Message
 from pytest_lsrb.adapters.usage import result_fields
+from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.core.rows import stream_jsonl
-from pytest_lsrb.engine.outcomes import judged
+from pytest_lsrb.engine.outcomes import answered, judged
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import AttemptContext, Judgement
 from pytest_lsrb.tactic.answer import read_tactic
@@ -56,6 +57,7 @@ _Prompt = tuple[tuple[Message, ...], str, list[dict[str, str]]]
 class TacticTask:
     name = TASK_NAME
     answer_field = "tactic"
+    verification_modes = ("none", "synthetic", "repo_replay")
 
     def load_rows(self, suite: SuiteSpec, index_path: Path) -> Iterator[TacticRow]:
         return stream_jsonl(index_path, TacticRow)
@@ -166,15 +168,43 @@ class TacticTask:
             return Judgement("fail", f"the tactic {tactic!r} did not verify: {kind}")
         return Judgement("pass")
 
+    def check_options(self, values: Mapping[str, Any]) -> None:
+        return None  # no options of its own
+
+    def row_keywords(self, row: Any) -> list[str]:
+        return list(row.keywords())
+
     def summary_accumulator(self, samples_per_item: int) -> TacticSummary:
         return TacticSummary()
+
+    def summary_fields(self, config: RunConfig) -> dict[str, Any]:
+        from pytest_lsrb.tactic.profiles import profile_config_path
+
+        path = profile_config_path(config["verification"], config["profiles"], config.suite.root)
+        return {"profile_config_path": path}
+
+    def terminal_rows(self, summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
+        rows: list[tuple[str, Any]] = [("contains_sorry_rate", summary.get("contains_sorry_rate"))]
+        if (summary.get("config") or {}).get("verification", "none") != "none":
+            from pytest_lsrb.tactic.verifiers.base import (
+                unjudged_note,  # the Lean package: only when verifying
+            )
+
+            note = unjudged_note(summary)
+            if note:
+                rows.append(("Lean could not judge", note))
+        return rows
+
+    def terminal_lines(self, summary: Mapping[str, Any]) -> list[str]:
+        return []
 
     def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
         return mock_tactic_answer(str(context.get("goal_text", "")), seed)
 
 
 class TacticSummary:
-    """Tactic-suite additions: verification outcomes by kind, and the progress rate.
+    """Tactic-suite additions: sorry in answers, verification outcomes by kind, replay profiles,
+    and the progress rate.
 
     `verification_progress_rate`: of the judged checks (Lean decided, for or against the model),
     the share whose tactic left goals without an error (`progress`). It is not success: only
@@ -183,17 +213,27 @@ class TacticSummary:
 
     def __init__(self) -> None:
         self.outcomes: Counter[str] = Counter()
+        self.profiles: Counter[str] = Counter()
         self.judged = 0
+        self.answered = 0
+        self.contains_sorry = 0
 
     def add(self, record: Mapping[str, Any]) -> None:
+        if answered(record):  # the denominator of the answer rates (outcomes' rule)
+            self.answered += 1
+            self.contains_sorry += bool(record.get("contains_sorry"))
         if record.get("verification_attempted"):
             self.outcomes[str(record.get("verification_outcome"))] += 1
             if judged(record):
                 self.judged += 1
+        profile = record.get("repo_replay_profile_id")
+        if profile:
+            self.profiles[str(profile)] += 1
 
     def finish(self) -> dict[str, Any]:
-        rate = self.outcomes["progress"] / self.judged if self.judged else None
         return {
+            "contains_sorry_rate": rate(self.contains_sorry, self.answered),
             "verification_outcomes": dict(sorted(self.outcomes.items())),
-            "verification_progress_rate": rate,
+            "verification_progress_rate": rate(self.outcomes["progress"], self.judged),
+            "profile_match_counts": dict(sorted(self.profiles.items())),
         }

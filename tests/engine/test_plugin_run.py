@@ -197,3 +197,20 @@ def test_outcome_policy_fail_error_and_record(run_suite: RunSuite, tmp_path: Pat
     assert "failed" not in record.stdout.splitlines()[-1]
     assert f"{n_or} error" in record.stdout  # infrastructure still errors
     assert record.summary()["contains_sorry_rate"] > 0
+
+
+def test_a_verification_mode_the_task_does_not_have_is_a_usage_error(
+    run_suite: RunSuite, tmp_path: Path
+) -> None:
+    """Each task declares its modes: `equation` on the tactic suite used to make every attempt a
+    harness AttributeError, `synthetic` on llm_srbench was silently ignored (run.json said
+    synthetic, every record equation). Now both stop before any model call or file."""
+    for suite, mode, modes in (
+        (TACTIC_SUITE, "equation", "none, synthetic, repo_replay"),
+        (TACTIC_SUITE.parent / "llm_srbench", "synthetic", "equation"),
+    ):
+        out = tmp_path / mode
+        result = run_suite(f"--lsrb-verification={mode}", suite=suite, out=out)
+        assert result.returncode == 4, result.stdout + result.stderr
+        assert f"has no mode '{mode}' (its modes: {modes})" in result.stderr
+        assert "Traceback" not in result.stderr and not (out / "run.json").exists()

@@ -6,6 +6,7 @@ import re
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -210,7 +211,7 @@ _ENVIRONMENT_HINTS = {
 }
 
 
-def unjudged_note(summary: dict[str, Any]) -> str | None:
+def unjudged_note(summary: Mapping[str, Any]) -> str | None:
     """One line for the terminal when verification could not judge some attempts, else None."""
     count = int(summary.get("verification_unjudged") or 0)
     if not count:
