@@ -106,10 +106,22 @@ class Case:
         return f"{self.item_id}#s{self.sample_index}"
 
 
+# One pytest test per case, all created before the first runs: past this, collection alone
+# would take hours and gigabytes.
+MAX_CASES = 10_000_000
+
+
 def expand(rows: Iterable[Any], samples_per_item: int, seed: int) -> list[Case]:
     """Each row times each sample, with its deterministic per-attempt seed."""
     if samples_per_item < 1:
         raise LsrbUsageError(f"--lsrb-samples must be at least 1 (got {samples_per_item}).")
+    rows = list(rows)
+    if len(rows) * samples_per_item > MAX_CASES:
+        raise LsrbUsageError(
+            f"this run would be {len(rows)} items x {samples_per_item} samples = "
+            f"{len(rows) * samples_per_item} tests, more than the {MAX_CASES} one pytest session can "
+            "hold; select fewer with --lsrb-max-items or split the run with --lsrb-shard-count."
+        )
     return [
         Case(row=row, sample_index=k, attempt_seed=attempt_seed(seed, row.item_id, k))
         for row in rows

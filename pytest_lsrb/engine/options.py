@@ -19,6 +19,7 @@ import pytest
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.redaction import key_problem, strip_userinfo
 from pytest_lsrb.core.textfiles import shown
+from pytest_lsrb.engine.option_checks import check_values
 from pytest_lsrb.engine.suite import SuiteSpec
 
 RUNS_ROOT = "lsrb-out"  # under the current directory: lsrb-out/<suite>/<run>/
@@ -460,11 +461,7 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
         raise LsrbUsageError("--lsrb-retry-errors only makes sense with --lsrb-resume.")
     if values["resume"] and values["overwrite"]:
         raise LsrbUsageError("--lsrb-resume and --lsrb-overwrite contradict each other; pick one.")
-    for name in ("samples", "max_tokens", "max_retries"):
-        if values[name] < (0 if name == "max_retries" else 1):
-            raise LsrbUsageError(f"--lsrb-{name.replace('_', '-')} must be positive (got {values[name]}).")
-    if values["max_items"] is not None and values["max_items"] < 1:
-        raise LsrbUsageError(f"--lsrb-max-items must be at least 1 (got {values['max_items']}).")
+    check_values(values)  # finite, in bounds, text, a URL that parses
     from pytest_lsrb.engine.cost import parse_price
 
     parse_price(values["price"])  # a bad price stops the run before any model is called

@@ -83,6 +83,11 @@ def _read_text(path: Path, owner: Path, field_name: str) -> str:
         return path.read_text(encoding="utf-8")
     except OSError:
         raise LsrbUsageError(f"{owner}: field '{field_name}' names {path}, which cannot be read.") from None
+    except UnicodeDecodeError as exc:
+        raise LsrbUsageError(
+            f"{owner}: field '{field_name}' names {path}, which is not UTF-8 text "
+            f"(byte 0x{exc.object[exc.start]:02x} at offset {exc.start})."
+        ) from None
 
 
 def suite_root_of(path: Path) -> Path | None:

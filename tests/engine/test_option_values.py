@@ -1,0 +1,100 @@
+"""Every option value is checked before the run: one sentence, exit 4 from pytest, never a
+traceback, a hang or an error in every test. The cases are the issue's (#13) list."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lsrb_testing import REPO, TACTIC_SUITE
+
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.selection import MAX_CASES, expand
+from pytest_lsrb.engine.option_checks import BOUNDS, check_values
+from pytest_lsrb.engine.options import OPTIONS, dest, key
+from pytest_lsrb.plugin import prepare_suite_run
+
+SECONDS = "expected a finite number of seconds > 0 and <= 86400"
+CASES = [
+    ("--lsrb-timeout=nan", f"--lsrb-timeout: {SECONDS} (got nan)."),
+    ("--lsrb-timeout=inf", f"--lsrb-timeout: {SECONDS} (got inf)."),
+    ("--lsrb-timeout=-1", f"--lsrb-timeout: {SECONDS} (got -1.0)."),
+    ("--lsrb-timeout=0", f"--lsrb-timeout: {SECONDS} (got 0.0)."),
+    ("--lsrb-base-url=http://[::1", "--lsrb-base-url: not a valid URL (Invalid IPv6 URL)."),
+    ("--lsrb-temperature=nan", "--lsrb-temperature: expected a finite number >= 0 and <= 2 (got nan)."),
+    ("--lsrb-samples=9223372036854775807",
+     "--lsrb-samples: expected a whole number >= 1 and <= 10000 (got 9223372036854775807)."),
+    ("--lsrb-samples=100000000",
+     "--lsrb-samples: expected a whole number >= 1 and <= 10000 (got 100000000)."),
+    ("--lsrb-max-items=0", "--lsrb-max-items: expected a whole number >= 1 and <= 100000000 (got 0)."),
+]  # fmt: skip
+
+
+def prepare(suite: Path = TACTIC_SUITE, **options: str) -> None:
+    values = {dest(k): v for k, v in options.items()}
+    prepare_suite_run(suite, values.get, REPO)
+
+
+@pytest.mark.parametrize(("arg", "sentence"), CASES)
+def test_a_bad_value_is_one_sentence(arg: str, sentence: str) -> None:
+    name, value = arg.removeprefix("--lsrb-").split("=", 1)
+    with pytest.raises(LsrbUsageError) as err:
+        prepare(**{key(name): value})
+    assert str(err.value) == sentence
+
+
+def test_through_pytest_bad_values_exit_4_in_one_line(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    for arg, sentence in CASES[::3]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", str(TACTIC_SUITE), "-q", "-p", "no:cacheprovider", arg],
+            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 4, proc.stdout[-1000:] + proc.stderr
+        assert proc.stderr.strip() == f"ERROR: {sentence}"
+        assert not (tmp_path / "lsrb-out").exists()
+
+
+def copy_suite(tmp_path: Path) -> Path:
+    root = tmp_path / "suite"
+    shutil.copytree(TACTIC_SUITE, root, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def test_a_suite_default_of_inf_is_named_in_suite_toml(tmp_path: Path) -> None:
+    root = copy_suite(tmp_path)
+    toml = root / "suite.toml"
+    toml.write_text(toml.read_text("utf-8") + "timeout = inf\n", encoding="utf-8")
+    with pytest.raises(LsrbUsageError) as err:
+        prepare(root)
+    assert str(err.value) == f"{toml}: field 'defaults.timeout': {SECONDS} (got inf)."
+
+
+def test_a_prompt_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    root = copy_suite(tmp_path)
+    (root / "prompt.md").write_bytes(b"Goal:\n\xff{{goal_text}}\n")
+    with pytest.raises(LsrbUsageError) as err:
+        prepare(root)
+    assert str(err.value) == (
+        f"{root / 'suite.toml'}: field 'suite.prompt' names {root / 'prompt.md'}, which is not UTF-8 "
+        "text (byte 0xff at offset 6)."
+    )
+
+
+def test_bounds_and_text() -> None:
+    assert set(BOUNDS) <= {key(o.name) for o in OPTIONS}  # every bounded key is an option
+    check_values({"timeout": 120.0, "samples": 1, "concurrency": None, "base_url": "http://[::1]:8080/v1"})
+    with pytest.raises(
+        LsrbUsageError, match=r"^--lsrb-goal-slice: the value is not UTF-8 text \(it holds \\udcff"
+    ):
+        check_values({"goal_slice": "tag:\udcff"})  # a non-UTF-8 command-line byte (surrogateescape)
+    with pytest.raises(LsrbUsageError) as err:
+        check_values({"base_url": "https://user:sk-secret@[::1"})
+    assert "sk-secret" not in str(err.value)  # the URL may hold a key: never repeated
+    with pytest.raises(LsrbUsageError, match="more than the 10000000 one pytest session can hold"):
+        expand([object()] * 1001, 10_000, 0)
+    assert MAX_CASES == 10_000_000
