@@ -132,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lsrb", description="pytest-lsrb: evaluate LLMs on hard reasoning benchmarks."
     )
+    from pytest_lsrb import __version__
+
+    parser.add_argument("--version", action="version", version=f"lsrb (pytest-lsrb) {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser(
