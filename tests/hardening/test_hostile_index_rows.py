@@ -16,7 +16,7 @@ from hostile_kit import (
     json_values,
     outcome,
 )
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_lsrb.adapters import AdapterConfig, create_adapter
@@ -115,6 +115,8 @@ def test_byte_level_damage_ends_in_one_sentence(tmp_path: Path, data: st.DataObj
     extra=st.dictionaries(hostile_text, json_values, max_size=3),
     ascii_only=st.booleans(),
 )
+# Found by hypothesis (issue #13): a lone surrogate in `path` crashed content_hash.
+@example(item_id="a", goal="⊢ True", path_text="\ud800", tags=[], extra={}, ascii_only=True)
 def test_hostile_strings_in_valid_rows_run_or_are_named(
     tmp_path: Path,
     item_id: str,

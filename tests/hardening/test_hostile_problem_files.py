@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from hostile_kit import assert_one_sentence, byte_mutations, hostile_text, json_values, outcome
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_lsrb.srbench.loaders import load_problems
@@ -77,6 +77,7 @@ def test_byte_damage_to_a_csv_folder_ends_in_one_sentence(
 
 @FUZZ
 @given(field=st.sampled_from([*META, "data", "unknown"]), value=json_values | hostile_text)
+@example(field="desc", value="\ud800")  # found by hypothesis: crashed content_hash (issue #13)
 def test_a_metadata_field_with_any_value_loads_or_is_named(tmp_path: Path, field: str, value: Any) -> None:
     folder = csv_folder(tmp_path)
     (folder / "metadata.json").write_text(json.dumps({**META, field: value}), encoding="utf-8")
@@ -97,6 +98,7 @@ def npz_index(root: Path, **arrays: Any) -> Path:
 
 @FUZZ
 @given(field=st.sampled_from([*META, "data", "data_sha256", "unknown"]), value=json_values | hostile_text)
+@example(field="desc", value="\ud800")  # found by hypothesis: crashed content_hash (issue #13)
 def test_an_index_field_with_any_value_loads_or_is_named(tmp_path: Path, field: str, value: Any) -> None:
     index = npz_index(tmp_path)
     index.write_text(json.dumps({**META, "data": "p.npz", field: value}) + "\n", encoding="utf-8")
