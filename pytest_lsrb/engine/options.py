@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -329,6 +329,9 @@ class RunConfig:
     # No --lsrb-output-dir: `output_dir` is the suite's folder of runs (lsrb-out/<suite>), in which
     # this run gets its own directory once its config hash is known (output/runs.py).
     runs_folder: bool = False
+    # What a task adds to the identity beyond options (the tactic suite: the replay profiles'
+    # contents, so a resume after editing a profile's timeout is refused as another config).
+    extra_identity: Mapping[str, Any] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -349,6 +352,7 @@ class RunConfig:
         ident["task"] = self.suite.task
         ident["index"] = display_path(Path(self.values["index"]), self.suite.root)
         ident["index_sha256"] = file_sha256(Path(self.values["index"]))
+        ident.update(self.extra_identity)
         if ident.get("base_url"):  # `https://user:key@host` must not reach run.json
             ident["base_url"] = strip_userinfo(str(ident["base_url"]))
         return ident

@@ -63,6 +63,7 @@ class AttemptRecord(BaseModel):
     verification_detail: str | None = None
     verification_latency_ms: float = 0.0
     repo_replay_profile_id: str | None = None
+    verification_toolchain: str | None = None
     finished_at: str | None = None
 
 

@@ -25,6 +25,7 @@ class VerificationResult:
     subkind: str | None = None
     detail: str | None = None
     profile_id: str | None = None
+    toolchain: str | None = None  # which Lean/Lake/Mathlib the check ran with, when it ran
 
     @property
     def error_kind(self) -> str | None:

@@ -29,6 +29,7 @@ Remotes compare without a trailing `/` or `.git` and without case.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Final, Literal
@@ -194,6 +195,17 @@ def resolve_profiles_path(option: str | None, suite_root: str | Path | None) -> 
             if candidate.is_dir() and any(candidate.glob("*.toml")):
                 return candidate
     return None
+
+
+def profiles_digest(path: Path | None) -> str:
+    """SHA-256 over the profile files' names and bytes (`builtin` for the built-in default)."""
+    if path is None:
+        return BUILTIN_PATH
+    files = sorted(path.glob("*.toml")) if path.is_dir() else [path]
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.name.encode("utf-8") + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def profile_config_path(mode: str, option: str | None, suite_root: str | Path | None) -> str | None:

@@ -20,6 +20,7 @@ from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import AttemptContext, Judgement
 from pytest_lsrb.tactic.answer import read_tactic
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
+from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
 from pytest_lsrb.tactic.rows import TacticRow
 from pytest_lsrb.tactic.slices import goal_slice_predicate
 
@@ -66,9 +67,19 @@ class TacticTask:
         return goal_slice_predicate(goal_slice)
 
     def configure(self, config: RunConfig) -> RunConfig:
-        """With several samples per goal and no --lsrb-temperature, sample at SAMPLED_TEMPERATURE
-        instead of the suite's 0: at 0, `--lsrb-samples 4` gave 4 identical answers on 50 of 50
-        goals (pass@4 = pass@1 at 4x the cost). Recorded in run.json like any option."""
+        """Two additions to the run's config, both recorded in run.json:
+
+        - with several samples per goal and no --lsrb-temperature, sample at SAMPLED_TEMPERATURE
+          instead of the suite's 0: at 0, `--lsrb-samples 4` gave 4 identical answers on 50 of 50
+          goals (pass@4 = pass@1 at 4x the cost);
+        - with Lean verification, `profiles_sha256`: the replay profiles' contents are part of the
+          config hash, so resuming after editing a profile is refused as another config.
+        """
+        mode = str(config.values.get("verification") or "none")
+        if mode in ("synthetic", "repo_replay"):
+            path = resolve_profiles_path(config.values.get("profiles"), config.suite.root)
+            extra = {**config.extra_identity, "profiles_sha256": profiles_digest(path)}
+            config = dataclasses.replace(config, extra_identity=extra)
         if int(config.values.get("samples") or 1) <= 1 or "temperature" in config.from_command_line:
             return config
         if float(config.values.get("temperature") or 0.0) > 0.0:
@@ -144,6 +155,7 @@ class TacticTask:
                 verification_detail=verdict.detail,
                 verification_latency_ms=round(verdict.latency_ms, 3),
                 repo_replay_profile_id=verdict.profile_id,
+                verification_toolchain=verdict.toolchain,
             )
         elif answer is not None and answer.contains_sorry and ctx.verifier.mode != "none":
             fields.update(

@@ -90,3 +90,31 @@ def test_resolved_path(tmp_path: Path) -> None:
     assert profile_config_path("repo_replay", None, tmp_path / "a" / "b") == "builtin"
     with pytest.raises(LsrbUsageError, match="--lsrb-profiles"):
         resolve_profiles_path(str(tmp_path / "missing"), None)
+
+
+def test_profile_contents_are_part_of_the_config_hash(tmp_path: Path) -> None:
+    """Resuming after editing a profile's timeout is another config, refused as such."""
+    from pytest_lsrb.engine.options import RunConfig
+    from pytest_lsrb.engine.suite import load_suite
+    from pytest_lsrb.tactic.task import TacticTask
+
+    suite = load_suite(Path(__file__).resolve().parents[2] / "suites" / "goal_to_tactic_proposal_v1")
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    (profiles / "default.toml").write_text("schema_version = 1\ncheck_timeout_s = 300\n")
+    values = {
+        "samples": 1,
+        "temperature": 0.0,
+        "verification": "synthetic",
+        "profiles": str(profiles),
+        "index": str(suite.root / "index.jsonl"),
+    }
+
+    def config_hash() -> str:
+        base = RunConfig(values, suite, tmp_path, from_command_line=frozenset({"profiles"}))
+        return str(TacticTask().configure(base).extra_identity["profiles_sha256"])
+
+    before = config_hash()
+    assert before == config_hash()
+    (profiles / "default.toml").write_text("schema_version = 1\ncheck_timeout_s = 30\n")
+    assert config_hash() != before

@@ -156,6 +156,7 @@ class LeanVerifierBase(ABC):
             subkind=verdict.subkind,
             detail=verdict.detail,
             profile_id=profile.id,
+            toolchain=verdict.toolchain,
         )
 
     @abstractmethod

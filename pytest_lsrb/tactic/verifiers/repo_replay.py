@@ -20,6 +20,7 @@ position as SorryDB does. k samples of an item cost one elaboration of the file'
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from pytest_lsrb.tactic.lean.outcome import Verdict, first_error
 from pytest_lsrb.tactic.lean.patch import Baseline, Patched, make_baseline, make_patched
 from pytest_lsrb.tactic.lean.process import which
 from pytest_lsrb.tactic.lean.splice import SpliceError
+from pytest_lsrb.tactic.lean.toolchain import describe_toolchain
 from pytest_lsrb.tactic.profiles import ReplayProfile
 from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase, from_failed_run, from_verdict, result
 
@@ -85,6 +87,12 @@ class RepoReplayVerifier(LeanVerifierBase):
             )
         except CheckoutFailure as failure:
             return result(failure.kind, detail=failure.detail)
+        checked = self._check_in(root, row, tactic, profile)
+        if checked.outcome in ("toolchain_missing", "checkout_failed"):
+            return checked
+        return dataclasses.replace(checked, toolchain=describe_toolchain(root))
+
+    def _check_in(self, root: Path, row: Any, tactic: str, profile: ReplayProfile) -> VerificationResult:
         try:  # checked when the row was read; again here, where a symlink could lead out
             file = inside(root, row.path)
         except OutsideError as exc:

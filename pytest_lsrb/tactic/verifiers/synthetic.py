@@ -15,6 +15,7 @@ runs in that environment: a goal's k samples share one elaboration of `import Ma
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun
 from pytest_lsrb.tactic.lean.goal import Unrestatable, restate
 from pytest_lsrb.tactic.lean.outcome import first_error
 from pytest_lsrb.tactic.lean.script import Script, choose_header, control_script, tactic_script
+from pytest_lsrb.tactic.lean.toolchain import describe_toolchain
 from pytest_lsrb.tactic.profiles import ReplayProfile
 from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase, from_failed_run, from_verdict, result
 
@@ -77,7 +79,9 @@ class SyntheticVerifier(LeanVerifierBase):
             allow_native=self.allow_native(profile),
             sorry_check=lambda: no_sorry_left(run.messages, run.sorries),
         )
-        return from_verdict(verdict)
+        return dataclasses.replace(
+            from_verdict(verdict), toolchain=describe_toolchain(project, profile.lean_command)
+        )
 
     # -- control -------------------------------------------------------------------------------
 

@@ -32,6 +32,9 @@ path = sys.argv[-1]
 if log:
     with open(log, "a") as fh:
         fh.write(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd()}) + "\n")
+if sys.argv[1:] == ["--version"]:
+    print("Lean (version 4.22.0, x86_64-unknown-linux-gnu, commit 4f1d6ea3b4ce, Release)")
+    sys.exit(0)
 if mode == "hang" or (mode.startswith("hang-if:") and mode[8:] in open(path, encoding="utf-8").read()):
     time.sleep(3600)
 if mode == "die":

@@ -99,7 +99,7 @@ def test_closed_progress_and_lean_error(
     assert (err.outcome, err.subkind, err.error_domain) == ("lean_error", "unknown_identifier", "model")
     assert synthetic.verify(row(), "exact (hp", attempt_seed=4).subkind == "parse"
     # the control script ran once for the goal, then one run per tactic
-    calls = (fake_lean / "lean.log").read_text().splitlines()
+    calls = [c for c in (fake_lean / "lean.log").read_text().splitlines() if ".lean" in c]
     assert len(calls) == 1 + 4
 
 
@@ -366,6 +366,7 @@ def test_replay_clones_and_builds_once_and_never_touches_the_checkout(
     lake_calls = [c.split("\t")[0] for c in (fake_lean / "lake.log").read_text().splitlines()]
     assert lake_calls == ["exe cache get", "build"]
     lean_calls = [json.loads(c) for c in (fake_lean / "lean.log").read_text().splitlines()]
+    lean_calls = [c for c in lean_calls if c["argv"] != ["--version"]]
     assert len(lean_calls) == 1 + 3  # the baseline once, then one run per tactic
     assert all(Path(c["cwd"]) == checkout and not c["argv"][-1].startswith(str(checkout)) for c in lean_calls)
 
@@ -419,6 +420,8 @@ def _replay_with(
     tree = tmp_path / "tree"
     (tree / "Repo").mkdir(parents=True, exist_ok=True)
     (tree / "Repo" / "Basic.lean").write_text(source)
+    (tree / "lean-toolchain").write_text("leanprover/lean4:v4.22.0\n")
+    (tree / "lake-manifest.json").write_text('{"packages": [{"name": "mathlib", "rev": "4bbdccd9c5f8"}]}')
     monkeypatch.setenv("FAKE_GIT_TREE", str(tree))
     monkeypatch.setenv("FAKE_GIT_COMMIT", COMMIT)
     profile = tmp_path / "p.toml"
@@ -482,7 +485,8 @@ def test_replay_file_mode_accepts_only_clean_proofs(
         v.close()
     assert (res.outcome, res.subkind) == outcome, res.detail
     calls = [json.loads(c)["argv"] for c in (fake_lean / "lean.log").read_text().splitlines()]
-    assert all(c[0] == "--json" for c in calls)  # via `lake lean FILE -- --json`
+    assert all(c[0] == "--json" for c in calls if c != ["--version"])  # via `lake lean FILE -- --json`
+    assert res.toolchain == "lean-toolchain: leanprover/lean4:v4.22.0; mathlib: 4bbdccd9c5f8"
 
 
 MODULE_SOURCE = (
