@@ -19,7 +19,11 @@ EXIT_USAGE = 2
 
 
 def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
-    """`lsrb run SUITE [pytest args...]`: run a built-in suite (or a suite folder) with pytest."""
+    """`lsrb run SUITE [pytest args...]`: run a built-in suite (or a suite folder) with pytest.
+
+    The exit status is pytest's, except that a usage error (a bad option value, a bad input file)
+    is 2 like every other lsrb command's, not pytest's 4.
+    """
     import pytest
 
     suite = Path(args.suite)
@@ -29,7 +33,8 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
             names = sorted(p.name for p in builtin_suites_dir().iterdir() if (p / "suite.toml").exists())
             raise LsrbUsageError(f"no suite '{args.suite}' (built-in suites: {', '.join(names)}).")
         suite = builtin
-    return int(pytest.main([str(suite), "-p", "no:cacheprovider", *extra]))
+    status = int(pytest.main([str(suite), "-p", "no:cacheprovider", *extra]))
+    return EXIT_USAGE if status == pytest.ExitCode.USAGE_ERROR else status
 
 
 def cmd_import_sorrydb(args: argparse.Namespace, extra: list[str]) -> int:
