@@ -87,6 +87,8 @@ class SuiteRun:
             suite_root=str(self.spec.root),
             options=dict(self.spec.settings.get("verifier", {})),
             allow_local_remotes=bool(v["allow_local_remotes"]),
+            allow_native_decide=bool(v.get("allow_native_decide")),
+            max_heartbeats=v.get("max_heartbeats"),
         )
 
 

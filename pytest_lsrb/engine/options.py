@@ -57,6 +57,7 @@ def _opt_float(text: str) -> float | None:
 
 
 SRBENCH = ("llm_srbench",)
+TACTIC = ("goal_to_tactic_proposal_v1",)
 
 OPTIONS: list[Option] = [
     Option("adapter", str, "mock", "model adapter: mock (offline baseline), ollama or openai"),
@@ -147,6 +148,23 @@ OPTIONS: list[Option] = [
         "(off: an index from elsewhere cannot point git at this machine's repositories)",
         identity=False,
         flag=True,
+    ),
+    Option(
+        "allow-native-decide",
+        bool,
+        False,
+        "Lean verification accepts proofs that trust the compiler (native_decide: Lean.ofReduceBool); "
+        "off: such a proof is lean_error/native_decide (a profile's allow_native_decide also allows it)",
+        flag=True,
+        tasks=TACTIC,
+    ),
+    Option(
+        "max-heartbeats",
+        _opt_int,
+        None,
+        "Lean's maxHeartbeats for checking an answer (synthetic, and repo_replay with lean --json); "
+        "overrides the profile's max_heartbeats; unset: the profile's, else Lean's default",
+        tasks=TACTIC,
     ),
     Option(
         "outcome",

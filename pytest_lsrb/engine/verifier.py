@@ -54,6 +54,8 @@ class VerifierConfig:
     suite_root: str | None = None  # the suite folder (for suite-relative resources)
     options: Mapping[str, Any] = field(default_factory=dict)  # suite.toml [verifier] table
     allow_local_remotes: bool = False  # repo_replay may clone a repository named by a local path
+    allow_native_decide: bool = False  # Lean: a proof may depend on Lean.ofReduceBool
+    max_heartbeats: int | None = None  # Lean: maxHeartbeats override (None: the profile's)
 
 
 @runtime_checkable

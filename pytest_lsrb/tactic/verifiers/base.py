@@ -110,7 +110,13 @@ class LeanVerifierBase(ABC):
 
     def allow_native(self, profile: ReplayProfile) -> bool:
         """Whether a proof may trust the compiler (`native_decide`): the profile or the run says so."""
-        return profile.allow_native_decide or bool(getattr(self.config, "allow_native_decide", False))
+        return profile.allow_native_decide or self.config.allow_native_decide
+
+    def max_heartbeats(self, profile: ReplayProfile) -> int | None:
+        """--lsrb-max-heartbeats, else the profile's `max_heartbeats` (None: Lean's default)."""
+        return (
+            self.config.max_heartbeats if self.config.max_heartbeats is not None else profile.max_heartbeats
+        )
 
     def check_timeout(self, profile: ReplayProfile) -> float:
         return float(self.config.timeout_s or profile.check_timeout_s)
@@ -189,7 +195,7 @@ class LeanVerifierBase(ABC):
                         lean_command=profile.lean_command,
                         lake_command=profile.lake_command,
                         slots=slots,
-                        max_heartbeats=profile.max_heartbeats,
+                        max_heartbeats=self.max_heartbeats(profile),
                     )
                 self._backends[key] = backend
             return backend

@@ -63,7 +63,7 @@ class SyntheticVerifier(LeanVerifierBase):
                 detail="the goal needs `import Mathlib`: set the profile's lean_project to a "
                 "Lake project with Mathlib built",
             )
-        heartbeats = profile.max_heartbeats
+        heartbeats = self.max_heartbeats(profile)
         failed = self._control(backend, control_script(restated, header, heartbeats))
         if failed is not None:
             return failed

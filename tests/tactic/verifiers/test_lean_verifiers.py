@@ -302,6 +302,29 @@ def test_native_decide_closes_when_the_profile_allows_it(
     v.close()
 
 
+def test_run_options_allow_native_decide_and_set_heartbeats(
+    tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--lsrb-allow-native-decide and --lsrb-max-heartbeats reach the verifier (VerifierConfig)."""
+    profile = tmp_path / "plain.toml"
+    profile.write_text(
+        'schema_version = 1\nsynthetic_header = "core"\ncheck_timeout_s = 120\nmax_heartbeats = 5\n'
+    )
+    config = VerifierConfig(
+        mode="synthetic", profiles_path=str(profile), allow_native_decide=True, max_heartbeats=400000
+    )
+    v = SyntheticVerifier(config)
+    rules(
+        monkeypatch,
+        {"contains": "native_decide", "messages": [], "axioms": ["Lean.ofReduceBool"]},
+        # the profile's 5 heartbeats must not be what Lean runs with: the run's 400000 wins
+        error_at("set_option maxHeartbeats 5\n", "(deterministic) timeout at `whnf`", "native_decide"),
+    )
+    res = v.verify(row(), "native_decide", attempt_seed=1)
+    v.close()
+    assert res.outcome == "closed", res.detail
+
+
 def test_search_tactics_and_stop_are_refused_before_lean(
     synthetic: SyntheticVerifier, fake_lean: Path
 ) -> None:
