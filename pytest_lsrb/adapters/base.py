@@ -24,7 +24,7 @@ class Message:
 class SamplingConfig:
     """Every setting that changes what the model returns; all of it is part of the cache key."""
 
-    temperature: float = 0.0
+    temperature: float | None = 0.0  # None: send none, the provider's default applies
     max_tokens: int = 256
     top_p: float | None = None
     stop: tuple[str, ...] = ()

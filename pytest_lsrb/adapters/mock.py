@@ -1,7 +1,8 @@
 """The mock adapter: a deterministic local baseline, no server needed.
 
 It asks the task how a plausible baseline would answer (`Task.mock_answer`), so every suite gets
-sensible offline behaviour without the mock knowing about any of them.
+sensible offline behaviour without the mock knowing about any of them. The task sees the request's
+context plus, under `prompt`, the text of its messages: what a real model would read.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ class MockAdapter:
         from pytest_lsrb.engine.task import get_task
 
         start = time.perf_counter()
-        text = get_task(request.task).mock_answer(request.context, request.seed)
+        prompt = "\n\n".join(m.content for m in request.messages)
+        text = get_task(request.task).mock_answer({**request.context, "prompt": prompt}, request.seed)
         return GenerationResult(text=text, latency_ms=(time.perf_counter() - start) * 1000.0)
 
     def identity(self) -> Mapping[str, Any]:

@@ -1,6 +1,7 @@
 """Ollama's native REST API: `POST /api/chat` with `stream: false`, `GET /api/tags`.
 
-Every attempt sends its own seed in `options.seed`, with `temperature` and `num_predict`.
+Every attempt sends its own seed in `options.seed`, with `num_predict` and `temperature` (none when
+the run asks for the provider's default).
 https://github.com/ollama/ollama/blob/main/docs/api.md
 """
 
@@ -112,11 +113,9 @@ class OllamaAdapter:
 
     def payload(self, request: GenerationRequest) -> dict[str, Any]:
         s = request.sampling
-        options: dict[str, Any] = {
-            "seed": request.seed,
-            "temperature": s.temperature,
-            "num_predict": s.max_tokens,
-        }
+        options: dict[str, Any] = {"seed": request.seed, "num_predict": s.max_tokens}
+        if s.temperature is not None:
+            options["temperature"] = s.temperature
         if s.top_p is not None:
             options["top_p"] = s.top_p
         if s.stop:

@@ -1,6 +1,7 @@
 """OpenAI-compatible chat completions: OpenAI, vLLM, llama.cpp's server, Ollama's `/v1`.
 
-`POST {base}/v1/chat/completions` with `seed`, `temperature` and the token limit under the field
+`POST {base}/v1/chat/completions` with `seed`, `temperature` (none when the run asks for the
+provider's default) and the token limit under the field
 the server wants (`--lsrb-max-tokens-field`: `max_tokens`, or `max_completion_tokens` for newer
 OpenAI models). The base URL may be given with or without its trailing `/v1`. The API key comes
 from the environment variable named by `--lsrb-api-key-env` and is sent as a Bearer token.
@@ -143,10 +144,11 @@ class OpenAIAdapter:
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "seed": request.seed,
-            "temperature": s.temperature,
             self.max_tokens_field: s.max_tokens,
             "stream": False,
         }
+        if s.temperature is not None:
+            body["temperature"] = s.temperature
         if s.top_p is not None:
             body["top_p"] = s.top_p
         if s.stop:

@@ -233,12 +233,20 @@ OPTIONS: list[Option] = [
         identity=False,
     ),
     # llm_srbench (pytest_lsrb/srbench/task.py): equation discovery.
-    Option("sr-method", str, "direct", "llm_srbench discovery method: direct or llmsr", tasks=SRBENCH),
+    Option(
+        "sr-method",
+        str,
+        "direct",
+        "llm_srbench discovery method: direct (the reference's Direct), llmsr (LLM-SR) or "
+        "direct-expression (a one-line-expression prompt from the suite's templates)",
+        tasks=SRBENCH,
+    ),
     Option(
         "sr-budget",
         _opt_int,
         None,
-        "llm_srbench: model calls per discovery run (default: the method's; direct 4, llmsr 1000)",
+        "llm_srbench: model calls per discovery run (default: the method's; direct 5, llmsr 1000, "
+        "direct-expression 4)",
         tasks=SRBENCH,
     ),
     Option(
@@ -273,6 +281,14 @@ OPTIONS: list[Option] = [
         "all-ones on the training MSE, same optimum, exact gradients) or enhanced (least squares, "
         "normalised loss, stall stop, seeded restarts: scores differ from the reference's)",
         choices=("reference", "enhanced"),
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-reset-every",
+        _opt_int,
+        None,
+        "llm_srbench llmsr: reset the weaker half of the islands every N registered skeletons "
+        "(default: the reference's schedule, every 4 hours of wall clock)",
         tasks=SRBENCH,
     ),
     Option(

@@ -82,8 +82,10 @@ class Runner:
         self.concurrency = max(1, concurrency)
         self.finished = dict(finished or {})
         self.task_options = dict(task_options or {})
+        temperature = config["temperature"]  # None: a task asked for the provider's default
         self.sampling = SamplingConfig(
-            temperature=float(config["temperature"]), max_tokens=int(config["max_tokens"])
+            temperature=None if temperature is None else float(temperature),
+            max_tokens=int(config["max_tokens"]),
         )
         # How many upcoming tests to start early (0: run each attempt inline).
         self.lookahead = 2 * self.concurrency if self.concurrency > 1 else 0

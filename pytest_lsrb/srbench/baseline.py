@@ -7,17 +7,20 @@ own coefficient: `params[0] + params[1]*x + params[2]*np.sin(params[3]*v) + ...`
 parameters). Terms come from a library over the inputs (powers, products, ratios, sin/cos,
 exp, tanh, log, and forms with parameters inside such as `exp(-p*x)` or `|x|**p`).
 
-The shown skeletons are read back with the safe equation parser (their additive terms, with
-coefficients stripped), so the baseline varies whatever is shown, model-written or its own:
-add a term, replace one, drop one, or cross two skeletons over. The seed picks every choice, so
-a search run on the mock adapter is reproducible and a real search: the llmsr buffer keeps what
-fits better, and the fit improves with the budget.
+The shown skeletons are cut out of the prompt text (the `def equation_vN(...)` functions LLM-SR's
+prompt lists) and read back with the safe equation parser (their additive terms, with
+coefficients stripped), so the baseline varies whatever the prompt shows, model-written or its
+own: add a term, replace one, drop one, or cross two skeletons over. A prompt that shows no
+skeleton (another prompt, or garbage) gets a fresh small skeleton, so the search depends on it.
+The seed picks every choice, so a search run on the mock adapter is reproducible and a real
+search: the llmsr buffer keeps what fits better, and the fit improves with the budget.
 """
 
 from __future__ import annotations
 
 import functools
 import random
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -238,17 +241,32 @@ def _pick(lib: list[tuple[str, float]], rng: random.Random, exclude: Sequence[st
     return rng.choices([t for t, _ in options], weights=[w for _, w in options])[0]
 
 
+_SHOWN = re.compile(r"^def equation_v\d+\(.*?$\n(.*?)(?=^def |\Z)", re.M | re.S)
+_DOCSTRING = re.compile(r'^\s*"""(?:.*?)"""[ \t]*\n', re.S)
+
+
+def shown_bodies(prompt: str) -> list[str]:
+    """The bodies of the `def equation_vN(...)` functions a prompt shows, in order (the last
+    header, left for the model to complete, has none)."""
+    bodies = []
+    for block in _SHOWN.findall(prompt):
+        body = _DOCSTRING.sub("", block, count=1).rstrip()
+        if body.strip():
+            bodies.append(body + "\n")
+    return bodies
+
+
 def mock_equation_answer(context: Mapping[str, Any], seed: int) -> str:
     """What the mock adapter answers to an equation-discovery request.
 
-    `context`: `Problem.context()` fields (`inputs` is required), plus `skeletons`: the bodies
-    the prompt shows (worst to best), when there are any. Some seeds add a line of chatter or a
+    `context`: `Problem.context()` fields (`inputs` is required), plus `prompt`: the request's
+    text, whose skeletons (worst to best) the answer varies. Some seeds add a line of chatter or a
     code fence, as real models do, so the answer extraction is exercised on mock runs too.
     """
     inputs = [str(v) for v in context.get("inputs", [])]
     if not inputs:
         return "def equation(params):\n    return params[0]\n"
-    terms = propose(inputs, [str(b) for b in context.get("skeletons", ())], seed)
+    terms = propose(inputs, shown_bodies(str(context.get("prompt") or "")), seed)
     function = write_function(terms, inputs)
     style = seed % 3
     if style == 1:

@@ -10,18 +10,22 @@ program database):
   `temperature_init` (0.1) to 0 over `temperature_period` (30,000) registrations;
 - inside a cluster, shorter programs are preferred: softmax over -(normalised length);
 - the prompt shows `functions_per_prompt` (2) skeletons sorted from worst to best;
-- the weaker half of the islands is periodically reset, each restarted from the best skeleton of
-  a random surviving island.
+- the weaker half of the islands is reset, each restarted from the best skeleton of a random
+  surviving island, when `reset_seconds` (4 hours) of wall clock have passed since the last
+  reset, checked at every registration, as in the reference (so almost never within a
+  1000-call run). `reset_every` > 0 (`--lsrb-sr-reset-every N`) resets every N registrations
+  instead: a schedule that does not depend on the machine's speed, but not the reference's.
 
-Two deliberate differences. All randomness comes from the run's own `numpy.random.Generator`
+One deliberate difference: all randomness comes from the run's own `numpy.random.Generator`
 (seeded by the attempt seed) and all state lives in the instance, so runs are reproducible and can
-proceed in parallel threads. And the reset period counts registered skeletons instead of wall
-clock seconds (the reference: every 4 hours), which would make a run depend on machine speed.
+proceed in parallel threads.
 """
 
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -34,7 +38,8 @@ T = TypeVar("T")
 class BufferConfig:
     functions_per_prompt: int = 2
     num_islands: int = 10
-    reset_period: int = 250  # registrations between resets of the weaker half of the islands
+    reset_seconds: float = 4 * 60 * 60  # wall clock between resets of the weaker half (reference)
+    reset_every: int = 0  # > 0: reset every this many registrations instead of by the clock
     temperature_init: float = 0.1
     temperature_period: int = 30_000
 
@@ -104,13 +109,17 @@ class Island(Generic[T]):
 class ExperienceBuffer(Generic[T]):
     """Islands of skeletons (any item type: the llmsr method stores its candidates)."""
 
-    def __init__(self, config: BufferConfig | None = None) -> None:
+    def __init__(
+        self, config: BufferConfig | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.config = config or BufferConfig()
         n = self.config.num_islands
         self.islands: list[Island[T]] = [Island(self.config) for _ in range(n)]
         self.best_score: list[float] = [-math.inf] * n
         self.best_item: list[tuple[T, float, int] | None] = [None] * n
         self.registered = 0
+        self.clock = clock
+        self.last_reset = clock()
         self.resets = 0
 
     def prompt(self, rng: np.random.Generator) -> tuple[int, list[T]]:
@@ -129,7 +138,11 @@ class ExperienceBuffer(Generic[T]):
         for i in targets:
             self._register_in(i, item, score, length)
         self.registered += 1
-        if self.config.reset_period > 0 and self.registered % self.config.reset_period == 0:
+        if self.config.reset_every > 0:
+            if self.registered % self.config.reset_every == 0:
+                self.reset_islands(rng)
+        elif self.clock() - self.last_reset > self.config.reset_seconds:
+            self.last_reset = self.clock()
             self.reset_islands(rng)
 
     def _register_in(self, island_id: int, item: T, score: float, length: int) -> None:

@@ -6,8 +6,8 @@ and the specification LLM-SRBench's LLMSRSearcher builds from a problem's symbol
 instruction, a module docstring naming the output and the inputs, `MAX_NPARAMS = 10`, the
 earlier skeletons as `equation_v0`, `equation_v1` (worst to best; every one after the first
 documented as an improved version of the previous), and the header of the next version for the
-model to complete. One addition: the problem's scientific context (`desc`) goes into the module
-docstring when the problem has one.
+model to complete. Like the reference, the prompt holds no scientific context beyond the
+variables' descriptions (a problem's `desc` is not shown).
 
 Model output is data: `read_skeleton` cuts the function out of the text with `ast` (never
 executed) and hands it to the whitelisting parser in `pytest_lsrb.equations`.
@@ -80,10 +80,9 @@ class Spec:
     def preface(self) -> str:
         descs = list(self.input_descs)
         given = descs[-1] if len(descs) < 2 else ", ".join(descs[:-1]) + ", and " + descs[-1]
-        context = f"\n{self.desc.strip()}\n" if self.desc.strip() else ""
         return (
             f'"""\nFind the mathematical function skeleton that represents {self.output_desc}, '
-            f'given data on {given}.\n{context}"""\n\n\n'
+            f'given data on {given}.\n"""\n\n\n'
             "import numpy as np\n\n"
             "#Initialize parameters\n"
             f"MAX_NPARAMS = {MAX_NPARAMS}\n"
@@ -94,6 +93,12 @@ class Spec:
         """The reference's starting skeleton: linear in every input plus a constant."""
         terms = " + ".join(f"params[{i}] * {v}" for i, v in enumerate(self.inputs))
         return f"{INDENT}output = {terms} + params[{len(self.inputs)}]\n{INDENT}return output\n"
+
+    def program_length(self, body: str) -> int:
+        """The length the reference's buffer prefers short programs by: `len(str(Function))`, the
+        whole function (header, the specification's docstring, body) as code_manipulation prints it."""
+        doc = self.docstring().strip().removeprefix('"""').removesuffix('"""').strip()
+        return len(f'{self.signature()}\n    """{doc}"""\n{body.strip(chr(10))}\n\n')
 
     def function(self, body: str, name: str = FUNCTION_NAME, docstring: str | None = None) -> str:
         doc = self.docstring() if docstring is None else f'{INDENT}"""{docstring}"""'

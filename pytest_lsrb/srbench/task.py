@@ -41,15 +41,16 @@ class SrbenchTask:
         return load_problems(index_path)
 
     def configure(self, config: RunConfig) -> RunConfig:
-        """The method's own sampling temperature when the command line gave none (llmsr: 0.8,
-        as its 4 samples per prompt must differ); recorded in run.json like any option."""
+        """The method's own sampling settings where the command line gave none (direct and llmsr:
+        the reference's, no temperature sent and max_tokens 1024); recorded in run.json like any
+        option (a temperature of null means the provider's default)."""
         from pytest_lsrb.srbench.methods import get_method
 
         method = get_method(str(config.values.get("sr_method") or "direct"))
-        if method.default_temperature is None or "temperature" in config.from_command_line:
+        own = {k: v for k, v in method.sampling_defaults.items() if k not in config.from_command_line}
+        if not own:
             return config
-        values = {**config.values, "temperature": float(method.default_temperature)}
-        return dataclasses.replace(config, values=values)
+        return dataclasses.replace(config, values={**config.values, **own})
 
     def check_options(self, values: Mapping[str, Any]) -> None:
         """Fail before any model call on a bad method, budget, judge or success criterion."""

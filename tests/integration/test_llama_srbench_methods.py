@@ -1,7 +1,8 @@
 """llm_srbench's discovery methods against a real model: llama.cpp's server with SmolLM2-135M.
 
-One built-in problem, `direct` with one proposal and `llmsr` with a budget of three model calls,
-small token limits (the model writes ~24 tokens/s on 2 cores, much less on a busy machine).
+One built-in problem, `direct` as the reference configures it (5 samples of one prompt, no
+temperature sent: the server's default) and `llmsr` with a budget of three model calls, small
+token limits (the model writes ~24 tokens/s on 2 cores, much less on a busy machine).
 A 135M model rarely writes a usable skeleton; what must hold is the machinery: every call
 reaches the server, answers are read safely, the budget is exact, and the record carries the
 search's fields and the suite's test/OOD metrics.
@@ -9,6 +10,7 @@ search's fields and the suite's test/OOD metrics.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,6 @@ def run_method(run_suite: Any, server: Any, out: Path, method: str, budget: int,
         f"--lsrb-goal-slice=name:{PROBLEM}",
         f"--lsrb-sr-method={method}",
         f"--lsrb-sr-budget={budget}",
-        "--lsrb-temperature=0.8",
         "--lsrb-seed=3",
         "--lsrb-outcome=record",
         "--lsrb-timeout=300",
@@ -54,15 +55,33 @@ def _check_common(record: dict[str, Any], method: str, budget: int, server: Any)
         assert key in record  # the suite scored whatever was found
 
 
-def test_direct_through_llama_cpp(llama_server: Any, run_suite: Any, tmp_path: Path) -> None:
-    result = run_method(run_suite, llama_server, tmp_path / "direct", "direct", 1, "--lsrb-max-tokens=48")
+def test_direct_sends_five_distinct_samples_at_the_servers_default_temperature(
+    llama_server: Any, run_suite: Any, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    result = run_method(
+        run_suite,
+        llama_server,
+        tmp_path / "direct",
+        "direct",
+        5,
+        "--lsrb-max-tokens=48",
+        f"--lsrb-cache-dir={cache}",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     [record] = result.attempts()
-    _check_common(record, "direct", 1, llama_server)
-    assert record["raw_output"].strip()
-    assert record["search_trace_length"] in (0, 1)
-    if record["search_trace_length"] == 1 and record["train_nmse"] is not None:
-        assert record["equation"] and record["nmse_id"] is not None
+    _check_common(record, "direct", 5, llama_server)
+    assert result.summary()["config"]["temperature"] is None  # none sent: llama.cpp's default
+    # The five answers the server gave (the response cache keeps each call's text): the same
+    # prompt, five seeds, the server's sampling temperature: five different samples.
+    with sqlite3.connect(cache / "responses.sqlite3") as db:
+        texts = [row[0] for row in db.execute("SELECT text FROM responses")]
+    assert len(texts) == 5 and len(set(texts)) == 5, texts
+    # The linear starting skeleton is the fallback: there is always a fitted equation.
+    assert record["equation"] and record["train_nmse"] is not None and record["nmse_id"] is not None
+    assert 1 <= record["search_trace_length"] <= 6  # the linear start and the answers that parsed
+    usable, refused = record["model_valid_candidates"], sum(record["candidate_errors"].values())
+    assert usable + refused + sum(record["generation_errors"].values()) == 5
 
 
 def test_llmsr_tiny_budget_through_llama_cpp(llama_server: Any, run_suite: Any, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, SamplingConfig
-from pytest_lsrb.srbench.baseline import mock_equation_answer
+from pytest_lsrb.srbench.baseline import mock_equation_answer, shown_bodies
 from pytest_lsrb.srbench.buffer import BufferConfig
 from pytest_lsrb.srbench.loaders import load_csv_problem
 from pytest_lsrb.srbench.methods.llmsr import LLMSRConfig, LLMSRRun
@@ -50,9 +50,15 @@ class ScriptedAdapter:
     def close(self) -> None: ...
 
 
+def mock(req: GenerationRequest) -> str:
+    """What `--lsrb-adapter=mock` answers: the task's mock reads the context and the prompt text."""
+    prompt = "\n\n".join(m.content for m in req.messages)
+    return mock_equation_answer({**req.context, "prompt": prompt}, req.seed)
+
+
 def baseline_adapter() -> ScriptedAdapter:
     """What `--lsrb-adapter=mock` answers for an equation request."""
-    return ScriptedAdapter(lambda req, _n: mock_equation_answer(req.context, req.seed))
+    return ScriptedAdapter(lambda req, _n: mock(req))
 
 
 def make_problem(n: int = 300, seed: int = 0) -> Problem:
@@ -97,17 +103,17 @@ def test_the_budget_counts_model_calls() -> None:
     assert all(r.task == "llm_srbench" and r.sampling.temperature == 0.8 for r in adapter.requests)
 
 
-def test_prompts_show_the_best_earlier_skeletons_with_the_problem_context() -> None:
+def test_prompts_show_the_best_earlier_skeletons_and_no_invented_context() -> None:
     adapter = baseline_adapter()
     run(make_problem(), adapter, budget=12)
     first = adapter.requests[0].messages[0].content
     assert "Complete the 'equation' function" in first
     assert "represents acceleration, given data on position, and velocity" in first
-    assert "A toy damped oscillator." in first
+    assert "A toy damped oscillator." not in first  # the reference shows no description
     assert "def equation_v0(x: np.ndarray, v: np.ndarray, params: np.ndarray)" in first
     assert "output = params[0] * x + params[1] * v + params[2]" in first  # the starting skeleton
     later = adapter.requests[-1]
-    shown = list(later.context["skeletons"])
+    shown = shown_bodies(later.messages[0].content)
     assert 1 <= len(shown) <= 2
     for i, body in enumerate(shown):
         assert body in later.messages[0].content
@@ -148,23 +154,27 @@ def test_same_seed_same_run_and_parallel_runs_do_not_interfere() -> None:
     assert len({s["equation"] for s in sequential}) > 1
 
 
-def test_early_stop_on_a_near_zero_training_error() -> None:
+def test_early_stop_on_an_exactly_zero_training_error_after_the_prompt_round() -> None:
     problem = make_problem()
-    truth = (
-        "def equation(x, v, params):\n"
-        "    return params[0]*x + params[1]*v*np.abs(v) + params[2]*np.sin(params[3]*x)\n"
+    exact = problem.model_copy(
+        update={
+            "train": problem.train * np.array([[0.0, 1.0, 1.0]])
+            + problem.train[:, [1]] * np.array([[2.0, 0.0, 0.0]])
+        }
     )
-    # Without the seeded restarts BFGS may settle elsewhere; start from a good basin.
+    # y = 2x exactly: `x + x` scores exactly 0 (the reference's stop rule: best score == 0).
     adapter = ScriptedAdapter(
-        lambda req, n: (
-            truth.replace("params[3]*x", "(params[3] + 2)*x")
-            if n >= 3
-            else mock_equation_answer(req.context, req.seed)
-        )
+        lambda req, n: "def equation(x, v, params):\n    return x + x\n" if n == 3 else mock(req)
     )
-    result = run(problem, adapter, budget=50)
-    assert result.stop_reason == "early_stop"
-    assert result.model_calls == 3 and result.best.fit.nmse <= 1e-10
+    result = run(exact, adapter, budget=50)
+    assert result.stop_reason == "early_stop" and result.best.fit.mse == 0.0
+    assert result.model_calls == 4  # the prompt's four samples all run, as in the reference
+    # A near-zero but non-zero error is not the reference's stop: the run goes on.
+    near = problem.model_copy(update={"train": exact.train + np.array([[1e-9, 0.0, 0.0]])})
+    adapter = ScriptedAdapter(
+        lambda req, n: "def equation(x, v, params):\n    return x + x\n" if n == 3 else mock(req)
+    )
+    assert run(near, adapter, budget=12).stop_reason == "budget"
 
 
 def test_unsafe_and_broken_answers_are_counted_never_run() -> None:
@@ -185,7 +195,7 @@ def test_transient_errors_spend_budget_and_the_run_goes_on() -> None:
     def answer(req: GenerationRequest, n: int) -> GenerationResult | str:
         if n % 2:
             return GenerationResult.failure("timeout", "read timed out", 5.0)
-        return mock_equation_answer(req.context, req.seed)
+        return mock(req)
 
     result = run(make_problem(), ScriptedAdapter(answer), budget=6)
     assert result.model_calls == 6 and result.generation_errors == {"timeout": 3}
@@ -227,7 +237,7 @@ def test_the_method_is_registered_behind_the_protocol() -> None:
 def test_the_run_wall_clock_cap() -> None:
     def slow(req: GenerationRequest, _n: int) -> str:
         time.sleep(0.05)
-        return mock_equation_answer(req.context, req.seed)
+        return mock(req)
 
     result = run(make_problem(), ScriptedAdapter(slow), budget=1000, time_limit_s=0.3)
     assert result.stop_reason == "time_limit"
@@ -236,7 +246,7 @@ def test_the_run_wall_clock_cap() -> None:
 
 def test_buffer_resets_happen_inside_a_run() -> None:
     result = run(
-        make_problem(), baseline_adapter(), budget=24, buffer=BufferConfig(num_islands=4, reset_period=8)
+        make_problem(), baseline_adapter(), budget=24, buffer=BufferConfig(num_islands=4, reset_every=8)
     )
     assert result.buffer_resets >= 2
 

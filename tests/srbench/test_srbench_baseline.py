@@ -5,7 +5,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_lsrb.srbench.baseline import mock_equation_answer, propose, read_terms, write_function
+from pytest_lsrb.srbench.baseline import (
+    mock_equation_answer,
+    propose,
+    read_terms,
+    shown_bodies,
+    write_function,
+)
 from pytest_lsrb.srbench.skeleton import MAX_NPARAMS, Spec, read_skeleton
 
 NAMES = st.lists(
@@ -71,16 +77,20 @@ def test_every_answer_is_a_valid_skeleton(inputs: list[str], seed: int, shown: i
     bodies = [spec.initial_body()]
     for s in range(shown):  # earlier answers of the baseline itself, as the buffer would show
         bodies.append(
-            read_skeleton(mock_equation_answer({"inputs": inputs, "skeletons": bodies}, seed + s), spec).body
+            read_skeleton(
+                mock_equation_answer({"inputs": inputs, "prompt": spec.prompt(bodies)}, seed + s), spec
+            ).body
         )
-    answer = mock_equation_answer({"inputs": inputs, "skeletons": bodies}, seed)
+    answer = mock_equation_answer({"inputs": inputs, "prompt": spec.prompt(bodies)}, seed)
     skeleton = read_skeleton(answer, spec)
     assert 1 <= skeleton.program.n_params <= MAX_NPARAMS
-    assert answer == mock_equation_answer({"inputs": inputs, "skeletons": bodies}, seed)  # deterministic
+    assert answer == mock_equation_answer(
+        {"inputs": inputs, "prompt": spec.prompt(bodies)}, seed
+    )  # deterministic
 
 
 def test_seeds_give_different_skeletons() -> None:
-    context = {"inputs": ["x", "v"], "skeletons": [_spec(["x", "v"]).initial_body()]}
+    context = {"inputs": ["x", "v"], "prompt": _spec(["x", "v"]).prompt([_spec(["x", "v"]).initial_body()])}
     answers = {
         read_skeleton(mock_equation_answer(context, s), _spec(["x", "v"])).program.to_expression()
         for s in range(20)
@@ -117,3 +127,23 @@ def test_shown_skeletons_written_by_a_model_are_varied_too() -> None:
 def test_no_inputs_still_answers_something_parseable() -> None:
     answer = mock_equation_answer({}, 3)
     assert "def equation" in answer
+
+
+def test_the_mock_reads_the_skeletons_from_the_prompt_text() -> None:
+    spec = _spec(["x", "v"])
+    shown = "    return params[0] * x ** 3 + params[1] * np.sin(v)\n"
+    prompt = "Complete the function.\n\n" + spec.prompt([spec.initial_body(), shown])
+    assert shown_bodies(prompt) == [spec.initial_body(), shown]
+    varied = [
+        read_terms(
+            read_skeleton(mock_equation_answer({"inputs": ["x", "v"], "prompt": prompt}, s), spec).body,
+            ["x", "v"],
+        )
+        for s in range(10)
+    ]
+    # Most answers build on what the prompt shows (the best skeleton is listed last).
+    assert sum(bool({"x**3", "sin(v)"} & set(terms)) for terms in varied) >= 6
+    # The same context with a garbage prompt gives other answers: the prompt is what is read.
+    garbage = [mock_equation_answer({"inputs": ["x", "v"], "prompt": "lorem ipsum"}, s) for s in range(10)]
+    assert garbage != [mock_equation_answer({"inputs": ["x", "v"], "prompt": prompt}, s) for s in range(10)]
+    assert shown_bodies("lorem ipsum") == []

@@ -58,7 +58,7 @@ def test_same_score_joins_one_cluster() -> None:
 
 
 def test_starting_skeleton_goes_to_every_island_and_new_ones_to_theirs() -> None:
-    buffer: ExperienceBuffer[str] = ExperienceBuffer(BufferConfig(num_islands=4, reset_period=0))
+    buffer: ExperienceBuffer[str] = ExperienceBuffer(BufferConfig(num_islands=4))
     rng = np.random.default_rng(0)
     buffer.register("start", -1.0, 10, None, rng)
     assert all(i.num_programs == 1 for i in buffer.islands)
@@ -69,8 +69,8 @@ def test_starting_skeleton_goes_to_every_island_and_new_ones_to_theirs() -> None
         buffer.register("invalid", -math.inf, 10, 0, rng)
 
 
-def test_periodic_reset_restarts_the_weaker_half_from_survivors() -> None:
-    buffer: ExperienceBuffer[str] = ExperienceBuffer(BufferConfig(num_islands=4, reset_period=5))
+def test_reset_by_registrations_restarts_the_weaker_half_from_survivors() -> None:
+    buffer: ExperienceBuffer[str] = ExperienceBuffer(BufferConfig(num_islands=4, reset_every=5))
     rng = np.random.default_rng(0)
     buffer.register("start", -10.0, 10, None, rng)
     for island, score in [(0, -1.0), (1, -2.0), (2, -8.0)]:
@@ -83,6 +83,22 @@ def test_periodic_reset_restarts_the_weaker_half_from_survivors() -> None:
         assert buffer.islands[weak].num_programs == 1
         assert buffer.best_item[weak] is not None and buffer.best_item[weak][0] in ("i0", "i1")
     assert buffer.best_item[0] is not None and buffer.best_item[0][0] == "i0"
+
+
+def test_reset_by_the_clock_as_the_reference_after_four_hours() -> None:
+    now = [0.0]
+    buffer: ExperienceBuffer[str] = ExperienceBuffer(BufferConfig(num_islands=4), clock=lambda: now[0])
+    rng = np.random.default_rng(0)
+    buffer.register("start", -10.0, 10, None, rng)
+    for i in range(300):  # any number of registrations within four hours: no reset
+        now[0] += 40.0
+        buffer.register(f"c{i}", -5.0, 10, i % 4, rng)
+    assert buffer.resets == 0 and now[0] < 4 * 3600
+    now[0] = 4 * 3600 + 1.0  # strictly more than the period since the start
+    buffer.register("late", -4.0, 10, 0, rng)
+    assert buffer.resets == 1
+    buffer.register("next", -4.0, 10, 1, rng)
+    assert buffer.resets == 1  # the period restarts from the reset
 
 
 def test_prompts_are_reproducible_from_the_generator() -> None:

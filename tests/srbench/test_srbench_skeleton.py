@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pytest_lsrb.equations import EquationError
 from pytest_lsrb.srbench.loaders import load_problems
-from pytest_lsrb.srbench.methods.direct import read_equation
+from pytest_lsrb.srbench.methods.expression import read_equation
 from pytest_lsrb.srbench.problem import Problem
 from pytest_lsrb.srbench.skeleton import INSTRUCTION, Spec, read_skeleton
 
@@ -33,7 +33,7 @@ def test_prompt_has_the_reference_layout() -> None:
         '"""\nFind the mathematical function skeleton that represents acceleration, '
         "given data on current position, and velocity.\n"
     )
-    assert "A damped nonlinear oscillator with a driving force." in prompt  # the problem's context
+    assert "A damped nonlinear oscillator" not in prompt  # the reference shows no description
     assert "MAX_NPARAMS = 10\nparams = [1.0]*MAX_NPARAMS\n" in prompt
     # v0 carries the full docstring with the variable descriptions, later versions the
     # "Improved version" line; the prompt ends with the header of the next version.

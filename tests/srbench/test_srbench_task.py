@@ -133,7 +133,7 @@ def test_bad_options_are_usage_errors(values: dict[str, object], match: str) -> 
 
 
 def test_mock_answer_is_an_equation_in_the_problem_variables(builtin: list[Problem]) -> None:
-    from pytest_lsrb.srbench.methods.direct import read_equation
+    from pytest_lsrb.srbench.methods.expression import read_equation
 
     for p in builtin:
         for seed in range(3):
@@ -180,7 +180,7 @@ def test_default_run_end_to_end(run_suite, tmp_path: Path) -> None:  # type: ign
     for rec in attempts:
         assert set(rec) >= REQUIRED_FIELDS, REQUIRED_FIELDS - set(rec)
         assert rec["verification_mode"] == "equation" and rec["sr_method"] == "direct"
-        assert rec["model_calls"] == 4 and rec["valid"]
+        assert rec["model_calls"] == 5 and rec["valid"]  # the reference's Direct: 5 samples
     summary = res.summary()
     assert set(summary["srbench_table"]) == GROUPS | {"all"}
     assert summary["srbench_table"]["all"]["attempts"] == 12
@@ -380,14 +380,15 @@ def test_table_lines_follow_the_paper_layout() -> None:
 @pytest.mark.parametrize(
     ("given", "method", "expected"),
     [
-        ({}, "llmsr", 0.8),  # the method's own: its 4 samples per prompt must differ
+        ({}, "llmsr", None),  # the reference's: none sent, the provider's default
+        ({}, "direct", None),
         ({"temperature": "0"}, "llmsr", 0.0),  # the command line always wins
-        ({"temperature": "0.3"}, "llmsr", 0.3),
-        ({}, "direct", 0.0),  # the suite's default
+        ({"temperature": "0.3"}, "direct", 0.3),
+        ({}, "direct-expression", 0.0),  # the suite's default
     ],
 )
-def test_llmsr_samples_at_its_own_temperature_unless_told(
-    given: dict[str, str], method: str, expected: float
+def test_methods_sample_at_the_references_settings_unless_told(
+    given: dict[str, str], method: str, expected: float | None
 ) -> None:
     from pytest_lsrb.engine.options import dest
     from pytest_lsrb.plugin import prepare_suite_run
@@ -396,3 +397,4 @@ def test_llmsr_samples_at_its_own_temperature_unless_told(
     run = prepare_suite_run(SUITE, values.get, REPO)
     assert run.config["temperature"] == expected
     assert run.config.identity()["temperature"] == expected  # recorded in run.json, in config_hash
+    assert run.config["max_tokens"] == (512 if method == "direct-expression" else 1024)

@@ -10,10 +10,11 @@ from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryMethod, Discove
 
 # name -> "module:Class"; imported lazily.
 METHODS: dict[str, str] = {
-    "direct": "pytest_lsrb.srbench.methods.direct:DirectMethod",
+    "direct": "pytest_lsrb.srbench.methods.llmsr:DirectMethod",
     "llmsr": "pytest_lsrb.srbench.methods.llmsr:LLMSRMethod",
     "lasr": "pytest_lsrb.srbench.methods.lasr:LaSRMethod",
     "sga": "pytest_lsrb.srbench.methods.sga:SGAMethod",
+    "direct-expression": "pytest_lsrb.srbench.methods.expression:DirectExpressionMethod",
 }
 
 

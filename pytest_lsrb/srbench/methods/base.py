@@ -84,9 +84,9 @@ def _json_float(value: float) -> float | None:
 class DiscoveryMethod(Protocol):
     name: str
     default_budget: int  # model calls when --lsrb-sr-budget is not given
-    # Sampling temperature when --lsrb-temperature is not given (None: the suite's default). A
-    # method that samples one prompt several times needs > 0, or the samples are identical.
-    default_temperature: float | None
+    # Run settings the method needs unless the command line gives them, e.g. the reference's
+    # {"temperature": None, "max_tokens": 1024}: no temperature sent (the provider's default).
+    sampling_defaults: Mapping[str, Any]
 
     def discover(
         self,

@@ -464,7 +464,7 @@ class LaSRMethod:
 
     name = METHOD_NAME
     default_budget = DEFAULT_BUDGET
-    default_temperature = None  # LaSR sets none (the provider's default)
+    sampling_defaults: Mapping[str, Any] = {"temperature": None}  # LaSR sets none (the provider's default)
 
     def discover(
         self,

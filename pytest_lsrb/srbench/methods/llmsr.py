@@ -7,9 +7,15 @@ One run (`LLMSRRun`) is one discovery attempt, seeded by the attempt seed:
 2. until the budget of model calls is spent: draw a prompt from the buffer (one island, the best
    earlier skeletons worst to best, `srbench.skeleton`), ask the model `samples_per_prompt`
    times, read each answer's skeleton with the safe parser (never executed), fit its parameters
-   on the training data by BFGS (`srbench.fit`), and register valid ones in the prompt's island;
-3. stop early when the training NMSE is near zero, at the run's wall-clock cap, or when the
-   endpoint refuses for good (auth/quota).
+   on the training data (`srbench.fit`), and register valid ones in the prompt's island;
+3. before each prompt, stop when the best training MSE is exactly zero (the reference's test on
+   its score), at the run's wall-clock cap, or when the endpoint refused for good (auth/quota).
+
+The best skeleton is the first with the highest score (-training MSE), the starting one included,
+so a search that finds nothing better reports the linear fit, as the reference does. The
+reference's configs: `llmsr` 10 islands, 4 samples per prompt, 1000 samples; `direct`
+(`methods.direct`) is the same search with 1 island, 5 samples per prompt and 5 samples. Like the
+reference, no temperature is sent (the provider's default) and max_tokens is 1024.
 
 Every counter, buffer and random generator belongs to the run object (the reference's
 class-level sample counter made two runs in one process share a budget), so runs can proceed in
@@ -41,8 +47,7 @@ from pytest_lsrb.srbench.skeleton import INSTRUCTION, Skeleton, Spec, read_skele
 
 METHOD_NAME: Final = "llmsr"
 DEFAULT_BUDGET: Final = 1000  # model calls, as in the paper
-# "Near-zero training error": the run stops once the best skeleton's training NMSE is below this.
-EARLY_STOP_NMSE: Final = 1e-10
+REFERENCE_MAX_TOKENS: Final = 1024  # what the reference's sampler asks for
 
 
 @dataclass(frozen=True)
@@ -50,9 +55,9 @@ class LLMSRConfig:
     budget: int = 1000  # model calls (the paper: 1000)
     samples_per_prompt: int = 4  # the reference's samples per prompt
     time_limit_s: float | None = None  # the whole run's wall clock (None: no cap)
-    early_stop_nmse: float = EARLY_STOP_NMSE
     buffer: BufferConfig = field(default_factory=BufferConfig)
     fit: FitLimits = field(default_factory=FitLimits)
+    method: str = METHOD_NAME  # what the records and the mock adapter call this search
 
 
 @dataclass
@@ -82,12 +87,13 @@ class LLMSRResult:
     progress: list[tuple[int, float]] = field(default_factory=list)  # (call, best train NMSE)
     trace: list[TracePoint] = field(default_factory=list)  # each new best (srbench.progress)
     buffer_resets: int = 0
+    method: str = METHOD_NAME
     tally: CallTally = field(default_factory=CallTally)  # tokens, finish reasons, served model
 
     def extra_fields(self) -> dict[str, Any]:
         """llmsr's own record fields, besides DiscoveryResult's common ones."""
         return {
-            "sr_method": METHOD_NAME,
+            "sr_method": self.method,
             "best_from_model": self.best.call > 0,
             "best_found_at_call": self.best.call,
             "fit_status": self.best.fit.status,
@@ -189,9 +195,12 @@ class LLMSRRun:
         first = self._score(initial, call=0, raw="")
         self._offer(first)
         if first.fit.valid:
-            self.buffer.register(first, first.fit.score, initial.length, None, self.rng)
+            self.buffer.register(
+                first, first.fit.score, self.spec.program_length(initial.body), None, self.rng
+            )
         stop, fatal = "budget", None
         while self.calls < self.config.budget:
+            # The reference tests its stop rules before each prompt; a prompt's samples all count.
             if self._early_stop():
                 stop = "early_stop"
                 break
@@ -204,7 +213,7 @@ class LLMSRRun:
                 if self.calls >= self.config.budget or self._out_of_time():
                     break
                 fatal = self._sample(request, island_id)
-                if fatal is not None or self._early_stop():
+                if fatal is not None:
                     break
             if fatal is not None:
                 stop = "fatal_error"
@@ -228,13 +237,14 @@ class LLMSRRun:
             progress=self.progress,
             trace=self.trace,
             buffer_resets=self.buffer.resets,
+            method=self.config.method,
             tally=self.tally,
         )
 
     def _sample(self, base: GenerationRequest, island_id: int) -> GenerationResult | None:
         """One model call and its candidate; the result when the endpoint refused for good."""
         self.calls += 1
-        seed = stable_hash(METHOD_NAME, self.seed, self.calls) & ((1 << SEED_BITS) - 1)
+        seed = stable_hash(self.config.method, self.seed, self.calls) & ((1 << SEED_BITS) - 1)
         request = GenerationRequest(
             messages=base.messages, seed=seed, sampling=base.sampling, task=base.task, context=base.context
         )
@@ -252,7 +262,8 @@ class LLMSRRun:
         candidate = self._score(skeleton, call=self.calls, raw=result.text)
         if candidate.fit.valid:
             self.model_valid += 1
-            self.buffer.register(candidate, candidate.fit.score, skeleton.length, island_id, self.rng)
+            length = self.spec.program_length(skeleton.body)
+            self.buffer.register(candidate, candidate.fit.score, length, island_id, self.rng)
             self._offer(candidate)
         else:
             self.candidate_errors[candidate.fit.status] += 1
@@ -285,7 +296,7 @@ class LLMSRRun:
 
     def _request(self, bodies: list[str]) -> GenerationRequest:
         prompt = INSTRUCTION + "\n\n" + self.spec.prompt(bodies)
-        context: Mapping[str, Any] = {**self.problem.context(), "method": METHOD_NAME, "skeletons": bodies}
+        context: Mapping[str, Any] = {**self.problem.context(), "method": self.config.method}
         return GenerationRequest(
             messages=(Message("user", prompt),),
             seed=self.seed,
@@ -295,17 +306,16 @@ class LLMSRRun:
         )
 
     def _early_stop(self) -> bool:
-        return self.best is not None and self.best.fit.nmse <= self.config.early_stop_nmse
+        """The reference's rule: the best score (-training MSE) is exactly zero."""
+        return self.best is not None and self.best.fit.mse == 0.0
 
     def _out_of_time(self) -> bool:
         return self.deadline is not None and time.perf_counter() >= self.deadline
 
 
 def _better(a: Candidate, b: Candidate) -> bool:
-    """Higher score; on a tie the shorter skeleton (the reference's preference)."""
-    if a.fit.score != b.fit.score:
-        return a.fit.score > b.fit.score
-    return len(a.body) < len(b.body)
+    """A strictly higher score (the reference's profiler: on a tie the earlier skeleton stays)."""
+    return a.fit.score > b.fit.score
 
 
 def _finite(value: float) -> float | None:
@@ -313,13 +323,16 @@ def _finite(value: float) -> float | None:
 
 
 class LLMSRMethod:
-    """`--lsrb-sr-method=llmsr` behind the DiscoveryMethod Protocol."""
+    """`--lsrb-sr-method=llmsr` behind the DiscoveryMethod Protocol: the reference's LLM-SR config
+    (10 islands, 4 samples per prompt, 1000 samples)."""
 
     name = METHOD_NAME
     default_budget = DEFAULT_BUDGET
-    # The reference samples each prompt 4 times at the provider's default temperature (it sets
-    # none); 0.8 is Ollama's and llama.cpp's default. At 0 the 4 samples would be identical.
-    default_temperature = 0.8
+    samples_per_prompt = 4
+    num_islands = 10
+    # The reference sends no temperature (the provider's default: llama.cpp and Ollama 0.8,
+    # OpenAI 1.0) and max_tokens 1024; the suite's temperature 0 would make a prompt's samples equal.
+    sampling_defaults: Mapping[str, Any] = {"temperature": None, "max_tokens": REFERENCE_MAX_TOKENS}
 
     def discover(
         self,
@@ -331,12 +344,36 @@ class LLMSRMethod:
         *,
         options: Mapping[str, Any] | None = None,
     ) -> DiscoveryResult:
-        config = config_from_options(budget, options or {})
+        config = config_from_options(budget, options or {}, self)
         run = LLMSRRun(problem, adapter, sampling, seed, config, task_name=TASK_NAME)
         return run.run().discovery_result()
 
 
-def config_from_options(budget: int, options: Mapping[str, Any]) -> LLMSRConfig:
-    """The run's settings from the run options (`sr_time_limit`, `sr_fit_time_limit`)."""
+class DirectMethod(LLMSRMethod):
+    """`--lsrb-sr-method=direct`: the reference's Direct (DataBlind) baseline, its config
+    `llmdirect_*.yaml`: the LLM-SR searcher with 1 island, 5 samples per prompt and 5 samples.
+    The model sees LLM-SR's prompt (the linear starting skeleton as `equation_v0`), never the
+    data; the best training MSE among the linear skeleton and the 5 proposals is kept."""
+
+    name = "direct"
+    default_budget = 5
+    samples_per_prompt = 5
+    num_islands = 1
+
+
+def config_from_options(
+    budget: int, options: Mapping[str, Any], method: LLMSRMethod | None = None
+) -> LLMSRConfig:
+    """The run's settings: the method's reference config plus the run options (`sr_time_limit`,
+    `sr_fit_time_limit`, `sr_fit`, `sr_reset_every`)."""
+    method = method or LLMSRMethod()
     limits = run_limits(options)
-    return LLMSRConfig(budget=max(0, int(budget)), time_limit_s=limits.time_limit_s, fit=limits.fit)
+    reset_every = int(options.get("sr_reset_every") or 0)
+    return LLMSRConfig(
+        budget=max(0, int(budget)),
+        samples_per_prompt=method.samples_per_prompt,
+        time_limit_s=limits.time_limit_s,
+        buffer=BufferConfig(num_islands=method.num_islands, reset_every=max(0, reset_every)),
+        fit=limits.fit,
+        method=method.name,
+    )

@@ -408,7 +408,9 @@ class SGAMethod:
 
     name = METHOD_NAME
     default_budget = SGAConfig.budget
-    default_temperature = None  # SGA's own: 0.5 to exploit, 1.0 to explore (recorded per attempt)
+    sampling_defaults: Mapping[
+        str, Any
+    ] = {}  # SGA's own: 0.5 to exploit, 1.0 to explore (recorded per attempt)
 
     def discover(
         self,

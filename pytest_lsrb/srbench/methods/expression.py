@@ -1,6 +1,9 @@
-"""`direct`: the paper's data-blind baseline. The model sees the scientific context and the
-variables (never the data) and proposes an equation; a few proposals are fitted on the training
-data and the best training fit is kept.
+"""`direct-expression`: a data-blind baseline that is not the reference's. The model sees the
+problem's description and variables (never the data), through the suite's prompt templates
+(`prompt.md`, `system.md`), and answers with a one-line expression; `--lsrb-sr-budget` proposals
+(default 4) are fitted on the training data and the best training fit is kept; no fallback (a run
+whose proposals all fail reports no equation). The reference's Direct is `direct`
+(`methods.direct`): LLM-SR's prompt, 5 samples, the linear skeleton as fallback.
 
 Answers may be a one-line expression (`y = c0*x + c1*np.sin(v)`, any unknown names are
 parameters) or an LLM-SR-style Python function with a `params` array; both are read with the
@@ -26,7 +29,7 @@ from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePo
 from pytest_lsrb.srbench.problem import Problem
 from pytest_lsrb.srbench.skeleton import Spec, read_skeleton
 
-METHOD_NAME: Final = "direct"
+METHOD_NAME: Final = "direct-expression"
 DEFAULT_BUDGET: Final = 4
 
 SYSTEM_PROMPT: Final = (
@@ -106,10 +109,10 @@ def read_equation(text: str, problem: Problem) -> Program:
     raise error
 
 
-class DirectMethod:
+class DirectExpressionMethod:
     name = METHOD_NAME
     default_budget = DEFAULT_BUDGET
-    default_temperature = None
+    sampling_defaults: Mapping[str, Any] = {}  # the suite's (temperature 0, its max_tokens)
 
     def discover(
         self,
