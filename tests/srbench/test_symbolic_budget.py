@@ -80,6 +80,7 @@ def test_a_run_with_the_trig_answer_finishes_with_an_undecided_verdict(run_suite
             "--lsrb-model=qwen2.5:7b",
             f"--lsrb-base-url={fake.url}",
             "--lsrb-goal-slice=name:I.10.7",
+            "--lsrb-sr-method=direct-expression",  # the answer is a one-line expression
             "--lsrb-sr-budget=1",
             "--lsrb-sr-time-limit=3",
             "--lsrb-outcome=record",
