@@ -92,3 +92,30 @@ def test_writing_problem_files_stays_in_the_index_folder(tmp_path: Path) -> None
     with pytest.raises(LsrbUsageError, match="cannot name a data file"):
         write_problem_files([problem], tmp_path / "set" / "index.jsonl")
     assert not list(tmp_path.rglob("*.npz"))
+
+
+def test_crafted_item_ids_write_nothing_outside_the_run(run_suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Item ids are data, never file names: a run over ids that look like paths writes only in
+    its output directory."""
+    import json
+
+    builtin = Path(__file__).resolve().parents[2] / "suites" / "goal_to_tactic_proposal_v1" / "index.jsonl"
+    rows = [json.loads(line) for line in builtin.read_text(encoding="utf-8").splitlines()[:4]]
+    for row, item_id in zip(rows, ["../../escaped", "/tmp/escaped-abs", "..", "a/../../b"], strict=True):
+        row["item_id"] = item_id
+    index = tmp_path / "index.jsonl"
+    index.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "bystander.txt").write_text("unchanged", encoding="utf-8")
+    before = tree(tmp_path)
+    result = run_suite(f"--lsrb-index={index}", "--lsrb-outcome=record")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert {r["item_id"] for r in result.attempts()} == {
+        "../../escaped",
+        "/tmp/escaped-abs",
+        "..",
+        "a/../../b",
+    }
+    after = tree(tmp_path)
+    changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    assert changed and all(k.startswith("out/") for k in changed), changed
+    assert not Path("/tmp/escaped-abs").exists()

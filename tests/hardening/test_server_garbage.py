@@ -68,3 +68,20 @@ def test_a_damaged_cache_row_is_a_miss(tmp_path: Path) -> None:
         second.close()
     assert again.ok and not again.cached and again.text == answer.text
     assert len(fake.chat_requests()) == 2  # asked the model again
+
+
+def test_a_dripping_server_errors_the_test_through_pytest(run_suite: Any) -> None:
+    with FakeOllama(drip_s=0.1) as fake:
+        fake.queue(["drip"])
+        result = run_suite(
+            "--lsrb-adapter=ollama",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={fake.url}",
+            "--lsrb-max-items=1",
+            "--lsrb-max-retries=0",
+            "--lsrb-timeout=1",
+        )
+    verdict = result.stdout.strip().splitlines()[-1]
+    assert result.returncode == 1 and "1 error" in verdict, result.stdout + result.stderr
+    [record] = result.attempts()
+    assert (record["generation_error_kind"], record["generation_error_domain"]) == ("timeout", "transport")
