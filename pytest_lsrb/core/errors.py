@@ -51,6 +51,7 @@ VERIFICATION_OUTCOME_DOMAINS: Final[dict[str, str | None]] = {
     "reconstruction_failed": "harness",
     "skipped_unrestatable": "environment",
     "skipped_unspliceable": "environment",  # no tactic can stand where the sorry is (conv, ...)
+    "memory_limit": "environment",  # a Lean process hit the configured memory cap
     "not_attempted": None,
     "skipped": None,  # a replay profile says the row is not verified (counted, never judged)
     # llm_srbench (verification mode `equation`): Acc_0.1 on the test data, or a symbolic match

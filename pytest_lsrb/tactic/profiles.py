@@ -8,7 +8,8 @@ repo_remote = "https://github.com/leanprover-community/mathlib4"   # optional ma
 repo_lean_version = "v4.2*"            # optional match key (exact, or a glob with * ? [..])
 build_timeout_s = 7200                 # clone + `lake exe cache get` + `lake build`
 check_timeout_s = 600                  # one Lean run on one file / one REPL request
-memory_mb = 16384                      # address-space cap of every Lean/Lake process
+memory_mb = 32768                      # address-space cap of every Lean process (hit: memory_limit)
+build_memory_mb = 65536                # cap of `lake build` / `lake exe cache get` (unset: none)
 mathlib_cache = true                   # run `lake exe cache get` before `lake build`
 replay_method = "file"                 # file: `lake lean FILE`; repl: the Lean REPL
 max_parallel = 1                       # Lean processes at once for this profile, per process
@@ -66,7 +67,10 @@ class ReplayProfile(BaseModel):
     repo_lean_version: str | None = None
     build_timeout_s: float = Field(default=3600.0, gt=0)
     check_timeout_s: float = Field(default=300.0, gt=0)
-    memory_mb: int = Field(default=8192, ge=256)
+    # RLIMIT_AS counts address space, not resident memory: `import Mathlib` maps every .olean,
+    # so 8 GiB was at the edge of what one Lean process needs. Hitting the cap is `memory_limit`.
+    memory_mb: int = Field(default=32768, ge=256)
+    build_memory_mb: int | None = Field(default=None, ge=256)
     mathlib_cache: bool = True
     replay_method: Literal["file", "repl"] = "file"
     max_parallel: int = Field(default=1, ge=1)

@@ -36,12 +36,13 @@ from pytest_lsrb.tactic.lean.repl import (
     ReplClient,
     ReplCrashed,
     ReplError,
+    ReplMemoryLimit,
     ReplMissing,
     ReplProtocolError,
     ReplTimeout,
 )
 
-RunStatus = Literal["ok", "timeout", "oom_or_crash", "toolchain_missing", "failed"]
+RunStatus = Literal["ok", "timeout", "oom_or_crash", "memory_limit", "toolchain_missing", "failed"]
 
 
 @dataclass(frozen=True)
@@ -292,7 +293,8 @@ class ReplBackend:
             return None, LeanRun("timeout", detail=str(exc), elapsed_s=time.monotonic() - start)
         except ReplCrashed as exc:
             self._restarted()
-            return None, LeanRun("oom_or_crash", detail=str(exc), elapsed_s=time.monotonic() - start)
+            status: RunStatus = "memory_limit" if isinstance(exc, ReplMemoryLimit) else "oom_or_crash"
+            return None, LeanRun(status, detail=str(exc), elapsed_s=time.monotonic() - start)
         except ReplError as exc:
             self._restarted()
             return None, LeanRun("failed", detail=str(exc), elapsed_s=time.monotonic() - start)

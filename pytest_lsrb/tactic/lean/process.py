@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-ProcessStatus = Literal["exited", "timeout", "oom_or_crash", "missing"]
+ProcessStatus = Literal["exited", "timeout", "oom_or_crash", "memory_limit", "missing"]
 
 # What a process prints when it dies for lack of memory or stack (Lean's runtime, C++, Linux).
 OOM_MARKERS: Final[tuple[str, ...]] = (
@@ -30,7 +30,20 @@ OOM_MARKERS: Final[tuple[str, ...]] = (
     "Cannot allocate memory",
     "MemoryError",
 )
+# Of those, what an allocation refused by the address-space cap prints: under a cap, the cap was
+# hit (`memory_limit`, the environment's setting, not the model's fault).
+MEMORY_MARKERS: Final[tuple[str, ...]] = (
+    "out of memory",
+    "std::bad_alloc",
+    "Cannot allocate memory",
+    "MemoryError",
+)
 _TAIL = 2000  # characters of stderr kept in a detail
+
+
+def hit_memory_cap(memory_mb: int | None, stderr: str) -> bool:
+    """Whether a process run under `memory_mb` died because an allocation hit that cap."""
+    return bool(memory_mb) and any(marker in stderr for marker in MEMORY_MARKERS)
 
 
 @dataclass(frozen=True)
@@ -135,5 +148,8 @@ def run_bounded(
     if death is not None:
         tail = stderr[-_TAIL:].strip()
         detail = f"{argv[0]} {death}" + (f": {tail}" if tail else "")
+        if hit_memory_cap(memory_mb, stderr):
+            detail = f"{argv[0]} hit the memory cap of {memory_mb} MiB (profile memory_mb): {death}"
+            return ProcessResult("memory_limit", proc.returncode, stdout, stderr, elapsed, detail)
         return ProcessResult("oom_or_crash", proc.returncode, stdout, stderr, elapsed, detail)
     return ProcessResult("exited", proc.returncode, stdout, stderr, elapsed)

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_lsrb.tactic.lean.process import describe_death, kill_group, memory_limiter
+from pytest_lsrb.tactic.lean.process import describe_death, hit_memory_cap, kill_group, memory_limiter
 
 
 class ReplError(Exception):
@@ -36,6 +36,10 @@ class ReplTimeout(ReplError):
 
 class ReplCrashed(ReplError):
     """The process exited (signal, out of memory, or an unexpected end of its output)."""
+
+
+class ReplMemoryLimit(ReplCrashed):
+    """The process died because an allocation hit its memory cap."""
 
 
 class ReplProtocolError(ReplError):
@@ -230,6 +234,10 @@ class ReplClient:
         stderr = "".join(self._stderr)
         death = describe_death(code, stderr) or f"exited with code {code}"
         tail = stderr.strip()[-500:]
+        if hit_memory_cap(self.memory_mb, stderr):
+            return ReplMemoryLimit(
+                f"the REPL hit the memory cap of {self.memory_mb} MiB (profile memory_mb): {death}"
+            )
         return ReplCrashed(f"the REPL {death} ({what})" + (f": {tail}" if tail else ""))
 
 

@@ -51,8 +51,8 @@ def from_failed_run(run: LeanRun, *, stage: str) -> VerificationResult | None:
     """
     if run.status == "ok":
         return None
-    if run.status == "toolchain_missing":
-        return result("toolchain_missing", detail=run.detail)
+    if run.status in ("toolchain_missing", "memory_limit"):  # the environment's, at any stage
+        return result(run.status, detail=run.detail)
     if stage == "tactic" and run.status in ("timeout", "oom_or_crash"):
         return result(run.status, detail=run.detail)
     if stage == "tactic":
@@ -215,6 +215,7 @@ _ENVIRONMENT_HINTS = {
     "reconstruction_failed": "a restated goal did not compile",
     "skipped_unrestatable": "a goal could not be restated faithfully",
     "skipped_unspliceable": "no tactic can stand where the sorry is (e.g. inside conv)",
+    "memory_limit": "a Lean process hit the profile's memory cap (memory_mb)",
 }
 
 

@@ -82,7 +82,7 @@ class RepoReplayVerifier(LeanVerifierBase):
                 row.repo_remote,
                 row.repo_commit,
                 build_timeout_s=profile.build_timeout_s,
-                memory_mb=profile.memory_mb,
+                memory_mb=profile.build_memory_mb,
                 mathlib_cache=profile.mathlib_cache,
             )
         except CheckoutFailure as failure:
