@@ -1,11 +1,16 @@
-"""The paper's Table 1 from attempt records: per problem set / domain, symbolic accuracy (%),
-Acc_0.1 (%) and median NMSE, in-domain and OOD. Streaming: it keeps counters and the NMSE
-values only (for the medians).
+"""The paper's Table 1 from attempt records: one row per method × problem set / domain, with
+symbolic accuracy (%), Acc_0.1 (%) and median NMSE, in-domain and OOD. Streaming: it keeps
+counters and the NMSE values only (for the medians).
 
-Rows: `lsr_transform`, `lsr_synth_chem_react`, `lsr_synth_bio_pop_growth`, `lsr_synth_phys_osc`,
-`lsr_synth_matsci` (and any other problem set, e.g. `llmsr`), plus `all`. Symbolic accuracy counts
-only attempts whose problem has a ground truth (None when none has); an invalid equation counts
-as +inf NMSE in the median and as a miss in Acc_0.1.
+As in the paper, each problem contributes one result: its sample 0 (`per_problem`); further
+samples of a problem (--lsrb-samples > 1) count in pass@k, not here. Rows: `lsr_transform`,
+`lsr_synth_chem_react`, `lsr_synth_bio_pop_growth`, `lsr_synth_phys_osc`, `lsr_synth_matsci` (and
+any other problem set, e.g. `llmsr`); no row pools the domains (the paper has none). A run is one
+method (`method` in each row); records of several methods are keyed `<method>:<group>`.
+Symbolic accuracy is over the problems with a ground truth (None when none has one): a verdict
+that could not be reached (an undecided check, an unreadable or failed judge) counts as not a
+match and is shown as `symbolic_undecided`. An invalid equation counts as +inf NMSE in the median
+and as a miss in Acc_0.1.
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ GROUP_ORDER: Final = (
     "lsr_synth_phys_osc",
     "lsr_synth_matsci",
 )
-ALL: Final = "all"
+PER_PROBLEM: Final = "sample 0"
+# symbolic_method values of a record whose problem has no ground truth, or whose run judged none.
+_NO_SA: Final = frozenset({"not_applicable", "skipped"})
 # How the paper names each group (the HTML report's column heads); others show as spelled.
 GROUP_LABELS: Final[dict[str, str]] = {
     "lsr_transform": "LSR-Transform",
@@ -58,10 +65,12 @@ def _pct(num: int, den: int) -> float | None:
 
 @dataclass
 class GroupStats:
-    attempts: int = 0
+    attempts: int = 0  # problems (one result each)
     valid: int = 0
     symbolic_applicable: int = 0
     symbolic_matches: int = 0
+    symbolic_undecided: int = 0
+    method: str = ""
     acc_id: int = 0
     ood_attempts: int = 0
     acc_ood: int = 0
@@ -70,11 +79,14 @@ class GroupStats:
 
     def add(self, rec: Mapping[str, Any]) -> None:
         self.attempts += 1
+        self.method = self.method or str(rec.get("sr_method") or "")
         self.valid += bool(rec.get("valid"))
         match = rec.get("symbolic_match")
-        if match is not None:
+        verdict = rec.get("symbolic_method")
+        if match is not None or (verdict is not None and verdict not in _NO_SA):
             self.symbolic_applicable += 1
-            self.symbolic_matches += bool(match)
+            self.symbolic_matches += match is True
+            self.symbolic_undecided += match is None
         self.acc_id += bool(rec.get("acc_tau_id"))
         self.nmse_id.append(rec.get("nmse_id"))
         if rec.get("has_ood"):
@@ -84,10 +96,13 @@ class GroupStats:
 
     def finish(self) -> dict[str, Any]:
         return {
+            "method": self.method,
+            "per_problem": PER_PROBLEM,
             "attempts": self.attempts,
             "valid_rate": round(self.valid / self.attempts, 4) if self.attempts else None,
             "symbolic_accuracy_pct": _pct(self.symbolic_matches, self.symbolic_applicable),
             "symbolic_applicable": self.symbolic_applicable,
+            "symbolic_undecided": self.symbolic_undecided,
             "acc_tau_id_pct": _pct(self.acc_id, self.attempts),
             "acc_tau_ood_pct": _pct(self.acc_ood, self.ood_attempts),
             "median_nmse_id": median_or_none(self.nmse_id),
@@ -99,17 +114,17 @@ class SrbenchSummary:
     """The llm_srbench summary section (a `SummaryAccumulator`)."""
 
     def __init__(self) -> None:
-        self.groups: dict[str, GroupStats] = {}
+        self.groups: dict[tuple[str, str], GroupStats] = {}
         self.methods: dict[str, int] = {}
         self.judge_pairs = 0  # attempts where the sympy checker and the LLM judge both decided
         self.judge_agree = 0
         self.analyses = Analyses()  # search progress, ID vs OOD, symbolic vs OOD, complexity
 
     def add(self, record: Mapping[str, Any]) -> None:
-        for key in (group_of(record), ALL):
-            self.groups.setdefault(key, GroupStats()).add(record)
         method = str(record.get("sr_method") or "unknown")
         self.methods[method] = self.methods.get(method, 0) + 1
+        if int(record.get("sample_index") or 0) == 0:  # one result per problem: its sample 0
+            self.groups.setdefault((method, group_of(record)), GroupStats()).add(record)
         self.analyses.add(record)
         by_sympy, by_llm = record.get("symbolic_match_sympy"), record.get("symbolic_match_llm")
         if by_sympy is not None and by_llm is not None:
@@ -117,20 +132,15 @@ class SrbenchSummary:
             self.judge_agree += by_sympy == by_llm
 
     def table(self) -> dict[str, dict[str, Any]]:
-        """Table 1: one row per group in the paper's order, then any other group, then `all`."""
-        return {g: self.groups[g].finish() for g in ordered_groups(self.groups)}
+        """Table 1: one row per (method,) group in the paper's order, then any other group."""
+        several = len({m for m, _ in self.groups}) > 1
+        rows = {(f"{m}:{g}" if several else g): stats for (m, g), stats in self.groups.items()}
+        return {key: rows[key].finish() for key in ordered_groups(rows)}
 
     def finish(self) -> dict[str, Any]:
-        table = self.table()
-        overall = table.get(ALL, GroupStats().finish())
         return {
-            "srbench_table": table,
+            "srbench_table": self.table(),
             "sr_methods": dict(sorted(self.methods.items())),
-            "sr_symbolic_accuracy_pct": overall["symbolic_accuracy_pct"],
-            "sr_acc_tau_id_pct": overall["acc_tau_id_pct"],
-            "sr_acc_tau_ood_pct": overall["acc_tau_ood_pct"],
-            "sr_median_nmse_id": overall["median_nmse_id"],
-            "sr_median_nmse_ood": overall["median_nmse_ood"],
             "sr_judge_pairs": self.judge_pairs,
             "sr_judge_agreement": (
                 round(self.judge_agree / self.judge_pairs, 4) if self.judge_pairs else None
@@ -140,10 +150,14 @@ class SrbenchSummary:
 
 
 def ordered_groups(groups: Iterable[str]) -> list[str]:
-    present = set(groups)
-    order: list[str] = [g for g in GROUP_ORDER if g in present]
-    order += sorted(g for g in present if g not in GROUP_ORDER and g != ALL)
-    return order + ([ALL] if ALL in present else [])
+    """The paper's group order (per method when keys are `<method>:<group>`), then the others."""
+
+    def rank(key: str) -> tuple[str, int, str]:
+        method, _, group = key.rpartition(":")
+        position = GROUP_ORDER.index(group) if group in GROUP_ORDER else len(GROUP_ORDER)
+        return (method, position, group)
+
+    return sorted(set(groups), key=rank)
 
 
 def table1(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -156,11 +170,12 @@ def table1(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def table_lines(summary: Mapping[str, Any]) -> list[str]:
-    """Table 1 as fixed-width text (for a terminal or a report)."""
+    """Table 1 as fixed-width text (for a terminal or a report): n problems (sample 0 each),
+    then SA% with `u` = undecided verdicts counted in its denominator."""
     table = summary.get("srbench_table") or {}
     widths = [max(len(head), 6) for _, head, _ in COLUMNS]
     lines = [
-        f"{'group':<26} {'n':>4} "
+        f"{'method':<18} {'group':<26} {'n':>4} {'u':>3} "
         + " ".join(f"{head:>{w}}" for (_, head, _), w in zip(COLUMNS, widths, strict=True))
     ]
 
@@ -171,5 +186,7 @@ def table_lines(summary: Mapping[str, Any]) -> list[str]:
     for group in ordered_groups(table):
         row = table[group]
         cells = " ".join(f(key, row.get(key), w) for (key, _, _), w in zip(COLUMNS, widths, strict=True))
-        lines.append(f"{group:<26} {row['attempts']:>4} {cells}")
+        name = group.rpartition(":")[2]
+        undecided = row.get("symbolic_undecided", 0)
+        lines.append(f"{row.get('method', ''):<18} {name:<26} {row['attempts']:>4} {undecided:>3} {cells}")
     return lines

@@ -158,15 +158,8 @@ class SrbenchTask:
         return {}
 
     def terminal_rows(self, summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
-        keys = [
-            "sr_symbolic_accuracy_pct",
-            "sr_acc_tau_id_pct",
-            "sr_acc_tau_ood_pct",
-            "sr_median_nmse_id",
-            "sr_median_nmse_ood",
-        ]
-        if summary.get("sr_judge_pairs"):
-            keys.append("sr_judge_agreement")
+        # Table 1 follows as lines, per problem set (no pooled numbers: the paper has none).
+        keys = ["sr_judge_agreement"] if summary.get("sr_judge_pairs") else []
         return [(k, summary.get(k)) for k in keys]
 
     def terminal_lines(self, summary: Mapping[str, Any]) -> list[str]:

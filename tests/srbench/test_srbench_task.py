@@ -182,12 +182,14 @@ def test_default_run_end_to_end(run_suite, tmp_path: Path) -> None:  # type: ign
         assert rec["verification_mode"] == "equation" and rec["sr_method"] == "direct"
         assert rec["model_calls"] == 5 and rec["valid"]  # the reference's Direct: 5 samples
     summary = res.summary()
-    assert set(summary["srbench_table"]) == GROUPS | {"all"}
-    assert summary["srbench_table"]["all"]["attempts"] == 12
-    pct = summary["srbench_table"]["all"]["acc_tau_id_pct"]  # rounded to 2 decimals
-    assert summary["verification_pass_at_k_1"] == pytest.approx(pct / 100, abs=1e-4)
+    table = summary["srbench_table"]
+    assert set(table) == GROUPS  # one row per problem set / domain, none pooling them
+    assert sum(row["attempts"] for row in table.values()) == 12  # one result per problem
+    assert all(row["method"] == "direct" and row["per_problem"] == "sample 0" for row in table.values())
+    accurate = sum(round(row["acc_tau_id_pct"] * row["attempts"] / 100) for row in table.values())
+    assert summary["verification_pass_at_k_1"] == pytest.approx(accurate / 12)
     assert summary["config"]["sr_method"] == "direct" and summary["config"]["sr_success"] == "acc_0.1"
-    assert "sr_acc_tau_id_pct" in res.stdout
+    assert "LSR-Synth" in res.stdout or "lsr_synth" in res.stdout  # the terminal prints Table 1
 
 
 def _attempt(problem: Problem, seed: int, **options: object) -> dict[str, object]:
@@ -353,11 +355,15 @@ def test_table_lines_follow_the_paper_layout() -> None:
         ("lsr_transform", False, False, 0.5),
         ("lsr_transform", None, True, None),
     ]
-    for group, match, acc_id, nmse in rows:
+    for i, (group, match, acc_id, nmse) in enumerate(rows):
         acc.add(
             {
+                "item_id": f"p{i}",
+                "sample_index": 0,
+                "sr_method": "llmsr",
                 "problem_group": group,
                 "symbolic_match": match,
+                "symbolic_method": "undecided" if match is None else ("structure" if match else "no_match"),
                 "acc_tau_id": acc_id,
                 "nmse_id": nmse,
                 "has_ood": group != "lsr_transform",
@@ -368,13 +374,26 @@ def test_table_lines_follow_the_paper_layout() -> None:
         )
     summary = acc.finish()
     table = summary["srbench_table"]
-    assert table["lsr_transform"]["symbolic_accuracy_pct"] == 0.0  # one applicable, no match
+    # Two problems with a ground truth: one wrong, one undecided (counted, shown), no match.
+    assert table["lsr_transform"]["symbolic_accuracy_pct"] == 0.0
+    assert table["lsr_transform"]["symbolic_applicable"] == 2
+    assert table["lsr_transform"]["symbolic_undecided"] == 1
     assert table["lsr_transform"]["median_nmse_id"] is None  # median of (0.5, invalid=inf)
     assert table["lsr_transform"]["acc_tau_ood_pct"] is None
     assert table["lsr_synth_matsci"]["acc_tau_ood_pct"] == 0.0
-    assert table["all"]["acc_tau_id_pct"] == pytest.approx(66.67)
+    assert "all" not in table
+    # A second sample of a problem is not a second result: Table 1 is one result per problem.
+    acc.add({"item_id": "p0", "sample_index": 1, "sr_method": "llmsr", "problem_group": "lsr_synth_matsci"})
+    assert acc.finish()["srbench_table"]["lsr_synth_matsci"]["attempts"] == 1
     lines = table_lines(summary)
-    assert [ln.split()[0] for ln in lines[1:]] == ["lsr_transform", "lsr_synth_matsci", "all"]
+    assert [ln.split()[:2] for ln in lines[1:]] == [["llmsr", "lsr_transform"], ["llmsr", "lsr_synth_matsci"]]
+    # Records of two methods: one row per method x group.
+    acc.add({"item_id": "p0", "sample_index": 0, "sr_method": "direct", "problem_group": "lsr_transform"})
+    assert list(acc.finish()["srbench_table"]) == [
+        "direct:lsr_transform",
+        "llmsr:lsr_transform",
+        "llmsr:lsr_synth_matsci",
+    ]
 
 
 @pytest.mark.parametrize(
