@@ -182,7 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--group-by",
         default=None,
         metavar="FIELD",
-        help="keep every item sharing this row field in one split; `repo` = repo_remote",
+        help="keep every item sharing this row field in one split; `repo` = repo_remote, `file` = "
+        "repo_remote + path (the sorries of one declaration stay together)",
     )
     split.add_argument(
         "--cutoff",

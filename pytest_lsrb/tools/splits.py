@@ -10,7 +10,8 @@ machine, after any change to the splitting code) evaluates exactly the same item
                                (computed by `contamination.py`)
 
 Assignment is a pure function of the item ids, the group keys, the seed and the fractions: groups
-(an item alone, or all items of a repository with `--group-by repo`) are ordered by a stable hash
+(an item alone, all items of a repository with `--group-by repo`, or of one file with `--group-by
+file`, which keeps the sorries of one declaration together) are ordered by a stable hash
 of (seed, group) and laid end to end; each group goes to the split whose share of the line holds
 the group's midpoint. Split sizes are therefore within one group of their targets.
 """
@@ -127,6 +128,11 @@ def group_key(row: Any, group_by: str | None) -> str:
     """The unit a row is assigned with: its own id, or the value of the grouping field."""
     if group_by is None:
         return "item\x1f" + str(row.item_id)
+    if group_by == "file":  # every sorry of one file: a declaration's sorries never straddle splits
+        remote, path = getattr(row, "repo_remote", None), getattr(row, "path", None)
+        if remote is None or path is None:
+            raise LsrbUsageError(f"--group-by file: row '{row.item_id}' has no repo_remote/path to group by.")
+        return "file\x1f" + normalise_repo(str(remote)) + "\x1f" + str(path)
     field = GROUP_FIELDS.get(group_by, group_by)
     value = getattr(row, field, None)
     if value is None:

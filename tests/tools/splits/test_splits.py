@@ -198,6 +198,15 @@ def test_lsrb_split_on_real_sorrydb_rows_is_deterministic_and_group_by_repo_hold
     assert 0.15 < m2["splits"]["dev"]["count"] / 291 < 0.45
     assert "repositories shared across splits: 0" in capsys.readouterr().out
 
+    m3, _ = _split(sorrydb_index, tmp_path / "by_file", *args, "--group-by", "file")
+    split_of_file: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for name, split in m3["splits"].items():
+        for item_id in split["items"]:
+            row = rows[item_id]
+            split_of_file[(normalise_repo(row["repo_remote"]), row["path"])].add(name)
+    assert all(len(s) == 1 for s in split_of_file.values())  # a declaration's sorries share a file
+    assert len(split_of_file) < 291  # some files hold several sorries: the grouping matters
+
 
 def test_lsrb_split_refuses_bad_input_in_one_sentence(
     write_rows: Any, make_row: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
