@@ -11,7 +11,8 @@ check_timeout_s = 600                  # one Lean run on one file / one REPL req
 memory_mb = 32768                      # address-space cap of every Lean process (hit: memory_limit)
 build_memory_mb = 65536                # cap of `lake build` / `lake exe cache get` (unset: none)
 mathlib_cache = true                   # run `lake exe cache get` before `lake build`
-replay_method = "file"                 # file: `lake lean FILE`; repl: the Lean REPL
+replay_method = "file"                 # file: `lake lean FILE`; repl: the Lean REPL; kimina: a server
+kimina_url = "http://lean-server:8000"  # replay_method = "kimina": the Kimina Lean Server to POST to
 max_parallel = 1                       # Lean processes at once for this profile, per process
 allow_native_decide = false            # true: a proof may trust the compiler (Lean.ofReduceBool)
 max_heartbeats = 200000                # Lean's maxHeartbeats for the answer (unset: Lean's default)
@@ -35,7 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Final, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.rows import describe_validation_error
@@ -72,7 +81,11 @@ class ReplayProfile(BaseModel):
     memory_mb: int = Field(default=32768, ge=256)
     build_memory_mb: int | None = Field(default=None, ge=256)
     mathlib_cache: bool = True
-    replay_method: Literal["file", "repl"] = "file"
+    replay_method: Literal["file", "repl", "kimina"] = "file"
+    # replay_method = "kimina": a Kimina Lean Server (lean/kimina.py) checks every source; the
+    # API key, if the server wants one, is read from the environment variable named here.
+    kimina_url: str | None = None
+    kimina_api_key_env: str | None = None
     max_parallel: int = Field(default=1, ge=1)
     skip: bool = False
     skip_reason: str = ""
@@ -99,6 +112,12 @@ class ReplayProfile(BaseModel):
         if argv:
             _executable(argv[0])
         return argv
+
+    @model_validator(mode="after")
+    def _kimina_needs_a_url(self) -> ReplayProfile:
+        if self.replay_method == "kimina" and not (self.kimina_url or "").startswith(("http://", "https://")):
+            raise ValueError("replay_method 'kimina' needs kimina_url, an http(s) URL of the server")
+        return self
 
     @property
     def specificity(self) -> int:

@@ -15,6 +15,7 @@ from pytest_lsrb.engine.outcomes import SKIPPED_OUTCOME
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
 from pytest_lsrb.tactic.answer import contains_forbidden
 from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, lean_slots, make_repl_backend
+from pytest_lsrb.tactic.lean.kimina import KiminaBackend
 from pytest_lsrb.tactic.lean.outcome import Verdict
 from pytest_lsrb.tactic.lean.process import which
 from pytest_lsrb.tactic.lean.script import command_token
@@ -85,7 +86,10 @@ class LeanVerifierBase(ABC):
     # -- preflight -----------------------------------------------------------------------------
 
     def executables(self, profile: ReplayProfile) -> list[str]:
-        """What checking a row under `profile` runs (a REPL command, else lake or lean)."""
+        """What checking a row under `profile` runs (a REPL command, else lake or lean; nothing
+        for a Kimina server, which runs Lean elsewhere)."""
+        if profile.replay_method == "kimina":
+            return []
         if profile.replay_method == "repl":
             return [profile.repl_command[0]] if profile.repl_command else [profile.lake_command]
         return [profile.lake_command if self.uses_project(profile) else profile.lean_command]
@@ -177,7 +181,12 @@ class LeanVerifierBase(ABC):
             backend = self._backends.get(key)
             if backend is None:
                 slots = lean_slots(profile.id, profile.max_parallel)
-                if profile.replay_method == "repl":
+                if profile.replay_method == "kimina":
+                    assert profile.kimina_url is not None  # the profile's validation says so
+                    backend = KiminaBackend(
+                        profile.kimina_url, self.check_timeout(profile), profile.kimina_api_key_env
+                    )
+                elif profile.replay_method == "repl":
                     backend = make_repl_backend(
                         project=project,
                         timeout_s=self.check_timeout(profile),
