@@ -19,7 +19,7 @@ from typing import Any
 
 from pytest_lsrb.core.seeds import shard_of, stable_hash
 from pytest_lsrb.engine.options import identity_hash
-from pytest_lsrb.engine.summary import summarize_file
+from pytest_lsrb.output.reader import summarize_file
 from pytest_lsrb.tactic.rows import TacticRow
 from pytest_lsrb.tactic.task import TacticSummary
 from pytest_lsrb.tools.gate import compare_dirs, gate_config

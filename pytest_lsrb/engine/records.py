@@ -6,7 +6,7 @@ metrics as extra fields (e.g. `nmse_id`, `acc_tau_id`, `symbolic_match`).
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -67,9 +67,15 @@ class AttemptRecord(BaseModel):
     finished_at: str | None = None
 
 
+Number = Annotated[float, Field(strict=True)]  # an int or a float; never "3", never true
+Count = Annotated[int, Field(strict=True, ge=0)]
+Flag = Annotated[bool, Field(strict=True)]  # true or false; never "yes"
+
+
 class ReadBack(BaseModel):
-    """The fields the engine reads back from an earlier run (resume, summary, merge), with the
-    types it relies on. Lax: `"3"` is a fine latency; a list where an error kind belongs is not."""
+    """The fields every reader of an earlier run relies on (resume, summary, gate, report, merge),
+    with their JSON types checked strictly: a tampered record (`"latency_ms": "3"`,
+    `"valid": "yes"`, a list where an error kind belongs) is refused, not guessed at."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -79,22 +85,28 @@ class ReadBack(BaseModel):
     raw_output: str | None = None
     tactic: str | None = None
     proposal: str | None = None
-    latency_ms: float | None = None
-    verification_latency_ms: float | None = None
-    model_calls: int | None = None
-    prompt_tokens: int | None = Field(default=None, ge=0)
-    completion_tokens: int | None = Field(default=None, ge=0)
-    cached: bool | None = None
+    valid: Flag | None = None
+    nonempty: Flag | None = None
+    contains_sorry: Flag | None = None
+    latency_ms: Number | None = None
+    verification_latency_ms: Number | None = None
+    model_calls: Count | None = None
+    prompt_tokens: Count | None = None
+    completion_tokens: Count | None = None
+    cached: Flag | None = None
     generation_error_kind: str | None = None
     generation_error_domain: str | None = None
     generation_error_message: str | None = None
+    verification_mode: str | None = None
+    verification_attempted: Flag | None = None
+    verification_success: Flag | None = None
     verification_outcome: str | None = None
     verification_error_kind: str | None = None
     verification_error_domain: str | None = None
     verification_error_subkind: str | None = None
     repo_replay_profile_id: str | None = None
-    nmse_id: float | None = None
-    nmse_ood: float | None = None
+    nmse_id: Number | None = None
+    nmse_ood: Number | None = None
 
 
 def check_record(record: dict[str, Any], where: str) -> None:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Final
 
 from pytest_lsrb.core.metrics import latency_stats, pass_at_k_curve, pass_at_k_ladder, rate
@@ -22,9 +21,7 @@ from pytest_lsrb.engine.outcomes import (
     success,
     verifying,
 )
-from pytest_lsrb.engine.records import record_key
 from pytest_lsrb.engine.task import SummaryAccumulator
-from pytest_lsrb.output.files import AttemptsReadReport, iter_attempts
 
 SUMMARY_SCHEMA_VERSION: Final = 1
 # Summary keys that measure time; excluded when comparing runs.
@@ -175,31 +172,3 @@ class Summarizer:
         if self.task_acc is not None:
             out.update(self.task_acc.finish())
         return out
-
-
-def latest_records(path: Path, report: AttemptsReadReport | None = None) -> Iterable[dict[str, Any]]:
-    """Stream attempts.jsonl keeping only the last record per (item_id, sample_index).
-
-    Two passes over the file: the first finds the last line of each key, the second yields those.
-    """
-    last: dict[tuple[str, int], int] = {}
-    for i, rec in enumerate(iter_attempts(path, report)):
-        last[record_key(rec)] = i
-    keep = set(last.values())
-    for i, rec in enumerate(iter_attempts(path)):
-        if i in keep:
-            yield rec
-
-
-def summarize_file(
-    path: Path,
-    samples_per_item: int,
-    task_acc: SummaryAccumulator | None = None,
-    keys: set[tuple[str, int]] | None = None,
-) -> dict[str, Any]:
-    """Metrics over the latest record of each attempt in `path` (restricted to `keys` if given)."""
-    summarizer = Summarizer(samples_per_item, task_acc)
-    for rec in latest_records(path):
-        if keys is None or record_key(rec) in keys:
-            summarizer.add(rec)
-    return summarizer.finish()

@@ -19,8 +19,8 @@ from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, LsrbUsageError
 from pytest_lsrb.core.rows import describe_validation_error
 from pytest_lsrb.engine.cost import parse_price, summary_cost
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, judgement, status
-from pytest_lsrb.engine.records import check_record, record_key
-from pytest_lsrb.engine.summary import SUMMARY_SCHEMA_VERSION, Summarizer, latest_records, summarize_file
+from pytest_lsrb.engine.records import record_key
+from pytest_lsrb.engine.summary import SUMMARY_SCHEMA_VERSION, Summarizer
 from pytest_lsrb.engine.task import Judgement
 from pytest_lsrb.output.files import (
     ATTEMPTS_FILE,
@@ -28,12 +28,12 @@ from pytest_lsrb.output.files import (
     SUMMARY_FILE,
     AttemptsWriter,
     OutputWriteError,
-    iter_attempts,
     read_json,
     write_failure,
     write_json_atomic,
 )
 from pytest_lsrb.output.models import RunHeader
+from pytest_lsrb.output.reader import iter_records, latest_records, summarize_file
 from pytest_lsrb.output.runs import point_latest
 
 if TYPE_CHECKING:
@@ -83,8 +83,8 @@ class RunOutput:
                 raise LsrbUsageError(f"--lsrb-resume: {out} holds no run to resume (no {RUN_FILE}).")
             check_resumable(run_file, header)
             # A record this run could not read back stops it here, before run.json is touched.
-            for lineno, record in enumerate(iter_attempts(attempts), start=1):
-                check_record(record, f"{attempts}:{lineno}")
+            for _ in iter_records(attempts):
+                pass
         elif has_run or run_file.exists():
             if not run.config["overwrite"]:
                 raise LsrbUsageError(

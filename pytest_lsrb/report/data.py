@@ -14,9 +14,8 @@ from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.records import record_key
-from pytest_lsrb.engine.summary import latest_records
 from pytest_lsrb.engine.task import Judgement, Task
-from pytest_lsrb.output.files import ATTEMPTS_FILE, RUN_FILE, SUMMARY_FILE, AttemptsReadReport, read_json
+from pytest_lsrb.output.reader import RunDir, read_run
 
 # Index files larger than this are not joined (the report then groups by record fields only).
 MAX_INDEX_BYTES = 256 * 1024 * 1024
@@ -25,22 +24,10 @@ Judge = Callable[[Mapping[str, Any]], Judgement]
 
 
 @dataclass
-class RunData:
-    """One run as the report sees it: the header, the summary and the latest record per attempt."""
+class RunData(RunDir):
+    """One run as the report sees it: what `output.reader` read, joined with the index rows."""
 
-    dir: Path
-    header: dict[str, Any]
-    summary: dict[str, Any] | None
-    records: list[dict[str, Any]]
     index_rows: dict[str, dict[str, Any]] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def config(self) -> dict[str, Any]:
-        cfg = self.header.get("config")
-        if not isinstance(cfg, dict) and self.summary is not None:
-            cfg = self.summary.get("config")
-        return cfg if isinstance(cfg, dict) else {}
 
     @property
     def suite(self) -> str:
@@ -106,24 +93,11 @@ class RunData:
 
 
 def load_run(path: Path) -> RunData:
-    """Read an output directory; a directory with no run in it is a usage error."""
-    path = Path(path)
-    if not path.is_dir():
-        raise LsrbUsageError(f"{path}: not a directory (expected an lsrb output directory).")
-    run_file, summary_file, attempts_file = path / RUN_FILE, path / SUMMARY_FILE, path / ATTEMPTS_FILE
-    if not (run_file.exists() or summary_file.exists() or attempts_file.exists()):
-        raise LsrbUsageError(f"{path}: holds no lsrb run (no {RUN_FILE}, {ATTEMPTS_FILE} or {SUMMARY_FILE}).")
-    warnings: list[str] = []
-    header = _read_object(run_file) if run_file.exists() else {}
-    summary = _read_object(summary_file) if summary_file.exists() else None
-    if summary is None:
-        warnings.append(
-            f"{summary_file} is missing (the run did not finish); metrics come from {ATTEMPTS_FILE}."
-        )
-    report = AttemptsReadReport()
-    records = list(latest_records(attempts_file, report)) if attempts_file.exists() else []
-    warnings += report.warnings
-    run = RunData(dir=path, header=header, summary=summary, records=records, warnings=warnings)
+    """Read an output directory (`output.reader.read_run`); a directory with no run in it is a
+    usage error."""
+    read = read_run(Path(path), "lsrb report", need_attempts=False)
+    run = RunData(read.dir, read.header, read.summary, read.records, read.warnings)
+    records, warnings = run.records, run.warnings
     index = find_index(run.config, run.suite) if records else None
     if index is not None:
         run.index_rows = _read_index(index, {str(r["item_id"]) for r in records}, warnings)
@@ -132,7 +106,7 @@ def load_run(path: Path) -> RunData:
             f"the run's index {run.config['index']} is not here (or has changed since the run); "
             "breakdowns use record fields only."
         )
-    if summary is None and records:
+    if run.summary is None and records:
         run.summary = provisional_summary(run)
     return run
 
@@ -156,13 +130,6 @@ def provisional_summary(run: RunData) -> dict[str, Any]:
     )
     head = {k: run.header[k] for k in keys if k in run.header}
     return {**head, **summarizer.finish(), "complete": False}
-
-
-def _read_object(path: Path) -> dict[str, Any]:
-    obj = read_json(path)
-    if not isinstance(obj, dict):
-        raise LsrbUsageError(f"{path}: expected a JSON object.")
-    return obj
 
 
 def find_index(config: Mapping[str, Any], suite: str) -> Path | None:

@@ -36,10 +36,9 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.textfiles import shown
 from pytest_lsrb.engine.outcomes import JUDGED, Metric, Record, resolve_metric, status
-from pytest_lsrb.engine.summary import latest_records
-from pytest_lsrb.output.files import ATTEMPTS_FILE, RUN_FILE, SUMMARY_FILE, read_json, write_json_atomic
+from pytest_lsrb.output.files import write_json_atomic
+from pytest_lsrb.output.reader import RunDir, read_run
 from pytest_lsrb.output.runs import follow_latest
 from pytest_lsrb.tools.significance import (
     holm_adjust,
@@ -120,7 +119,7 @@ def gate_config(
     if base is None and drops:
         raise LsrbUsageError(f"{prefix}max-drop compares against a baseline; pass {prefix}baseline too.")
     if base is not None:
-        load_run(base, f"{prefix}baseline")  # fail now, not after the run
+        read_run(base, f"{prefix}baseline")  # fail now, not after the run
         if not drops:
             drops = parse_thresholds(DEFAULT_MAX_DROP, "max_drop", f"{prefix}max-drop")
     mins = parse_thresholds(minimum, "min", f"{prefix}min")
@@ -130,65 +129,17 @@ def gate_config(
 # -- runs --------------------------------------------------------------------------------------
 
 
-@dataclass
-class RunData:
-    dir: Path
-    header: dict[str, Any]
-    records: list[dict[str, Any]]
-
-    @property
-    def suite(self) -> str | None:
-        return self.header.get("suite")
-
-    @property
-    def samples(self) -> int:
-        return int((self.header.get("config") or {}).get("samples") or 1)
-
-    def by_item(self) -> dict[str, list[dict[str, Any]]]:
-        """Records grouped by item (each metric picks its own population from them)."""
-        out: dict[str, list[dict[str, Any]]] = {}
-        for rec in self.records:
-            out.setdefault(str(rec["item_id"]), []).append(rec)
-        return out
-
-    @property
-    def unjudged(self) -> int:
-        """Attempts not held against the model (infrastructure errors, profile skips)."""
-        return sum(status(r) != JUDGED for r in self.records)
+def by_item(run: RunDir) -> dict[str, list[dict[str, Any]]]:
+    """A run's records grouped by item (each metric picks its own population from them)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for rec in run.records:
+        out.setdefault(str(rec["item_id"]), []).append(rec)
+    return out
 
 
-def load_run(path: Path, what: str) -> RunData:
-    """An output directory's header (run.json, else summary.json) and latest records."""
-    if not path.is_dir():
-        raise LsrbUsageError(f"{what}: {path} is not a directory.")
-    attempts = path / ATTEMPTS_FILE
-    if not attempts.is_file():
-        raise LsrbUsageError(f"{what}: {path} holds no {ATTEMPTS_FILE} (not a run output directory).")
-    header: dict[str, Any] = {}
-    for name in (RUN_FILE, SUMMARY_FILE):
-        if (path / name).is_file():
-            header = checked_header(path / name, read_json(path / name))
-            break
-    return RunData(path, header, list(latest_records(attempts)))
-
-
-def checked_header(file: Path, data: Any) -> dict[str, Any]:
-    """run.json/summary.json as far as the gate reads it: a suite name and the samples per item."""
-    if not isinstance(data, dict):
-        raise LsrbUsageError(f"{file}: not a run header (expected a JSON object, got {type(data).__name__}).")
-    if data.get("suite") is not None and not isinstance(data["suite"], str):
-        raise LsrbUsageError(f"{file}: field 'suite': expected a suite name (got {shown(data['suite'])}).")
-    config = data.get("config")
-    if config is None:
-        return data
-    if not isinstance(config, dict):
-        raise LsrbUsageError(f"{file}: field 'config': expected an object (got {shown(config)}).")
-    samples = config.get("samples")
-    if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool) or samples < 1):
-        raise LsrbUsageError(
-            f"{file}: field 'config.samples': expected a whole number >= 1 (got {shown(samples)})."
-        )
-    return data
+def unjudged(run: RunDir) -> int:
+    """Attempts not held against the model (infrastructure errors, profile skips)."""
+    return sum(status(r) != JUDGED for r in run.records)
 
 
 # -- comparison --------------------------------------------------------------------------------
@@ -342,11 +293,11 @@ def check_minimum(threshold: Threshold, cur: Mapping[str, Sequence[Record]], sam
     )
 
 
-def evaluate(config: GateConfig, current: RunData, baseline: RunData | None) -> GateResult:
+def evaluate(config: GateConfig, current: RunDir, baseline: RunDir | None) -> GateResult:
     if baseline is not None:
-        check_compatible(config, baseline.header, current.suite, current.samples, str(baseline.dir))
-    cur = current.by_item()
-    base = baseline.by_item() if baseline is not None else {}
+        check_compatible(config, baseline.head, current.head.get("suite"), current.samples, str(baseline.dir))
+    cur = by_item(current)
+    base = by_item(baseline) if baseline is not None else {}
     checks = []
     for t in config.thresholds:
         if t.kind == "min":
@@ -356,15 +307,15 @@ def evaluate(config: GateConfig, current: RunData, baseline: RunData | None) -> 
     apply_holm(checks, config.alpha)
     b_items = {i for i, recs in base.items() if any(status(r) == JUDGED for r in recs)}
     c_items = {i for i, recs in cur.items() if any(status(r) == JUDGED for r in recs)}
-    b_hash = baseline.header.get("selected_rows_hash") if baseline else None
-    c_hash = current.header.get("selected_rows_hash")
+    b_hash = baseline.head.get("selected_rows_hash") if baseline else None
+    c_hash = current.head.get("selected_rows_hash")
     return GateResult(
         baseline_dir=str(baseline.dir) if baseline else None,
         current_dir=str(current.dir),
         alpha=config.alpha,
         checks=checks,
-        unjudged_baseline=baseline.unjudged if baseline else 0,
-        unjudged_current=current.unjudged,
+        unjudged_baseline=unjudged(baseline) if baseline else 0,
+        unjudged_current=unjudged(current),
         paired_items=len(b_items & c_items),
         only_in_baseline=len(b_items - c_items),
         only_in_current=len(c_items - b_items) if baseline else 0,
@@ -373,8 +324,8 @@ def evaluate(config: GateConfig, current: RunData, baseline: RunData | None) -> 
 
 
 def compare_dirs(config: GateConfig, current_dir: Path) -> GateResult:
-    current = load_run(current_dir, "current run")
-    baseline = load_run(config.baseline, "baseline") if config.baseline else None
+    current = read_run(current_dir, "current run")
+    baseline = read_run(config.baseline, "baseline") if config.baseline else None
     return evaluate(config, current, baseline)
 
 
@@ -518,7 +469,7 @@ def preflight(values: Mapping[str, Any], suite: str) -> GateConfig | None:
     if not config.active:
         return None
     if config.baseline is not None:
-        header = load_run(config.baseline, "--lsrb-baseline").header
+        header = read_run(config.baseline, "--lsrb-baseline").head
         samples = int(values.get("samples") or 1)
         check_compatible(config, header, suite, samples, str(config.baseline))
     return config

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.engine.summary import latest_records
 from pytest_lsrb.output.files import (
     AttemptsReadReport,
     AttemptsWriter,
@@ -17,6 +16,7 @@ from pytest_lsrb.output.files import (
     truncate_torn_tail,
     write_json_atomic,
 )
+from pytest_lsrb.output.reader import latest_records
 
 
 def rec(item: str, k: int = 0, **extra: object) -> dict:

@@ -1,0 +1,137 @@
+"""The one reader of run output directories (run.json, attempts.jsonl, summary.json), with one
+validation: resume, the session-end summary of a resumed run, `--lsrb-baseline`, `lsrb compare`,
+`lsrb report` and `lsrb merge` all read runs through here.
+
+Every record is checked against `records.ReadBack` as it is read, so a tampered directory is
+refused in one sentence naming the file, the line and the field, wherever it is read from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.textfiles import shown
+from pytest_lsrb.engine.records import check_record, record_key
+from pytest_lsrb.engine.summary import Summarizer
+from pytest_lsrb.engine.task import SummaryAccumulator
+from pytest_lsrb.output.files import (
+    ATTEMPTS_FILE,
+    RUN_FILE,
+    SUMMARY_FILE,
+    AttemptsReadReport,
+    iter_attempts,
+    read_json,
+)
+
+
+def iter_records(path: Path, report: AttemptsReadReport | None = None) -> Iterator[dict[str, Any]]:
+    """The records of an attempts.jsonl, each checked (`path:line: field 'x': ...` if not)."""
+    for lineno, rec in enumerate(iter_attempts(path, report), start=1):
+        check_record(rec, f"{path}:{lineno}")
+        yield rec
+
+
+def latest_records(path: Path, report: AttemptsReadReport | None = None) -> Iterator[dict[str, Any]]:
+    """Stream attempts.jsonl keeping only the last record per (item_id, sample_index): when a
+    resumed run redid an attempt, the last record for it wins.
+
+    Two passes over the file: the first checks every record and finds the last line of each key,
+    the second yields those.
+    """
+    last: dict[tuple[str, int], int] = {}
+    for i, rec in enumerate(iter_records(path, report)):
+        last[record_key(rec)] = i
+    keep = set(last.values())
+    for i, rec in enumerate(iter_attempts(path)):
+        if i in keep:
+            yield rec
+
+
+def summarize_file(
+    path: Path,
+    samples_per_item: int,
+    task_acc: SummaryAccumulator | None = None,
+    keys: set[tuple[str, int]] | None = None,
+) -> dict[str, Any]:
+    """Metrics over the latest record of each attempt in `path` (restricted to `keys` if given)."""
+    summarizer = Summarizer(samples_per_item, task_acc)
+    for rec in latest_records(path):
+        if keys is None or record_key(rec) in keys:
+            summarizer.add(rec)
+    return summarizer.finish()
+
+
+@dataclass
+class RunDir:
+    """One run as read back: run.json, summary.json (None when the run did not finish) and the
+    latest record of each attempt."""
+
+    dir: Path
+    header: dict[str, Any]
+    summary: dict[str, Any] | None
+    records: list[dict[str, Any]]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def head(self) -> dict[str, Any]:
+        """run.json, else summary.json (an older run wrote only the latter)."""
+        return self.header or self.summary or {}
+
+    @property
+    def config(self) -> dict[str, Any]:
+        cfg = self.head.get("config")
+        return cfg if isinstance(cfg, dict) else {}
+
+    @property
+    def samples(self) -> int:
+        return int(self.config.get("samples") or 1)
+
+
+def checked_header(file: Path, data: Any) -> dict[str, Any]:
+    """run.json/summary.json as far as readers rely on it: an object, a suite name, a config
+    object with a whole number of samples."""
+    if not isinstance(data, dict):
+        raise LsrbUsageError(f"{file}: not a run header (expected a JSON object, got {type(data).__name__}).")
+    if data.get("suite") is not None and not isinstance(data["suite"], str):
+        raise LsrbUsageError(f"{file}: field 'suite': expected a suite name (got {shown(data['suite'])}).")
+    config = data.get("config")
+    if config is None:
+        return data
+    if not isinstance(config, dict):
+        raise LsrbUsageError(f"{file}: field 'config': expected an object (got {shown(config)}).")
+    samples = config.get("samples")
+    if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool) or samples < 1):
+        raise LsrbUsageError(
+            f"{file}: field 'config.samples': expected a whole number >= 1 (got {shown(samples)})."
+        )
+    return data
+
+
+def read_run(path: Path, what: str, *, need_attempts: bool = True) -> RunDir:
+    """Read and check an output directory. `need_attempts`: a directory without attempts.jsonl
+    is a usage error (the gate compares records); else any one of the three files will do."""
+    path = Path(path)
+    if not path.is_dir():
+        raise LsrbUsageError(f"{what}: {path} is not a directory (expected an lsrb output directory).")
+    run_file, summary_file, attempts = path / RUN_FILE, path / SUMMARY_FILE, path / ATTEMPTS_FILE
+    if need_attempts and not attempts.is_file():
+        raise LsrbUsageError(f"{what}: {path} holds no {ATTEMPTS_FILE} (not a run output directory).")
+    if not (run_file.exists() or summary_file.exists() or attempts.exists()):
+        raise LsrbUsageError(
+            f"{what}: {path} holds no lsrb run (no {RUN_FILE}, {ATTEMPTS_FILE} or {SUMMARY_FILE})."
+        )
+    header = checked_header(run_file, read_json(run_file)) if run_file.exists() else {}
+    summary = checked_header(summary_file, read_json(summary_file)) if summary_file.exists() else None
+    warnings: list[str] = []
+    if summary is None:
+        warnings.append(
+            f"{summary_file} is missing (the run did not finish); metrics come from {ATTEMPTS_FILE}."
+        )
+    report = AttemptsReadReport()
+    records = list(latest_records(attempts, report)) if attempts.exists() else []
+    warnings += report.warnings
+    return RunDir(dir=path, header=header, summary=summary, records=records, warnings=warnings)
