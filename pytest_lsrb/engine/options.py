@@ -159,6 +159,14 @@ OPTIONS: list[Option] = [
         tasks=TACTIC,
     ),
     Option(
+        "context",
+        _int,
+        0,
+        "repo_replay: show the model the file around the sorry - its open/namespace/variable lines "
+        "and the declaration up to the sorry, at most N lines before it (0: the goal only)",
+        tasks=TACTIC,
+    ),
+    Option(
         "max-heartbeats",
         _opt_int,
         None,

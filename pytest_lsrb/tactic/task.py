@@ -37,7 +37,9 @@ def prompt_hash(messages: tuple[Message, ...]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def build_messages(suite: SuiteSpec, row: TacticRow) -> tuple[Message, ...]:
+def build_messages(suite: SuiteSpec, row: TacticRow, context: str | None = None) -> tuple[Message, ...]:
+    """The prompt; with `context` (`--lsrb-context`: the file around the sorry), the user message
+    starts with it, and without it the prompt is exactly the suite's template."""
     fields = {
         "goal_text": row.goal_text,
         "repo": row.repo_name,
@@ -45,6 +47,8 @@ def build_messages(suite: SuiteSpec, row: TacticRow) -> tuple[Message, ...]:
         "lean_version": row.repo_lean_version,
     }
     system, user = suite.render_prompt(fields)
+    if context:
+        user = f"File {row.path}, up to the line of the sorry:\n```lean\n{context}\n```\n\n{user}"
     msgs = [Message("user", user)]
     if system:
         msgs.insert(0, Message("system", system))
@@ -92,12 +96,18 @@ class TacticTask:
         self._prompts: OrderedDict[tuple[str, str], _Prompt] = OrderedDict()
         self._prompts_lock = threading.Lock()
 
-    def _prompt(self, suite: SuiteSpec, row: TacticRow) -> _Prompt:
+    def _prompt(self, ctx: AttemptContext, row: TacticRow) -> _Prompt:
+        suite = ctx.suite
         key = (str(suite.root), row.item_id)
         with self._prompts_lock:
             hit = self._prompts.get(key)
         if hit is None:
-            messages = build_messages(suite, row)
+            context = None
+            lines = int(ctx.options.get("context") or 0)
+            source_context = getattr(ctx.verifier, "source_context", None)
+            if lines > 0 and source_context is not None:
+                context = source_context(row, lines)
+            messages = build_messages(suite, row, context)
             as_dicts = [{"role": m.role, "content": m.content} for m in messages]
             hit = (messages, prompt_hash(messages), as_dicts)
             with self._prompts_lock:
@@ -108,7 +118,7 @@ class TacticTask:
 
     def run_attempt(self, ctx: AttemptContext) -> dict[str, Any]:
         row: TacticRow = ctx.case.row
-        messages, hashed, prompt = self._prompt(ctx.suite, row)
+        messages, hashed, prompt = self._prompt(ctx, row)
         request = GenerationRequest(
             messages=messages,
             seed=ctx.case.attempt_seed,

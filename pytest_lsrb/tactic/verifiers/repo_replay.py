@@ -30,6 +30,7 @@ from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
 from pytest_lsrb.tactic.lean.acceptance import accept, parse_axiom_report, sorry_diff, warning_diff
 from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun
 from pytest_lsrb.tactic.lean.checkout import CheckoutCache, CheckoutFailure
+from pytest_lsrb.tactic.lean.declaration import prompt_context
 from pytest_lsrb.tactic.lean.outcome import Verdict, first_error
 from pytest_lsrb.tactic.lean.patch import Baseline, Patched, make_baseline, make_patched
 from pytest_lsrb.tactic.lean.process import which
@@ -68,6 +69,25 @@ class RepoReplayVerifier(LeanVerifierBase):
                     allow_local_remotes=self.config.allow_local_remotes,
                 )
             return cache
+
+    def source_context(self, row: Any, lines: int) -> str | None:
+        """The file around the row's sorry for the prompt (`--lsrb-context`), from the checkout
+        (cloned and built here if this is the first use); None when it cannot be read."""
+        profile = self.profile_for(row)
+        if profile.skip or any(which(exe) is None for exe in (profile.git_command, profile.lake_command)):
+            return None
+        try:
+            root = self.checkout_cache(profile).ensure(
+                row.repo_remote,
+                row.repo_commit,
+                build_timeout_s=profile.build_timeout_s,
+                memory_mb=profile.build_memory_mb,
+                mathlib_cache=profile.mathlib_cache,
+            )
+            source = inside(root, row.path).read_text(encoding="utf-8")
+        except (CheckoutFailure, OutsideError, OSError):
+            return None
+        return prompt_context(source, row.start_line, lines)
 
     def executables(self, profile: ReplayProfile) -> list[str]:
         return [profile.git_command, profile.lake_command, *super().executables(profile)]

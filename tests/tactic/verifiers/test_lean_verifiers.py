@@ -588,3 +588,36 @@ def test_replay_over_the_repl_sends_the_module_header_and_elaborates_it_once(
         ("lean_error", "new_sorry"),
         ("progress", None),
     ], [x.detail for x in results]
+
+
+CONTEXT_SOURCE = (
+    "import Mathlib\n\nopen Finset BigOperators\n\nnamespace Foo\n\nvariable {α : Type*} [DecidableEq α]\n\n"
+    "lemma helper : True := trivial\n\n"
+    "/-- The doc. -/\ntheorem t (s : Finset α) (h : 0 < #s) :\n    s.Nonempty := by\n  sorry\n\nend Foo\n"
+)
+
+
+def test_context_shows_scope_lines_and_the_statement(
+    tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--lsrb-context N: the open/namespace/variable lines, then the declaration up to the sorry."""
+    v = _replay_with(tmp_path, monkeypatch, CONTEXT_SOURCE, "")
+    try:
+        r = row(start_line=14, end_line=14)
+        context = v.source_context(r, 20)
+        short = v.source_context(r, 1)
+    finally:
+        v.close()
+    assert context == (
+        "open Finset BigOperators\nnamespace Foo\nvariable {α : Type*} [DecidableEq α]\n\n"
+        "/-- The doc. -/\ntheorem t (s : Finset α) (h : 0 < #s) :\n    s.Nonempty := by\n  sorry"
+    )
+    assert short is not None and short.endswith("    s.Nonempty := by\n  sorry") and "theorem" not in short
+    from pytest_lsrb.engine.suite import load_suite
+    from pytest_lsrb.tactic.task import build_messages
+
+    suite = load_suite(Path(__file__).resolve().parents[3] / "suites" / "goal_to_tactic_proposal_v1")
+    plain = build_messages(suite, r)
+    with_context = build_messages(suite, r, context)
+    assert with_context[-1].content.endswith(plain[-1].content)
+    assert "```lean\nopen Finset BigOperators" in with_context[-1].content
