@@ -1,0 +1,74 @@
+"""lasr and sga against a real model: llama.cpp's server with SmolLM2-135M, small budgets.
+
+A 135M model rarely writes a usable expression or code block; what must hold is the machinery:
+every call reaches the server, the budget is exact, answers are read safely, the search keeps its
+own best (LaSR's evolution, SGA's linear primitive), and the record carries the method's fields,
+the search progress and the suite's test/OOD metrics.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS
+
+pytestmark = [pytest.mark.llama, pytest.mark.slow]
+
+SUITE = Path(__file__).resolve().parents[2] / "suites" / "llm_srbench"
+PROBLEM = "CRK0"  # two inputs: the shortest prompts of the built-in set
+
+
+def run_method(run_suite: Any, server: Any, out: Path, method: str, budget: int) -> Any:
+    return run_suite(
+        "--lsrb-adapter=openai",
+        f"--lsrb-base-url={server.url}",
+        f"--lsrb-model={server.model}",
+        f"--lsrb-goal-slice=name:{PROBLEM}",
+        f"--lsrb-sr-method={method}",
+        f"--lsrb-sr-budget={budget}",
+        "--lsrb-seed=3",
+        "--lsrb-outcome=record",
+        "--lsrb-timeout=300",
+        "--lsrb-max-tokens=96",
+        "--lsrb-sr-time-limit=900",
+        suite=SUITE,
+        out=out,
+        timeout=1500,
+    )
+
+
+def check(record: dict[str, Any], method: str, budget: int, server: Any) -> None:
+    assert record["item_id"] == PROBLEM and record["adapter"] == "openai" and record["model"] == server.model
+    assert record["sr_method"] == method and record["model_calls"] == budget
+    assert record["latency_ms"] > 0  # the calls went to the server
+    kind = record.get("generation_error_kind")
+    assert kind is None or GENERATION_ERROR_DOMAINS[kind] == "model_output", record
+    # the search always has a fitted equation of its own, scored by the suite
+    assert record["equation"] and record["train_nmse"] is not None and record["nmse_id"] is not None
+    assert record["search_progress"] and record["search_progress"][0][0] == 0
+    assert "nmse_ood" in record and "symbolic_match" in record
+
+
+def test_lasr_through_llama_cpp(llama_server: Any, run_suite: Any, tmp_path: Path) -> None:
+    result = run_method(run_suite, llama_server, tmp_path / "lasr", "lasr", 3)
+    assert result.returncode == 0, result.stdout + result.stderr
+    [record] = result.attempts()
+    check(record, "lasr", 3, llama_server)
+    # the budget went to the first iterations' concept calls (and any operator call before them)
+    assert sum(record["llm_calls_by_kind"].values()) == 3
+    assert record["iterations"] == 25 and record["stop_reason"] == "iterations"
+
+
+def test_sga_through_llama_cpp(llama_server: Any, run_suite: Any, tmp_path: Path) -> None:
+    result = run_method(run_suite, llama_server, tmp_path / "sga", "sga", 2)
+    assert result.returncode == 0, result.stdout + result.stderr
+    [record] = result.attempts()
+    check(record, "sga", 2, llama_server)
+    usable = record["model_valid_candidates"]
+    refused = sum(record["candidate_errors"].values())
+    failed = sum(record["generation_errors"].values())
+    assert usable + refused + failed == 2  # every call accounted for
+    assert record["sga_temperatures"] == [0.5, 1.0]
