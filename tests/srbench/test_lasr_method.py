@@ -8,6 +8,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from pytest_lsrb.adapters.base import AdapterConfig, SamplingConfig
 from pytest_lsrb.adapters.mock import MockAdapter
@@ -164,3 +166,55 @@ def _all(node: object) -> list[object]:
 
 def _nums(node: object) -> list[Num]:
     return [n for n in _all(node) if isinstance(n, Num)]
+
+
+# -- hostile answers and the time cap -------------------------------------------------------------
+
+_ANSWER_PIECES = st.sampled_from(
+    [
+        "```json\n",
+        "```",
+        "[",
+        "]",
+        '"',
+        ", ",
+        "C",
+        "x",
+        "v",
+        "^",
+        "**",
+        "(",
+        ")",
+        "sin",
+        "exp",
+        "tanh",
+        "\x00",
+        "\ud800",
+        "__import__('os')",
+        "1e308",
+        "/",
+        "0",
+        "\\",
+        "{",
+        "}",
+        "9" * 30,
+    ]
+)
+
+
+@given(st.lists(_ANSWER_PIECES | st.text(max_size=5), max_size=40).map("".join))
+@example('```json\n["C*x^C", "sin(sin(v))", "x^' + "(" * 200 + '"]\n```')
+def test_any_model_answer_gives_a_tree_or_nothing(answer: str) -> None:
+    lasr = LaSRRun(problem(), MockAdapter(AdapterConfig()), SamplingConfig(), 0, LaSRConfig())
+    tree = lasr._pick_tree("mutate", answer)
+    assert tree is None or size(tree) >= 1
+    if tree is None and read_list(answer):
+        assert sum(lasr.candidate_errors.values()) >= 1  # each refusal is counted with its kind
+
+
+def test_time_limit_ends_the_run_with_the_best_so_far() -> None:
+    result = LaSRRun(
+        problem(), MockAdapter(AdapterConfig()), SamplingConfig(), 1, LaSRConfig(time_limit_s=0.5)
+    ).run()
+    assert result.extra["stop_reason"] == "time_limit" and result.extra["iterations"] < 25
+    assert result.found

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from pytest_lsrb.adapters.base import AdapterConfig, SamplingConfig
 from pytest_lsrb.adapters.mock import MockAdapter
@@ -121,3 +123,46 @@ def test_mock_run_spends_the_budget_mixes_temperatures_and_improves() -> None:
     assert points[-1][1] == pytest.approx(result.train_nmse, rel=1e-9)
     assert all(p[2] is not None and p[3] is not None for p in points)
     assert fields["truth_complexity"] is None
+
+
+_PIECES = st.sampled_from(
+    [
+        "### Analysis\n",
+        "### Step-by-Step Plan\n",
+        "### Code\n",
+        "```python\n",
+        "```",
+        "def equation(x, v, params):\n",
+        "    return ",
+        "params[0]",
+        "*x",
+        "INITIAL_PARAMS = [",
+        "]",
+        "1e999",
+        "import os\n",
+        "\x00",
+        "\ud800",
+        "class A:\n",
+        "(" * 120,
+        "\n",
+    ]
+)
+
+
+@given(st.lists(_PIECES | st.text(max_size=4), max_size=30).map("".join))
+@example("### Analysis\nx\n### Step-by-Step Plan\ny\n### Code\n```python\nINITIAL_PARAMS = [1e999]\n```\n")
+def test_any_answer_becomes_a_hypothesis_or_a_reported_error(answer: str) -> None:
+    run = SGARun(problem(), MockAdapter(AdapterConfig()), SamplingConfig(), 0, SGAConfig(budget=0))
+    hyp = run.offspring(answer)
+    if hyp.program is None:
+        assert not math.isfinite(hyp.fitness) and hyp.feedback and sum(run.candidate_errors.values()) == 1
+    else:
+        assert math.isfinite(hyp.fitness)
+
+
+def test_time_limit_ends_the_run_with_the_best_so_far() -> None:
+    run = SGARun(
+        problem(), MockAdapter(AdapterConfig()), SamplingConfig(), 1, SGAConfig(budget=80, time_limit_s=1.0)
+    )
+    result = run.run()
+    assert result.extra["stop_reason"] == "time_limit" and result.model_calls < 80 and result.found
