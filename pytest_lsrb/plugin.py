@@ -18,7 +18,6 @@ import dataclasses
 import gc
 import inspect
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,19 +26,17 @@ import pytest
 
 # This module is loaded in every pytest session of everyone who installs the package, so its
 # module-level imports stay light: the engine is imported only once a suite is actually run.
-from pytest_lsrb.adapters.base import AdapterConfig
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.selection import Case
 from pytest_lsrb.engine.options import RunConfig, add_options
+from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import Schedule, deep_load_scheduler, queue_depth
-from pytest_lsrb.engine.suite import SuiteSpec, discover_suite_roots, load_suite, suite_root_of
-from pytest_lsrb.engine.verifier import VerifierConfig
+from pytest_lsrb.engine.suite import discover_suite_roots, load_suite, suite_root_of
 from pytest_lsrb.session.pending import PendingAttempt
 
 if TYPE_CHECKING:
     from pytest_lsrb.adapters.base import Adapter
     from pytest_lsrb.engine.runner import Attempt, Runner
-    from pytest_lsrb.engine.task import Task
     from pytest_lsrb.engine.verifier import Verifier
     from pytest_lsrb.output import rundir as outputs
     from pytest_lsrb.session.progress import ProgressReporter
@@ -51,56 +48,16 @@ UNTAKEN_KEY = "lsrb_untaken"  # workeroutput: record lines of answers fetched fo
 PLUGIN_NAME = "lsrb-session"
 
 
-@dataclass
-class SuiteRun:
-    """Everything decided about one suite's run before the first test."""
-
-    spec: SuiteSpec
-    task: Task
-    config: RunConfig
-    selected_count: int
-    selected_hash: str
-    cases: list[Case]
-    config_hash: str
-
-    def adapter_config(self) -> AdapterConfig:
-        v = self.config.values
-        return AdapterConfig(
-            name=v["adapter"],
-            model=v["model"] or "",
-            base_url=v["base_url"],
-            api_key_env=v["api_key_env"],
-            timeout_s=float(v["timeout"]),
-            max_retries=int(v["max_retries"]),
-            max_tokens_field=v["max_tokens_field"],
-            cache_dir=v["cache_dir"],
-            cache_journal=v["cache_journal"],
-            concurrency=v["concurrency"],
-        )
-
-    def verifier_config(self) -> VerifierConfig:
-        v = self.config.values
-        return VerifierConfig(
-            mode=v["verification"],
-            profiles_path=v["profiles"],
-            cache_dir=v["cache_dir"],
-            suite_root=str(self.spec.root),
-            options=dict(self.spec.settings.get("verifier", {})),
-            allow_local_remotes=bool(v["allow_local_remotes"]),
-            allow_native_decide=bool(v.get("allow_native_decide")),
-            max_heartbeats=v.get("max_heartbeats"),
-        )
-
-
 def prepare_suite_run(root: Path, getoption: Any, rootdir: Path, run_dir: Path | None = None) -> SuiteRun:
     """Load, validate, select, shard and expand: pure of side effects on the output directory.
 
     Without --lsrb-output-dir the run's own directory is chosen here, once the config hash is
     known; an xdist worker is handed its controller's choice as `run_dir`.
     """
+    from pytest_lsrb.core.registry import TASKS
     from pytest_lsrb.core.selection import expand, select, selected_rows_hash, shard
     from pytest_lsrb.engine.options import resolve
-    from pytest_lsrb.engine.task import TASKS, get_task, with_verification_mode
+    from pytest_lsrb.engine.task import get_task, with_verification_mode
     from pytest_lsrb.tools.splits import split_policy_predicate
 
     spec = load_suite(root)
@@ -435,7 +392,9 @@ class LsrbSession:
         if self.output is not None:
             terminal.write_summary(terminalreporter, self.summary, self.output.dir)
         if self.gate is not None and self.gate.baseline is not None and self.summary is not None:
-            terminal.write_comparison(terminalreporter, Path(self.gate.baseline), self.summary)
+            from pytest_lsrb.report.compare import write_comparison
+
+            write_comparison(terminalreporter, Path(self.gate.baseline), self.summary)
         if self.gate_result is not None:
             gate.write_terminal(terminalreporter, self.gate_result)
 

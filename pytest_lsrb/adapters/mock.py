@@ -9,9 +9,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult
+from pytest_lsrb.core.registry import TASKS, load_class
+
+
+@cache
+def _task(name: str) -> Any:
+    """The task named in a request (the registry's string, loaded lazily: no import up a layer)."""
+    return load_class(TASKS, name, what="task", where="the mock adapter")()
 
 
 class MockAdapter:
@@ -26,11 +34,9 @@ class MockAdapter:
         return None
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
-        from pytest_lsrb.engine.task import get_task
-
         start = time.perf_counter()
         prompt = "\n\n".join(m.content for m in request.messages)
-        text = get_task(request.task).mock_answer({**request.context, "prompt": prompt}, request.seed)
+        text = _task(request.task).mock_answer({**request.context, "prompt": prompt}, request.seed)
         return GenerationResult(text=text, latency_ms=(time.perf_counter() - start) * 1000.0)
 
     def identity(self) -> Mapping[str, Any]:

@@ -13,6 +13,13 @@ from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
 
+# Task name -> "module:Class" (the `[suite] task` of a suite.toml); engine.task's registry, kept
+# here so the mock adapter can ask a task for its baseline answer without importing up a layer.
+TASKS: dict[str, str] = {
+    "goal_to_tactic_proposal_v1": "pytest_lsrb.tactic.task:TacticTask",
+    "llm_srbench": "pytest_lsrb.srbench.task:SrbenchTask",
+}
+
 
 def load_class(registry: Mapping[str, str], name: str, *, what: str, where: str) -> Any:
     """The class registered as `name`, or a usage error naming `where` and the known names."""

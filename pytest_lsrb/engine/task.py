@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pytest_lsrb.adapters.base import Adapter, SamplingConfig
 from pytest_lsrb.core.errors import LsrbUsageError, printable
-from pytest_lsrb.core.registry import load_class
+from pytest_lsrb.core.registry import TASKS, load_class
 from pytest_lsrb.core.selection import Case
 from pytest_lsrb.engine.verifier import Verifier
 
@@ -110,13 +110,6 @@ class Task(Protocol):
     def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
         """What the mock adapter answers for this task: a deterministic local baseline."""
         ...
-
-
-# name -> "module:Class"; imported lazily so a suite never pays for another suite's imports.
-TASKS: dict[str, str] = {
-    "goal_to_tactic_proposal_v1": "pytest_lsrb.tactic.task:TacticTask",
-    "llm_srbench": "pytest_lsrb.srbench.task:SrbenchTask",
-}
 
 
 def with_verification_mode(task: Task, config: RunConfig) -> RunConfig:

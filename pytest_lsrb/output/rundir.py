@@ -37,7 +37,7 @@ from pytest_lsrb.output.reader import iter_records, latest_records, summarize_fi
 from pytest_lsrb.output.runs import point_latest
 
 if TYPE_CHECKING:
-    from pytest_lsrb.plugin import SuiteRun
+    from pytest_lsrb.engine.plan import SuiteRun
 
 T = TypeVar("T")
 RUN_SCHEMA_VERSION = 1

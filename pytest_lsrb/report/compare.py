@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.output.files import SUMMARY_FILE, read_json
 from pytest_lsrb.report.aggregate import Scored, per_item_counts, score
 from pytest_lsrb.report.data import RunData, load_run
 
@@ -257,3 +259,15 @@ def compare(baseline: RunData, current: RunData) -> Comparison:
 def comparison_lines(baseline_dir: Path, current_dir: Path) -> list[str]:
     """The terminal comparison of two output directories (what a session end prints)."""
     return compare(load_run(baseline_dir), load_run(current_dir)).lines()
+
+
+def write_comparison(terminalreporter: Any, baseline_dir: Path, summary: dict[str, Any]) -> None:
+    """Headline metric deltas against the baseline run (the gate lists the flipped items)."""
+    try:
+        baseline = read_json(baseline_dir / SUMMARY_FILE)
+    except LsrbUsageError as exc:  # the gate already read the attempts; say why, don't crash
+        terminalreporter.write_line(f"lsrb: no baseline summary to compare with ({exc})")
+        return
+    terminalreporter.write_sep("-", f"lsrb: compared with {baseline_dir}")
+    for line in format_comparison(baseline, summary, None):
+        terminalreporter.write_line(line)

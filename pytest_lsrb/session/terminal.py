@@ -124,18 +124,3 @@ def write_summary(terminalreporter: Any, summary: dict[str, Any], out_dir: Path)
     task = task_of(summary)
     for line in task.terminal_lines(summary) if task is not None else []:
         terminalreporter.write_line(line)
-
-
-def write_comparison(terminalreporter: Any, baseline_dir: Path, summary: dict[str, Any]) -> None:
-    """Headline metric deltas against the baseline run (the gate lists the flipped items)."""
-    from pytest_lsrb.output.files import SUMMARY_FILE, read_json
-    from pytest_lsrb.report.compare import format_comparison
-
-    try:
-        baseline = read_json(baseline_dir / SUMMARY_FILE)
-    except LsrbUsageError as exc:  # the gate already read the attempts; say why, don't crash
-        terminalreporter.write_line(f"lsrb: no baseline summary to compare with ({exc})")
-        return
-    terminalreporter.write_sep("-", f"lsrb: compared with {baseline_dir}")
-    for line in format_comparison(baseline, summary, None):
-        terminalreporter.write_line(line)

@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 from pytest_lsrb.adapters import AdapterConfig, create_adapter
 from pytest_lsrb.core.rows import load_jsonl
 from pytest_lsrb.engine.options import dest
+from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.runner import Runner
 from pytest_lsrb.engine.verifier import VerifierConfig, create_verifier
 from pytest_lsrb.output.files import dumps_record
-from pytest_lsrb.plugin import SuiteRun, prepare_suite_run
+from pytest_lsrb.plugin import prepare_suite_run
 from pytest_lsrb.tactic.rows import TacticRow
 
 REPO = Path(__file__).resolve().parents[2]
