@@ -464,7 +464,8 @@ class LaSRMethod:
 
     name = METHOD_NAME
     default_budget = DEFAULT_BUDGET
-    sampling_defaults: Mapping[str, Any] = {"temperature": None}  # LaSR sets none (the provider's default)
+    # LLM-SRBench's LaSR searcher: no temperature (the provider's default), max_tokens 1024.
+    sampling_defaults: Mapping[str, Any] = {"temperature": None, "max_tokens": 1024}
 
     def discover(
         self,

@@ -408,9 +408,9 @@ class SGAMethod:
 
     name = METHOD_NAME
     default_budget = SGAConfig.budget
-    sampling_defaults: Mapping[
-        str, Any
-    ] = {}  # SGA's own: 0.5 to exploit, 1.0 to explore (recorded per attempt)
+    # SGA sets its own temperatures per sample (0.5 exploit, 1.0 explore; recorded per attempt) and
+    # asks for analysis, plan and code: 4096 tokens, its Anthropic setting (OpenAI: none sent).
+    sampling_defaults: Mapping[str, Any] = {"max_tokens": 4096}
 
     def discover(
         self,
