@@ -171,3 +171,16 @@ def test_generate_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit) as exit_info:
         main(["--out", str(tmp_path / "p"), "--family", "transform"])
     assert exit_info.value.code == 2
+
+
+def test_feynman_family_is_the_original_equations_on_their_ranges(feynman_csv: Path) -> None:
+    from pytest_lsrb.srbench.generate.feynman_set import FEYNMAN_SET, generate_feynman
+
+    problems = generate_feynman(feynman_csv, seed=1, n_train=40, n_test=20, equations=SUBSET)
+    assert {p.name for p in problems} == {f"{name}_feynman" for name in SUBSET}
+    again = generate_feynman(feynman_csv, seed=1, n_train=40, n_test=20, equations=SUBSET)
+    assert [p.content_hash() for p in again] == [p.content_hash() for p in problems]
+    for p in problems:
+        assert p.problem_set == FEYNMAN_SET and p.ood_test is None
+        assert p.train.shape[0] == 40 and p.test.shape[0] == 20
+        assert _nmse_of_truth(p, "train") < 1e-20 and _nmse_of_truth(p, "test") < 1e-20

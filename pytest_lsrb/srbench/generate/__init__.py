@@ -20,13 +20,14 @@ from pytest_lsrb.core.errors import LsrbUsageError
 if TYPE_CHECKING:  # the command line builds its parser from this module: keep it light to import
     from pytest_lsrb.srbench.problem import Problem
 
-FAMILIES = ("transform", "synth")
+FAMILIES = ("transform", "synth", "feynman")
+DEFAULT_FAMILIES = ("transform", "synth")
 
 
 def generate_problems(
     out_dir: Path,
     *,
-    families: Sequence[str] = FAMILIES,
+    families: Sequence[str] = DEFAULT_FAMILIES,
     feynman_csv: Path | None = None,
     seed: int = 0,
     n_train: int = 500,
@@ -45,7 +46,9 @@ def generate_problems(
 
     unknown = set(families) - set(FAMILIES)
     if unknown:
-        raise LsrbUsageError(f"unknown problem family '{sorted(unknown)[0]}' (expected transform or synth).")
+        raise LsrbUsageError(
+            f"unknown problem family '{sorted(unknown)[0]}' (expected transform, synth or feynman)."
+        )
     bad_domains = set(domains or []) - set(DOMAINS)
     if bad_domains:
         raise LsrbUsageError(f"unknown domain '{sorted(bad_domains)[0]}' (expected {', '.join(DOMAINS)}).")
@@ -67,6 +70,18 @@ def generate_problems(
         )
         problems += tr.problems
         report["lsr_transform"] = tr.summary()
+    if "feynman" in families:
+        if feynman_csv is None:
+            raise LsrbUsageError(
+                "the feynman family needs the AI-Feynman equation table (FeynmanEquations.csv)."
+            )
+        from pytest_lsrb.srbench.generate.feynman_set import generate_feynman
+
+        originals = generate_feynman(
+            Path(feynman_csv), seed=seed, n_train=n_train, n_test=n_test, equations=equations
+        )
+        problems += originals
+        report["feynman"] = {"problems": len(originals)}
     if "synth" in families:
         synth = generate_all_synth(
             domains, seed=seed, counts=synth_counts, n_train=n_train, n_test=n_test, n_ood=n_ood
@@ -101,7 +116,10 @@ def generate_problems(
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="folder for index.jsonl and data/*.npz")
     parser.add_argument(
-        "--family", action="append", choices=FAMILIES, help="transform and/or synth (default: both)"
+        "--family",
+        action="append",
+        choices=FAMILIES,
+        help="transform, synth and/or feynman (the original equations; default: transform and synth)",
     )
     parser.add_argument("--feynman", help="the AI-Feynman FeynmanEquations.csv (for transform)")
     parser.add_argument("--seed", type=int, default=0)
@@ -120,7 +138,7 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    families = args.family or list(FAMILIES)
+    families = args.family or list(DEFAULT_FAMILIES)
     if "transform" in families and not args.feynman:
         if args.family:
             raise LsrbUsageError("--family transform needs --feynman FeynmanEquations.csv.")
