@@ -420,10 +420,15 @@ def display_path(path: Path, suite_root: Path) -> str:
 
 
 def file_sha256(path: Path) -> str:
+    """SHA-256 of a file; of a folder (a data release), of every file under it, names included."""
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(file.relative_to(path).as_posix().encode() + b"\x00")
+        with file.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
     return digest.hexdigest()
 
 
@@ -500,7 +505,7 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
         index = Path(values["index"]).expanduser()
         if not index.is_absolute():
             index = Path.cwd() / index
-        if not index.is_file():
+        if not index.exists():  # a file, or a folder (a release, CSV problem or parquet folder)
             raise LsrbUsageError(f"--lsrb-index: {index} does not exist.")
         values["index"] = str(index.resolve())
     if values["retry_errors"] and not values["resume"]:

@@ -7,7 +7,10 @@ Accepted layouts (`load_problems` picks by what the path is):
 - the official LLM-SRBench release folder (or its `lsr_bench_data.hdf5`): groups
   `/lsr_transform/<name>` and `/lsr_synth/<domain>/<name>` holding `train`, `test`, `ood_test`
   (older releases: `train_data`, `id_test_data`, `ood_test_data`), with the metadata rows in
-  `data/<split>-*.parquet` (as published) or `<split>.jsonl`;
+  `data/<split>-*.parquet` (as published) or `<split>.jsonl` (`srbench.release`);
+- self-contained parquet files (a file, or a folder of `<split>-*.parquet`): each row holds the
+  metadata and the data, `train_input`/`train_output`, `test_input`/`test_output`,
+  `ood_test_input`/`ood_test_output` (`srbench.release`);
 - a CSV problem folder (or its `metadata.json` / `train.csv`): `train.csv`, `test_id.csv`,
   optional `test_ood.csv`, a header row, the target in the last column, and an optional
   `metadata.json` with the problem's fields.
@@ -17,82 +20,62 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from pydantic import ValidationError
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.paths import file_name_problem, inside
 from pytest_lsrb.core.rows import iter_jsonl
-from pytest_lsrb.core.textfiles import loads_json, refuse_lone_surrogates
-from pytest_lsrb.srbench.problem import SPLITS, SYNTH_SET, TRANSFORM_SET, Problem
+from pytest_lsrb.core.textfiles import loads_json
+from pytest_lsrb.srbench.problem import SPLITS, Problem
+from pytest_lsrb.srbench.problem_rows import META_FIELDS, build_problem, check_unique, pick_splits
+from pytest_lsrb.srbench.release import RELEASE_FILE, load_parquet, load_release
 
-RELEASE_FILE: Final = "lsr_bench_data.hdf5"
-# Older releases named the splits differently.
-SPLIT_ALIASES: Final[dict[str, tuple[str, ...]]] = {
-    "train": ("train", "train_data"),
-    "test": ("test", "id_test_data", "test_data"),
-    "ood_test": ("ood_test", "ood_test_data"),
-}
-RELEASE_SPLITS: Final = (
-    "lsr_transform",
-    "lsr_synth_chem_react",
-    "lsr_synth_bio_pop_growth",
-    "lsr_synth_phys_osc",
-    "lsr_synth_matsci",
-)
 CSV_FILES: Final[dict[str, tuple[str, ...]]] = {
     "train": ("train.csv",),
     "test": ("test_id.csv", "test.csv"),
     "ood_test": ("test_ood.csv", "ood_test.csv"),
 }
 METADATA_FILE: Final = "metadata.json"
-META_FIELDS: Final[tuple[str, ...]] = (
-    "name",
-    "symbols",
-    "symbol_descs",
-    "symbol_properties",
-    "expression",
-    "desc",
-    "problem_set",
-    "domain",
-)
 
-# What LLM-SR's published problems are about, for CSV folders that come without metadata.
+# LLM-SR's published problems (deep-symbolic-mathematics/LLM-SR data/<name>/*.csv), for CSV
+# folders without metadata: each variable's description as LLM-SR's specification
+# (specs/specification_<name>_numpy.txt) gives it, keyed by the CSV header's names. No problem
+# description: the reference's prompt has none.
 KNOWN_CSV_PROBLEMS: Final[dict[str, dict[str, Any]]] = {
     "oscillator1": {
-        "symbol_descs": {"a": "acceleration", "x": "current position", "v": "velocity"},
-        "desc": "Acceleration of a damped nonlinear oscillator with a driving force, as a function "
-        "of its position and velocity.",
+        "symbol_descs": {
+            "a": "acceleration in a damped nonlinear oscillator system with driving force",
+            "x": "current position",
+            "v": "velocity",
+        },
         "domain": "phys_osc",
     },
     "oscillator2": {
-        "symbol_descs": {"a": "acceleration", "t": "time", "x": "current position", "v": "velocity"},
-        "desc": "Acceleration of a damped nonlinear oscillator with a driving force, as a function "
-        "of time, position and velocity.",
+        "symbol_descs": {
+            "a": "acceleration in a damped nonlinear oscillator system with driving force",
+            "t": "time",
+            "x": "current position",
+            "v": "velocity",
+        },
         "domain": "phys_osc",
     },
     "bactgrow": {
         "symbol_descs": {
-            "db": "population growth rate",
-            "B": "population density",
-            "S": "substrate concentration",
-            "T": "temperature",
+            "db": "E. Coli bacterial growth rate",
+            "b": "population density of the bacterial species",
+            "s": "substrate concentration",
+            "temp": "temperature",
             "pH": "pH level",
         },
-        "desc": "Growth rate of an E. coli population as a function of population density, "
-        "substrate concentration, temperature and pH.",
         "domain": "bio_pop_growth",
     },
     "stressstrain": {
-        "symbol_descs": {"stress": "stress", "strain": "strain", "temp": "temperature"},
-        "desc": "Stress in an aluminium rod as a function of strain and temperature, across its "
-        "elastic and plastic regions.",
+        "symbol_descs": {"stress": "stress in Aluminium rod", "strain": "strain", "temp": "temperature"},
         "domain": "matsci",
     },
 }
@@ -106,9 +89,11 @@ def load_problems(path: Path) -> list[Problem]:
             return load_release(path / RELEASE_FILE)
         if (path / "train.csv").is_file():
             return [load_csv_problem(path)]
+        if sorted(path.glob("*.parquet")) or sorted(path.glob("data/*.parquet")):
+            return load_parquet(path)
         raise LsrbUsageError(
-            f"{path}: holds neither {RELEASE_FILE} nor train.csv (not an LLM-SRBench release or a "
-            "CSV problem folder)."
+            f"{path}: holds neither {RELEASE_FILE}, parquet files nor train.csv (not an LLM-SRBench "
+            "release or a CSV problem folder)."
         )
     if not path.is_file():
         raise LsrbUsageError(f"{path}: does not exist.")
@@ -117,51 +102,14 @@ def load_problems(path: Path) -> list[Problem]:
         return load_index(path)
     if suffix in (".hdf5", ".h5"):
         return load_release(path)
+    if suffix == ".parquet":
+        return load_parquet(path)
     if path.name in (METADATA_FILE, "train.csv"):
         return [load_csv_problem(path.parent)]
     raise LsrbUsageError(
         f"{path}: not a problem file (expected an index .jsonl, {RELEASE_FILE}, or a CSV problem "
         f"folder's {METADATA_FILE}/train.csv)."
     )
-
-
-def check_unique(problems: Iterable[Problem], where: Path) -> list[Problem]:
-    seen: set[str] = set()
-    out = list(problems)
-    for p in out:
-        if p.name in seen:
-            raise LsrbUsageError(f"{where}: field 'name': '{p.name}' appears twice (names must be unique).")
-        seen.add(p.name)
-    if not out:
-        raise LsrbUsageError(f"{where}: holds no problems.")
-    return out
-
-
-# -- validation messages -----------------------------------------------------------------------
-
-
-def describe_problem_error(err: ValidationError) -> str:
-    """`field 'x': what is wrong` for the first problem pydantic found."""
-    first = err.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"])
-    msg = str(first["msg"]).removeprefix("Value error, ")
-    if first["type"] == "missing":
-        return f"field '{loc}' is missing (required)"
-    if not loc:
-        m = re.match(r"^(\w+): (.*)$", msg, re.S)
-        if m:
-            return f"field '{m.group(1)}': {m.group(2)}"
-        return msg
-    return f"field '{loc}': {msg[0].lower() + msg[1:] if msg else msg}"
-
-
-def build_problem(fields: Mapping[str, Any], where: str) -> Problem:
-    # Every source (index line, CSV folder metadata, parquet row) reaches a Problem through here.
-    refuse_lone_surrogates({k: v for k, v in fields.items() if k not in SPLITS}, where)
-    try:
-        return Problem.model_validate(dict(fields))
-    except ValidationError as exc:
-        raise LsrbUsageError(f"{where}: {describe_problem_error(exc)}.") from None
 
 
 # -- index (.jsonl) ------------------------------------------------------------------------------
@@ -205,17 +153,7 @@ def read_npz(path: Path, where: str) -> dict[str, np.ndarray | None]:
             stored = {k: np.array(npz[k]) for k in npz.files}
     except Exception as exc:  # a corrupt archive fails as BadZipFile, zlib.error, EOFError, ValueError...
         raise LsrbUsageError(f"{where}: field 'data': {path} is not a readable .npz file ({exc}).") from None
-    return _pick_splits(stored, f"{where} ({path.name})")
-
-
-def _pick_splits(stored: Mapping[str, Any], where: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for split, names in SPLIT_ALIASES.items():
-        found = next((n for n in names if n in stored), None)
-        if found is None and split != "ood_test":
-            raise LsrbUsageError(f"{where}: field '{split}' is missing (looked for {', '.join(names)}).")
-        out[split] = None if found is None else stored[found]
-    return out
+    return pick_splits(stored, f"{where} ({path.name})")
 
 
 def write_problem_files(problems: Iterable[Problem], index_path: Path, data_dir: str = "data") -> Path:
@@ -337,124 +275,6 @@ def load_csv_problem(
     descs = known.get("symbol_descs", {})
     fields.setdefault("symbol_descs", [descs.get(s, s) for s in symbols])
     fields.setdefault("symbol_properties", ["O"] + ["V"] * (len(symbols) - 1))
-    fields.setdefault("desc", known.get("desc", ""))
     fields.setdefault("problem_set", "llmsr" if known else "custom")
     fields.setdefault("domain", known.get("domain"))
     return build_problem({**fields, **tables}, where)
-
-
-# -- the official release (HDF5 + metadata rows) ------------------------------------------------
-
-
-def _require_h5py() -> Any:
-    try:
-        import h5py
-    except ImportError:  # pragma: no cover - h5py is in the dev extras
-        raise LsrbUsageError(
-            "reading the LLM-SRBench release needs h5py: pip install 'pytest-lsrb[srbench]'."
-        ) from None
-    return h5py
-
-
-def release_metadata(root: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    """split name -> [(where, row)] from `data/<split>-*.parquet` or `<split>.jsonl` files."""
-    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    for split in RELEASE_SPLITS:
-        rows: list[tuple[str, dict[str, Any]]] = []
-        for folder in (root / "data", root):
-            for path in sorted(folder.glob(f"{split}-*.parquet")) + sorted(folder.glob(f"{split}.parquet")):
-                rows += [(f"{path}: row {i + 1}", r) for i, r in enumerate(_read_parquet(path))]
-            for path in sorted(folder.glob(f"{split}.jsonl")) + sorted(folder.glob(f"{split}-*.jsonl")):
-                rows += [(f"{path}:{n}", r) for n, r in iter_jsonl(path)]
-        if rows:
-            out[split] = rows
-    return out
-
-
-def _read_parquet(path: Path) -> list[dict[str, Any]]:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover - pyarrow is in the dev extras
-        raise LsrbUsageError(
-            f"{path}: reading parquet metadata needs pyarrow: pip install 'pytest-lsrb[srbench]'."
-        ) from None
-    try:
-        rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
-    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
-        raise LsrbUsageError(f"{path}: not a readable parquet file ({exc}).") from None
-    return rows
-
-
-def load_release(h5_path: Path) -> list[Problem]:
-    h5py = _require_h5py()
-    root = h5_path.parent
-    meta = release_metadata(root)
-    if not meta:
-        raise LsrbUsageError(
-            f"{root}: no metadata rows found next to {h5_path.name} (expected data/<split>-*.parquet "
-            f"or <split>.jsonl for splits {', '.join(RELEASE_SPLITS)})."
-        )
-    problems: list[Problem] = []
-    try:
-        h5 = h5py.File(h5_path, "r")
-    except Exception as exc:  # OSError mostly; a damaged superblock can raise others
-        raise LsrbUsageError(f"{h5_path}: not a readable HDF5 file ({exc}).") from None
-    with h5:
-        for split, rows in meta.items():
-            domain = None if split == TRANSFORM_SET else split.removeprefix(f"{SYNTH_SET}_")
-            problem_set = TRANSFORM_SET if split == TRANSFORM_SET else SYNTH_SET
-            for where, row in rows:
-                if not isinstance(row, dict) or not isinstance(row.get("name"), str) or not row["name"]:
-                    raise LsrbUsageError(f"{where}: field 'name' is missing or not a string.")
-                name = row["name"]
-                group_path = f"/{TRANSFORM_SET}/{name}" if domain is None else f"/{SYNTH_SET}/{domain}/{name}"
-                group = _h5_group(h5, h5py, group_path)
-                if group is None:
-                    raise LsrbUsageError(f"{h5_path}: group '{group_path}' (for {where}) does not exist.")
-                stored = _h5_tables(group, h5py, f"{h5_path}: group '{group_path}'")
-                arrays = _pick_splits(stored, f"{h5_path}: {group_path}")
-                fields = {k: row[k] for k in META_FIELDS if k in row and row[k] is not None}
-                fields.setdefault("problem_set", problem_set)
-                if domain is not None:
-                    fields.setdefault("domain", domain)
-                fields.setdefault("desc", default_context(domain))
-                problems.append(build_problem({**fields, **arrays}, f"{where} ({group_path})"))
-    return check_unique(problems, h5_path)
-
-
-def _h5_group(h5: Any, h5py: Any, path: str) -> Any:
-    """The group at `path`, or None (a name from the metadata may hold `/`, `..` or NUL)."""
-    try:
-        node = h5.get(path)
-    except Exception:  # h5py raises KeyError, ValueError, OSError or RuntimeError on a damaged file
-        return None
-    return node if isinstance(node, h5py.Group) else None
-
-
-def _h5_tables(group: Any, h5py: Any, where: str) -> dict[str, np.ndarray]:
-    stored: dict[str, np.ndarray] = {}
-    try:
-        keys = list(group)
-    except Exception:  # a damaged file (h5py raises OSError or RuntimeError)
-        raise LsrbUsageError(f"{where}: cannot be read (the HDF5 file is damaged).") from None
-    for key in keys:
-        try:
-            node = group[key]
-            if isinstance(node, h5py.Dataset):
-                stored[key] = np.array(node[...], dtype=np.float64)
-        except Exception:  # not numbers, or damaged (h5py raises several unrelated types)
-            raise LsrbUsageError(f"{where}: field '{key}': not a readable table of numbers.") from None
-    return stored
-
-
-DOMAIN_CONTEXT: Final[dict[str | None, str]] = {
-    None: "A physics equation from the Feynman lectures, rewritten to give a different variable.",
-    "chem_react": "Chemical reaction kinetics: the rate of change of a concentration over time.",
-    "bio_pop_growth": "Biological population growth: the rate of change of a population over time.",
-    "phys_osc": "A nonlinear oscillator: the acceleration as a function of time, position and velocity.",
-    "matsci": "Material science: stress as a function of strain and temperature.",
-}
-
-
-def default_context(domain: str | None) -> str:
-    return DOMAIN_CONTEXT.get(domain, "")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -36,7 +36,9 @@ DOMAIN_ALIASES: Final[dict[str, str]] = {
 }
 
 
-SymbolProperty = Literal["O", "V", "C"]  # output, input variable, constant column
+# "O" the output, "V" an input variable (a data column); anything else (the release's constants,
+# e.g. "C", "P") has no data column: in a ground truth such a name is a template parameter.
+SymbolProperty = str
 
 
 def output_first(n_inputs: int) -> list[SymbolProperty]:
@@ -97,13 +99,19 @@ class Problem(BaseModel):
             raise ValueError(f"symbol_properties: has {len(self.symbol_properties)} entries for {n} symbols")
         if self.symbol_properties[0] != "O" or "O" in self.symbol_properties[1:]:
             raise ValueError("symbol_properties: the output ('O') must come first and only once")
+        if not self.inputs:
+            raise ValueError("symbol_properties: no input variable ('V')")
+        columns = 1 + len(self.inputs)
         for split in SPLITS:
             arr = getattr(self, split)
-            if arr is not None and arr.shape[1] != n:
-                raise ValueError(f"{split}: has {arr.shape[1]} columns for {n} symbols")
+            if arr is not None and arr.shape[1] != columns:
+                raise ValueError(
+                    f"{split}: has {arr.shape[1]} columns for the output and "
+                    f"{len(self.inputs)} input variables"
+                )
         if self.expression is not None:
             try:
-                parse_expression(self.expression, self.inputs)
+                parse_expression(self.expression, self.inputs, free_params=True)
             except EquationError as exc:
                 raise ValueError(f"expression: {exc}") from None
         return self
@@ -120,7 +128,8 @@ class Problem(BaseModel):
 
     @property
     def inputs(self) -> list[str]:
-        return self.symbols[1:]
+        """The input variables (properties holding `V`), in data-column order."""
+        return [s for s, p in zip(self.symbols[1:], self.symbol_properties[1:], strict=True) if "V" in p]
 
     @property
     def group(self) -> str:
@@ -147,7 +156,10 @@ class Problem(BaseModel):
         return {name: arr[:, i + 1] for i, name in enumerate(self.inputs)}, arr[:, 0]
 
     def ground_truth(self) -> Program | None:
-        return parse_expression(self.expression, self.inputs) if self.expression is not None else None
+        """The ground truth; names that are not inputs are its (template) parameters."""
+        if self.expression is None:
+            return None
+        return parse_expression(self.expression, self.inputs, free_params=True)
 
     def keywords(self) -> list[str]:
         words = [self.problem_set, self.group, *self.symbols]
@@ -177,7 +189,9 @@ class Problem(BaseModel):
             "output": self.output,
             "output_desc": self.symbol_descs[0],
             "inputs": self.inputs,
-            "input_descs": self.symbol_descs[1:],
+            "input_descs": [
+                d for d, p in zip(self.symbol_descs[1:], self.symbol_properties[1:], strict=True) if "V" in p
+            ],
             "desc": self.desc,
             "problem_set": self.problem_set,
             "domain": self.domain,

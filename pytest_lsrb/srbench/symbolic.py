@@ -92,7 +92,8 @@ def same_structure(proposal: Program, truth: Program) -> bool:
     p_params = [sympy.Symbol(f"_p{i}") for i in range(proposal.n_params)]
     try:
         p = _abstracted(proposal.to_sympy(syms, p_params), set(p_params))
-        t = _abstracted(truth.to_sympy(syms, [sympy.Symbol(f"_t{i}") for i in range(truth.n_params)]), set())
+        t_params = [sympy.Symbol(f"_t{i}") for i in range(truth.n_params)]
+        t = _abstracted(truth.to_sympy(syms, t_params), set(t_params))
     except (TypeError, ValueError, RecursionError):
         return False
     return sympy.srepr(p) == sympy.srepr(t)
@@ -286,6 +287,14 @@ def symbolic_match(
         return SymbolicVerdict(match=False, method="no_proposal")
     if same_structure(proposal, truth):
         return SymbolicVerdict(match=True, method="structure", residual=0.0)
+    if truth.n_params:
+        # A template ground truth (the release's `F0*sin(t) - omega0**2*x`): its parameters have no
+        # values, so there is nothing to evaluate the proposal against beyond the structure.
+        return SymbolicVerdict(
+            match=None,
+            method="template_truth",
+            detail="the ground truth has parameters without values; only the structure check applies",
+        )
     rng = np.random.default_rng([seed, 0x5EB])
     points = _sample_points(columns, truth, rng)
     if points is None:

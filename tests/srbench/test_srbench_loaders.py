@@ -71,7 +71,7 @@ def test_official_release_layout(tmp_path: Path, old_names: bool, metadata: str)
         assert syn.ood_test is not None and syn.ood_test.shape == (5, 3)
         assert syn.inputs == ["t", "A"] and syn.output == "dA_dt"
         assert syn.ground_truth() is not None
-        assert tr.desc  # a default scientific context per problem set
+        assert tr.desc == "" and syn.desc == ""  # no invented description: the rows hold none
 
 
 def test_release_missing_group_names_it(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_real_llmsr_csv_folders(shared_data: Path) -> None:
     assert osc.symbols == ["a", "x", "v"]  # target (last CSV column) first
     assert osc.train.shape == (10000, 3) and osc.ood_test is not None
     assert osc.expression is None and not osc.has_ground_truth
-    assert "oscillator" in osc.desc
+    assert "oscillator" in osc.symbol_descs[0] and osc.desc == ""  # LLM-SR's own words, no more
     raw = np.loadtxt(shared_data / "llmsr" / "oscillator1" / "train.csv", delimiter=",", skiprows=1)
     np.testing.assert_array_equal(osc.train[:, 0], raw[:, 2])
     ss = load_problems(shared_data / "llmsr" / "stressstrain" / "train.csv")[0]
@@ -152,7 +152,7 @@ def test_csv_folder_with_metadata_reorders_columns(tmp_path: Path) -> None:
     [
         ({"symbols": ["dA_dt", "A", "q"]}, "symbols"),
         ({"expression": "__import__('os')"}, "expression"),
-        ({"expression": "-k*A"}, "expression"),
+        ({"expression": "-A*("}, "expression"),  # (unknown names are template parameters)
         ({"symbol_descs": ["only one"]}, "symbol_descs"),
         ({"colour": "red"}, "colour"),
     ],
@@ -287,3 +287,112 @@ def test_non_finite_data_is_refused(tmp_path: Path) -> None:
     (tmp_path / "index.jsonl").write_text(json.dumps(line) + "\n")
     with pytest.raises(LsrbUsageError, match=r"field 'train': .*non-finite"):
         load_problems(tmp_path / "index.jsonl")
+
+
+OFFICIAL_QUIRKS = [
+    # (name, symbols, properties, expression as published, columns): the reference's spellings
+    ("PO_template", ["dv_dt", "x", "t", "v"], ["O", "V", "V", "V"], "F0*sin(t) - omega0**2*x", 4),
+    ("caret", ["P", "v", "r"], ["O", "V", "V"], "r*v^2", 3),
+    ("latex", ["$E$", "$m$", "$c$"], ["O", "V", "V"], "$m$*$c$^2", 3),
+    ("pi", ["A", "r"], ["O", "V"], "π*r^2", 2),
+    ("constant", ["F", "q", "k"], ["O", "V", "C"], "k*q^2", 2),  # k has no data column
+    ("broken", ["y", "x"], ["O", "V"], "x**(", 2),  # does not parse at all
+]
+
+
+def _write_quirky_release(root: Path) -> None:
+    h5py = pytest.importorskip("h5py")
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = []
+    with h5py.File(root / "lsr_bench_data.hdf5", "w") as h5:
+        for name, symbols, props, expression, cols in OFFICIAL_QUIRKS:
+            g = h5.create_group(f"/lsr_synth/phys_osc/{name}")
+            g["train"], g["test"], g["ood_test"] = _table(30, cols), _table(10, cols), _table(5, cols)
+            descs = [f"description of {s}" for s in symbols]
+            rows.append(
+                {
+                    "name": name,
+                    "symbols": symbols,
+                    "symbol_descs": descs,
+                    "symbol_properties": props,
+                    "expression": expression,
+                }
+            )
+    (root / "data").mkdir()
+    pq.write_table(pa.Table.from_pylist(rows), root / "data" / "lsr_synth_phys_osc-00000-of-00001.parquet")
+
+
+def test_a_release_folder_loads_every_problem_whatever_its_ground_truth(tmp_path: Path) -> None:
+    from pytest_lsrb.srbench.release import GroundTruthWarning
+
+    _write_quirky_release(tmp_path)
+    with pytest.warns(GroundTruthWarning, match="problem broken: its ground truth 'x\\*\\*\\('"):
+        problems = {p.name: p for p in load_problems(tmp_path)}
+    assert set(problems) == {q[0] for q in OFFICIAL_QUIRKS}
+    assert problems["broken"].expression is None  # loaded; symbolic accuracy not applicable
+    assert problems["caret"].expression == "r*v**2"
+    assert problems["latex"].symbols == ["E", "m", "c"] and problems["latex"].expression == "m*c**2"
+    assert problems["pi"].expression == "pi*r**2"
+    assert problems["constant"].inputs == ["q"] and problems["constant"].ground_truth().n_params == 1
+    template = problems["PO_template"].ground_truth()
+    assert template is not None and template.n_params == 2  # F0 and omega0
+    assert all(p.desc == "" for p in problems.values())
+
+
+def test_a_release_folder_runs_every_problem_through_the_suite(tmp_path: Path, run_suite) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "release").mkdir()
+    _write_quirky_release(tmp_path / "release")
+    suite = Path(__file__).resolve().parents[2] / "suites" / "llm_srbench"
+    result = run_suite(
+        f"--lsrb-index={tmp_path / 'release'}",
+        "--lsrb-sr-budget=2",
+        "--lsrb-outcome=record",
+        suite=suite,
+        out=tmp_path / "out",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    records = {r["item_id"]: r for r in result.attempts()}
+    assert set(records) == {q[0] for q in OFFICIAL_QUIRKS}
+    assert records["broken"]["symbolic_method"] == "not_applicable"
+    assert records["PO_template"]["symbolic_method"] in ("structure", "template_truth", "no_proposal")
+
+
+def test_self_contained_parquet_rows_load(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    row = dict(SYNTH_ROW)
+    row.pop("input_symbol_ranges")
+    train, test = _table(20, 3), _table(8, 3)
+    row.update(
+        train_input=train[:, 1:].tolist(),
+        train_output=train[:, 0].tolist(),
+        test_input=test[:, 1:].tolist(),
+        test_output=test[:, 0].tolist(),
+    )
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "data" / "lsr_synth_chem_react-00000-of-00001.parquet"
+    pq.write_table(pa.Table.from_pylist([row]), target)
+    for path in (target, tmp_path):
+        [problem] = load_problems(path)
+        assert (problem.name, problem.group) == ("CRK0", "lsr_synth_chem_react")
+        np.testing.assert_array_equal(problem.train, train)
+        assert problem.ood_test is None and problem.ground_truth() is not None
+
+
+def test_llmsr_csv_headers_keep_their_variable_descriptions(tmp_path: Path) -> None:
+    folder = tmp_path / "bactgrow"  # LLM-SR's bactgrow header: b,s,temp,pH,db
+    folder.mkdir()
+    for name in ("train.csv", "test_id.csv"):
+        rows = "\n".join(",".join(str(v) for v in r) for r in _table(6, 5))
+        (folder / name).write_text("b,s,temp,pH,db\n" + rows + "\n")
+    [problem] = load_problems(folder)
+    assert problem.symbols == ["db", "b", "s", "temp", "pH"]
+    assert problem.symbol_descs == [
+        "E. Coli bacterial growth rate",
+        "population density of the bacterial species",
+        "substrate concentration",
+        "temperature",
+        "pH level",
+    ]
+    assert problem.desc == ""

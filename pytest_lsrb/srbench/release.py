@@ -1,0 +1,250 @@
+"""The official LLM-SRBench data: the published release (HDF5 + metadata rows) and the
+self-contained parquet layout, read as the reference reads them (`bench/datamodules.py`).
+
+- Release: `lsr_bench_data.hdf5` with groups `/lsr_transform/<name>` and
+  `/lsr_synth/<domain>/<name>` holding the splits (column 0 the output, then the input
+  variables), and metadata rows (`name`, `symbols`, `symbol_descs`, `symbol_properties`,
+  `expression`) in the hub's `data/<split>-*.parquet` or `<split>.jsonl`, split names
+  `lsr_transform` and `lsr_synth_<domain>`.
+- Self-contained parquet: the same metadata per row plus the data as `train_input` (rows of
+  inputs) and `train_output`, likewise `test_*` (or `id_test_*`) and optional `ood_test_*`.
+
+As in the reference, the inputs are the symbols whose property holds `V` (the others, constants,
+have no data column) and names are cleaned its way (`$`, `\\` and "text" dropped, spaces to `_`).
+The ground truth is normalised as its helpers do (`^` to `**`, π, ε, `·`); names in it that are not
+inputs are template parameters (`F0*sin(t) - omega0**2*x`), so symbolic accuracy compares forms up
+to them. A ground truth that still does not parse never stops the run: the problem loads without
+one (symbolic accuracy not applicable) and a warning names it. No description is invented: the
+reference's rows have none and its prompts show none.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.rows import iter_jsonl
+from pytest_lsrb.equations import EquationError, parse_expression
+from pytest_lsrb.srbench.problem import SYNTH_SET, TRANSFORM_SET, Problem
+from pytest_lsrb.srbench.problem_rows import META_FIELDS, build_problem, check_unique, pick_splits
+
+RELEASE_FILE: Final = "lsr_bench_data.hdf5"
+RELEASE_SPLITS: Final = (
+    "lsr_transform",
+    "lsr_synth_chem_react",
+    "lsr_synth_bio_pop_growth",
+    "lsr_synth_phys_osc",
+    "lsr_synth_matsci",
+)
+PARQUET_SPLITS: Final[dict[str, tuple[str, ...]]] = {
+    "train": ("train",),
+    "test": ("test", "id_test"),
+    "ood_test": ("ood_test",),
+}
+# The reference's strexpression2sympy/evaluate_expression rewrites.
+_TRUTH_REWRITES: Final = (("^", "**"), ("π", "pi"), ("ε", "epsilon"), ("·", "*"), ("$", ""), ("\\", ""))
+
+
+class GroundTruthWarning(UserWarning):
+    """A problem's ground truth could not be read: it loads without one."""
+
+
+def clean_symbol(name: str) -> str:
+    """A symbol as the reference's LLMSRSearcher names it: `$`/`\\` stripped, spaces to `_`,
+    "text" dropped (`$\\theta$` -> `theta`)."""
+    return name.strip("$").strip("\\").replace(" ", "_").replace("text", "")
+
+
+def read_ground_truth(expression: str, inputs: list[str], name: str) -> str | None:
+    """The ground truth in the equation language, or None (with a warning naming the problem)
+    when it does not parse even after the reference's rewrites."""
+    text = expression
+    for old, new in _TRUTH_REWRITES:
+        text = text.replace(old, new)
+    text = re.sub(r"\s+", " ", text).strip()
+    try:
+        parse_expression(text, inputs, free_params=True)
+    except EquationError as exc:
+        warnings.warn(
+            f"problem {name}: its ground truth {expression!r} cannot be read ({exc}); it is loaded "
+            "without one (symbolic accuracy not applicable).",
+            GroundTruthWarning,
+            stacklevel=2,
+        )
+        return None
+    return text
+
+
+def official_fields(row: dict[str, Any], where: str, problem_set: str, domain: str | None) -> dict[str, Any]:
+    """A metadata row's Problem fields, the reference's way (see the module docstring)."""
+    if not isinstance(row.get("name"), str) or not row["name"]:
+        raise LsrbUsageError(f"{where}: field 'name' is missing or not a string.")
+    fields = {k: row[k] for k in META_FIELDS if k in row and row[k] is not None}
+    symbols = fields.get("symbols")
+    if isinstance(symbols, list) and all(isinstance(s, str) for s in symbols):
+        fields["symbols"] = [clean_symbol(s) for s in symbols]
+    props = fields.get("symbol_properties")
+    expression = fields.pop("expression", None)
+    if isinstance(expression, str) and isinstance(props, list) and isinstance(fields.get("symbols"), list):
+        inputs = [s for s, p in zip(fields["symbols"][1:], props[1:], strict=False) if "V" in str(p)]
+        truth = read_ground_truth(expression, inputs, row["name"])
+        if truth is not None:
+            fields["expression"] = truth
+    fields.setdefault("problem_set", problem_set)
+    if domain is not None:
+        fields.setdefault("domain", domain)
+    return fields
+
+
+def _split_of(name: str) -> tuple[str, str | None]:
+    """(problem_set, domain) of a hub split name."""
+    if name.startswith(f"{SYNTH_SET}_"):
+        return SYNTH_SET, name.removeprefix(f"{SYNTH_SET}_")
+    return TRANSFORM_SET, None
+
+
+# -- the release (HDF5 + metadata rows) -----------------------------------------------------------
+
+
+def _require_h5py() -> Any:
+    try:
+        import h5py
+    except ImportError:  # pragma: no cover - h5py is in the dev extras
+        raise LsrbUsageError(
+            "reading the LLM-SRBench release needs h5py: pip install 'pytest-lsrb[srbench]'."
+        ) from None
+    return h5py
+
+
+def release_metadata(root: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """split name -> [(where, row)] from `data/<split>-*.parquet` or `<split>.jsonl` files."""
+    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for split in RELEASE_SPLITS:
+        rows: list[tuple[str, dict[str, Any]]] = []
+        for folder in (root / "data", root):
+            for path in sorted(folder.glob(f"{split}-*.parquet")) + sorted(folder.glob(f"{split}.parquet")):
+                rows += [(f"{path}: row {i + 1}", r) for i, r in enumerate(read_parquet(path))]
+            for path in sorted(folder.glob(f"{split}.jsonl")) + sorted(folder.glob(f"{split}-*.jsonl")):
+                rows += [(f"{path}:{n}", r) for n, r in iter_jsonl(path)]
+        if rows:
+            out[split] = rows
+    return out
+
+
+def read_parquet(path: Path) -> list[dict[str, Any]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover - pyarrow is in the dev extras
+        raise LsrbUsageError(
+            f"{path}: reading parquet files needs pyarrow: pip install 'pytest-lsrb[srbench]'."
+        ) from None
+    try:
+        rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
+    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+        raise LsrbUsageError(f"{path}: not a readable parquet file ({exc}).") from None
+    return rows
+
+
+def load_release(h5_path: Path) -> list[Problem]:
+    h5py = _require_h5py()
+    root = h5_path.parent
+    meta = release_metadata(root)
+    if not meta:
+        raise LsrbUsageError(
+            f"{root}: no metadata rows found next to {h5_path.name} (expected data/<split>-*.parquet "
+            f"or <split>.jsonl for splits {', '.join(RELEASE_SPLITS)})."
+        )
+    problems: list[Problem] = []
+    try:
+        h5 = h5py.File(h5_path, "r")
+    except Exception as exc:  # OSError mostly; a damaged superblock can raise others
+        raise LsrbUsageError(f"{h5_path}: not a readable HDF5 file ({exc}).") from None
+    with h5:
+        for split, rows in meta.items():
+            problem_set, domain = _split_of(split)
+            for where, row in rows:
+                if not isinstance(row, dict):
+                    raise LsrbUsageError(f"{where}: expected an object of problem fields.")
+                fields = official_fields(row, where, problem_set, domain)
+                name = row["name"]
+                group_path = f"/{TRANSFORM_SET}/{name}" if domain is None else f"/{SYNTH_SET}/{domain}/{name}"
+                group = _h5_group(h5, h5py, group_path)
+                if group is None:
+                    raise LsrbUsageError(f"{h5_path}: group '{group_path}' (for {where}) does not exist.")
+                stored = _h5_tables(group, h5py, f"{h5_path}: group '{group_path}'")
+                arrays = pick_splits(stored, f"{h5_path}: {group_path}")
+                problems.append(build_problem({**fields, **arrays}, f"{where} ({group_path})"))
+    return check_unique(problems, h5_path)
+
+
+def _h5_group(h5: Any, h5py: Any, path: str) -> Any:
+    """The group at `path`, or None (a name from the metadata may hold `/`, `..` or NUL)."""
+    try:
+        node = h5.get(path)
+    except Exception:  # h5py raises KeyError, ValueError, OSError or RuntimeError on a damaged file
+        return None
+    return node if isinstance(node, h5py.Group) else None
+
+
+def _h5_tables(group: Any, h5py: Any, where: str) -> dict[str, np.ndarray]:
+    stored: dict[str, np.ndarray] = {}
+    try:
+        keys = list(group)
+    except Exception:  # a damaged file (h5py raises OSError or RuntimeError)
+        raise LsrbUsageError(f"{where}: cannot be read (the HDF5 file is damaged).") from None
+    for key in keys:
+        try:
+            node = group[key]
+            if isinstance(node, h5py.Dataset):
+                stored[key] = np.array(node[...], dtype=np.float64)
+        except Exception:  # not numbers, or damaged (h5py raises several unrelated types)
+            raise LsrbUsageError(f"{where}: field '{key}': not a readable table of numbers.") from None
+    return stored
+
+
+# -- self-contained parquet -----------------------------------------------------------------------
+
+
+def load_parquet(path: Path) -> list[Problem]:
+    """Problems from self-contained parquet rows: a file, or a folder's `<split>-*.parquet`
+    (also under `data/`), the split name giving the problem set and domain."""
+    files = [path] if path.is_file() else sorted(path.glob("*.parquet")) + sorted(path.glob("data/*.parquet"))
+    problems: list[Problem] = []
+    for file in files:
+        problem_set, domain = _split_of(file.name.split("-")[0].removesuffix(".parquet"))
+        for i, row in enumerate(read_parquet(file)):
+            where = f"{file}: row {i + 1}"
+            fields = official_fields(row, where, problem_set, domain)
+            arrays = {
+                split: _parquet_table(row, names, where, split) for split, names in PARQUET_SPLITS.items()
+            }
+            problems.append(build_problem({**fields, **arrays}, where))
+    return check_unique(problems, path)
+
+
+def _parquet_table(row: dict[str, Any], names: tuple[str, ...], where: str, split: str) -> np.ndarray | None:
+    """[output | inputs] of one split from `<name>_input` and `<name>_output`."""
+    name = next((n for n in names if row.get(f"{n}_input") is not None), None)
+    if name is None:
+        if split == "ood_test":
+            return None
+        raise LsrbUsageError(f"{where}: field '{names[0]}_input' is missing.")
+    try:
+        X = np.asarray(row[f"{name}_input"], dtype=np.float64)
+        y = np.asarray(row.get(f"{name}_output"), dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise LsrbUsageError(
+            f"{where}: field '{name}_input'/'{name}_output': not tables of numbers."
+        ) from None
+    if X.ndim == 1:
+        X = X.reshape(-1, 1)
+    if X.ndim != 2 or X.shape[0] != y.shape[0]:
+        raise LsrbUsageError(
+            f"{where}: field '{name}_output': {y.shape[0]} values for {X.shape[0]} rows of '{name}_input'."
+        )
+    return np.concatenate([y[:, None], X], axis=1)
