@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_lsrb.core.errors import LsrbUsageError
@@ -128,9 +128,6 @@ def cmd_srbench_generate(args: argparse.Namespace, extra: list[str]) -> int:
     from pytest_lsrb.srbench.generate import run_generate
 
     return run_generate(args)
-
-
-Command = Callable[[argparse.Namespace, list[str]], int]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -104,3 +104,12 @@ def test_no_module_level_import_cycle() -> None:
     for module in sorted(graph):
         if module not in state:
             assert visit(module, []) is None
+
+
+def test_the_public_api_names_resolve() -> None:
+    import pytest_lsrb
+
+    for name in pytest_lsrb.__all__:
+        assert getattr(pytest_lsrb, name) is not None, name
+    assert pytest_lsrb.Attempt.__module__ == "pytest_lsrb.engine.runner"
+    assert set(pytest_lsrb.__all__) == {"__version__", *pytest_lsrb._EXPORTS}

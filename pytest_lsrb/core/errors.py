@@ -91,11 +91,3 @@ def printable(text: str, *, keep_lines: bool = False) -> str:
     with `keep_lines` safe lines (newlines and tabs stay), e.g. a test's failure message."""
     pattern = _UNPRINTABLE_BUT_LINES if keep_lines else _UNPRINTABLE
     return pattern.sub(lambda m: ascii(m.group())[1:-1], text)
-
-
-class FatalGenerationError(Exception):
-    """Raised by the engine when an adapter reports an error that every later call would repeat."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind

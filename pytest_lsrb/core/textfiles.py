@@ -59,11 +59,6 @@ def decode_utf8(raw: bytes) -> str:
         ) from None
 
 
-def json_problem(exc: json.JSONDecodeError) -> str:
-    """`line L column C: what` for a JSONDecodeError."""
-    return f"{json_message(exc)} at line {exc.lineno} column {exc.colno}"
-
-
 def json_message(exc: json.JSONDecodeError) -> str:
     """The decoder's message without its own dangling "at" ("Invalid control character at")."""
     return exc.msg.removesuffix(" at")

@@ -6,8 +6,8 @@ a conftest.py); `check()` judges the answer (a wrong or invalid tactic fails the
 --lsrb-outcome=record).
 """
 
-from typing import Any
+from pytest_lsrb import Attempt
 
 
-def test_goal_to_tactic(lsrb_attempt: Any) -> None:
+def test_goal_to_tactic(lsrb_attempt: Attempt) -> None:
     lsrb_attempt.check()

@@ -7,8 +7,8 @@ the test data — or the symbolic match with --lsrb-sr-success=symbolic — fail
 --lsrb-outcome=record).
 """
 
-from typing import Any
+from pytest_lsrb import Attempt
 
 
-def test_llm_srbench(lsrb_attempt: Any) -> None:
+def test_llm_srbench(lsrb_attempt: Attempt) -> None:
     lsrb_attempt.check()

@@ -156,12 +156,6 @@ def split_value(rest: str) -> tuple[str, str | None]:
     return rest.strip(), None
 
 
-def split_goals(text: str) -> list[str]:
-    """Several goals as Lean prints them (blank-line separated) -> one text each."""
-    blocks = [b for b in re.split(r"\n\s*\n", text.strip("\n")) if b.strip()]
-    return blocks or [text]
-
-
 def parse_goal(text: str) -> Goal:
     """Parse one pretty-printed goal; raise `GoalParseError` when it is not one goal."""
     lines = text.replace("\r\n", "\n").rstrip("\n").split("\n")

@@ -15,7 +15,7 @@ import re
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -239,11 +239,3 @@ class ReplClient:
                 f"the REPL hit the memory cap of {self.memory_mb} MiB (profile memory_mb): {death}"
             )
         return ReplCrashed(f"the REPL {death} ({what})" + (f": {tail}" if tail else ""))
-
-
-def iter_session(
-    requests: Sequence[Mapping[str, Any]], client: ReplClient, timeout_s: float
-) -> Iterator[dict[str, Any]]:
-    """Replies to `requests`, sent one after another on `client`."""
-    for request in requests:
-        yield client.send(request, timeout_s=timeout_s)
