@@ -45,6 +45,22 @@ def fmt_num(value: float) -> str:
     return f"{value:.3g}"
 
 
+def tick_labels(ticks: Sequence[float]) -> list[str]:
+    """Each tick's label, with as many significant digits as it takes for no two to read the same
+    (1.3e+05 four times said nothing: 1.3e+05, 1.33e+05, 1.35e+05, 1.38e+05 does)."""
+    labels = [fmt_num(t) for t in ticks]
+    if len(set(labels)) == len(set(ticks)):
+        return labels
+    for digits in range(3, 16):  # the shortest labels that are distinct and say the tick exactly
+        labels = [fmt_num(t) if float(t).is_integer() and abs(t) < 1e5 else f"{t:.{digits}g}" for t in ticks]
+        exact = all(
+            abs(float(lab) - t) <= 1e-9 * max(1.0, abs(t)) for lab, t in zip(labels, ticks, strict=True)
+        )
+        if exact and len(set(labels)) == len(set(ticks)):
+            break
+    return labels
+
+
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     """Round tick values covering [lo, hi]."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
@@ -197,20 +213,19 @@ class Frame:
     ) -> list[str]:
         out = []
         bottom, left = self.height - self.bottom, self.left
-        for t in y_ticks:
+        y_labels = tick_labels(y_ticks)
+        for t, label in zip(y_ticks, y_labels, strict=True):
             y = self.sy(t)
-            text = f"{t * 100:.0f}%" if y_fmt == "pct" else fmt_num(t)
+            text = f"{t * 100:.0f}%" if y_fmt == "pct" else label
             out.append(
                 f"<line x1='{left}' x2='{self.width - self.right}' y1='{y:.1f}' y2='{y:.1f}' "
                 "stroke='#e5e5e5'/>"
             )
             out.append(f"<text x='{left - 6}' y='{y + 4:.1f}' text-anchor='end' fill='#555'>{text}</text>")
-        for t in x_ticks:
+        for t, label in zip(x_ticks, tick_labels(x_ticks), strict=True):
             x = self.sx(t)
             out.append(f"<line x1='{x:.1f}' x2='{x:.1f}' y1='{bottom}' y2='{bottom + 4}' stroke='#555'/>")
-            out.append(
-                f"<text x='{x:.1f}' y='{bottom + 16}' text-anchor='middle' fill='#555'>{fmt_num(t)}</text>"
-            )
+            out.append(f"<text x='{x:.1f}' y='{bottom + 16}' text-anchor='middle' fill='#555'>{label}</text>")
         out.append(
             f"<line x1='{left}' x2='{self.width - self.right}' y1='{bottom}' y2='{bottom}' stroke='#555'/>"
         )

@@ -156,7 +156,8 @@ def find_index(config: Mapping[str, Any], suite: str) -> Path | None:
 
 
 def _read_index(path: Path, wanted: set[str], warnings: list[str]) -> dict[str, dict[str, Any]]:
-    """The index rows by item_id, for grouping by repository, Lean version and tag.
+    """The index rows by item id (`item_id`, or `name` for a problem), for grouping by repository,
+    Lean version and tag.
 
     Read leniently: this is context for the report, not input to a run, so a line that does not
     parse is skipped rather than fatal.
@@ -168,8 +169,12 @@ def _read_index(path: Path, wanted: set[str], warnings: list[str]) -> dict[str, 
                 obj = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(obj, dict) and str(obj.get("item_id")) in wanted:
-                rows[str(obj["item_id"])] = obj
+            if not isinstance(obj, dict):
+                continue
+            # Tactic rows name their item `item_id`; LLM-SRBench problems, `name`.
+            key = obj.get("item_id", obj.get("name"))
+            if key is not None and str(key) in wanted:
+                rows[str(key)] = obj
     if not rows:
         warnings.append(f"{path} holds none of this run's items; breakdowns use record fields only.")
     return rows

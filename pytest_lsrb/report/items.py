@@ -34,6 +34,7 @@ COLUMNS = (
     "prompt",
     "message",
     "extra",
+    "base_answer",
 )
 
 # Record fields shown in the detail view besides the ones that have their own column.
@@ -113,6 +114,23 @@ def group_of(s: Scored) -> str:
     return str(repo) if repo else ""
 
 
+def shown_answer(rec: Mapping[str, Any], answer_field: str) -> Any:
+    answer = rec.get(answer_field)
+    return rec.get("proposal") if answer in (None, "") else answer
+
+
+def answers_text(answers: Any) -> str | None:
+    """An attempt's bounded log of model answers (`model_answers`) as text, for the raw output
+    pane when the result itself is no answer of the model's (LLM-SR's starting skeleton)."""
+    if not isinstance(answers, list) or not answers:
+        return None
+    parts = []
+    for entry in answers:
+        if isinstance(entry, dict):
+            parts.append(f"--- call {entry.get('call')} [{entry.get('status')}]\n{entry.get('answer') or ''}")
+    return "\n\n".join(parts) or None
+
+
 def item_payload(
     scored: Sequence[Scored],
     answer_field: str,
@@ -121,6 +139,10 @@ def item_payload(
 ) -> dict[str, Any]:
     """{"columns": [...], "rows": [[...], ...], "prompts": {key: text}, "baseline": bool}."""
     base_outcome = {(b.item_id, int(b.record["sample_index"])): b.judgement.outcome for b in baseline or ()}
+    base_answer = {
+        (b.item_id, int(b.record["sample_index"])): shown_answer(b.record, answer_field)
+        for b in baseline or ()
+    }
     flip_of = {f.item_id: f.direction for f in flips}
     prompts: dict[str, str] = {}
     rows = []
@@ -131,9 +153,7 @@ def item_payload(
         if text is not None:
             key = str(rec.get("prompt_hash") or hashlib.sha256(text.encode("utf-8", "replace")).hexdigest())
             prompts.setdefault(key, clean_text(text))
-        answer = rec.get(answer_field)
-        if answer in (None, ""):
-            answer = rec.get("proposal")
+        answer = shown_answer(rec, answer_field)
         extra = {f: finite_or_none(rec[f]) for f in _DETAIL_FIELDS if rec.get(f) is not None}
         extra = {
             k: clean_text(v, 2000) if isinstance(v, str) else v
@@ -153,10 +173,13 @@ def item_payload(
                 clean_text(group_of(s), 200),
                 base_outcome.get((s.item_id, sample), "") if baseline is not None else "",
                 flip_of.get(s.item_id, ""),
-                clean_text(rec.get("raw_output")),
+                clean_text(rec.get("raw_output") or answers_text(rec.get("model_answers"))),
                 key,
                 clean_text(s.judgement.message, 2000),
                 extra,
+                clean_text(base_answer.get((s.item_id, sample)), MAX_ANSWER)
+                if baseline is not None
+                else None,
             ]
         )
     return {

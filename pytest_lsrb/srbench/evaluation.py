@@ -47,6 +47,31 @@ def all_inputs(problem: Problem) -> dict[str, np.ndarray]:
     return {name: stacked[:, i + 1] for i, name in enumerate(problem.inputs)}
 
 
+PREDICTION_SAMPLE_POINTS: Final = 50  # (true, predicted) pairs kept per split for the report's plots
+
+
+def prediction_sample(
+    problem: Problem, result: DiscoveryResult, split: str, points: int = PREDICTION_SAMPLE_POINTS
+) -> list[list[float]] | None:
+    """Up to `points` (true, predicted) pairs of `split`, evenly spaced over its rows, finite only:
+    what the report's predicted-vs-true plots draw. None without a usable equation or that split."""
+    if problem.split(split) is None or result.program is None or not result.found:
+        return None
+    X, y = problem.columns(split)
+    with np.errstate(all="ignore"):
+        yhat = np.asarray(
+            result.program.evaluate(X, np.asarray(result.params) if result.program.n_params else None),
+            dtype=float,
+        )
+    if yhat.shape != y.shape:
+        yhat = np.broadcast_to(yhat, y.shape)
+    keep = np.flatnonzero(np.isfinite(y) & np.isfinite(yhat))
+    if keep.size == 0:
+        return None
+    chosen = keep[np.unique(np.linspace(0, keep.size - 1, min(points, keep.size)).round().astype(int))]
+    return [[float(f"{y[i]:.6g}"), float(f"{yhat[i]:.6g}")] for i in chosen]
+
+
 def split_scores(
     problem: Problem,
     result: DiscoveryResult,
@@ -88,8 +113,11 @@ def score(
         "tau": tau,
         "metrics_policy": metrics,
         "has_ood": has_ood,
-        "valid": bool(result.found and id_m.valid),
+        # The model's own answer: a search that kept its starting skeleton found nothing valid.
+        "valid": bool(result.found and id_m.valid and not result.extra.get("result_is_starting_skeleton")),
         "nonempty": bool(result.proposal.strip() or result.raw_output.strip()),
+        "pred_sample_id": prediction_sample(problem, result, "test"),
+        "pred_sample_ood": prediction_sample(problem, result, "ood_test") if has_ood else None,
     }
     verdict = _symbolic(problem, result, judge, llm, symbolic_budget or SYMBOLIC_BUDGET)
     fields.update(verdict.record())

@@ -140,6 +140,13 @@ class SrbenchTask:
         return fields
 
     def judge(self, record: Mapping[str, Any]) -> Judgement:
+        if record.get("result_is_starting_skeleton") and not record.get("generation_error_kind"):
+            return Judgement(
+                "fail",
+                "the result is the starting skeleton (linear in every input): none of the model's "
+                f"{record.get('model_calls') or 0} answers gave a valid equation that fitted better "
+                f"(candidate errors: {record.get('candidate_errors') or 'none'})",
+            )
         if not record.get("valid") and record.get("verification_outcome") != "not_applicable":
             kind = record.get("proposal_error_kind") or record.get("verification_outcome") or "no_equation"
             shown = (record.get("proposal") or record.get("raw_output") or "")[:80]

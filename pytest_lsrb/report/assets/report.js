@@ -190,6 +190,7 @@
     var verdict = r[col.verdict] + (r[col.message] ? "\n" + r[col.message] : "");
     detail.appendChild(section("Verdict", verdict));
     detail.appendChild(section("Extracted answer", r[col.answer], "answer"));
+    if (data.baseline) { detail.appendChild(section("Baseline answer", r[col.base_answer], "answer")); }
     detail.appendChild(section("Raw output", r[col.raw], "raw"));
     var promptKey = r[col.prompt];
     var prompt = promptKey ? data.prompts[promptKey] : null;

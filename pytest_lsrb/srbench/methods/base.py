@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
-from pytest_lsrb.adapters.base import Adapter, SamplingConfig
+from pytest_lsrb.adapters.base import Adapter, Message, SamplingConfig
 from pytest_lsrb.equations import Program
 from pytest_lsrb.srbench.problem import Problem
 
@@ -101,3 +101,40 @@ class DiscoveryMethod(Protocol):
         """One discovery run, deterministic in `seed` (given a deterministic adapter). Never
         raises for model failures: they come back as `generation_error_kind`."""
         ...
+
+
+ANSWER_LOG_CALLS: Final = 8  # model answers kept per attempt (the first ones, plus the best's)
+ANSWER_LOG_TEXT: Final = 2000  # characters kept of each
+
+
+class AnswerLog:
+    """A bounded record of what the model was asked and wrote during one discovery run.
+
+    Keeps the first `ANSWER_LOG_CALLS` answers and, whenever it is later, the answer the result
+    came from, each cut to `ANSWER_LOG_TEXT` characters, with the outcome of reading it (`valid`,
+    a parse error kind, a fit status, or `error:<kind>` for a failed call), so the report can show
+    what the model wrote even when the result is not one of its answers.
+    """
+
+    def __init__(self) -> None:
+        self.entries: list[dict[str, Any]] = []
+        self.prompts: dict[int, tuple[Message, ...]] = {}
+
+    def add(
+        self, call: int, status: str, text: str, messages: tuple[Message, ...], keep: bool = False
+    ) -> None:
+        if len(self.entries) >= ANSWER_LOG_CALLS and not keep:
+            return
+        if keep and len(self.entries) > ANSWER_LOG_CALLS:
+            dropped = self.entries.pop()  # an earlier kept best: only the current one matters
+            self.prompts.pop(int(dropped["call"]), None)
+        self.entries.append({"call": call, "status": status, "answer": text[:ANSWER_LOG_TEXT]})
+        self.prompts[call] = messages
+
+    def record_fields(self, best_call: int | None) -> dict[str, Any]:
+        """`model_answers` and `prompt` (the best answer's prompt, else the first call's)."""
+        if not self.entries:
+            return {"model_answers": []}
+        call = best_call if best_call in self.prompts else int(self.entries[0]["call"])
+        prompt = [{"role": m.role, "content": m.content} for m in self.prompts[call]]
+        return {"model_answers": list(self.entries), "prompt": prompt}

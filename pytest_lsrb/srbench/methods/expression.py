@@ -25,7 +25,7 @@ from pytest_lsrb.engine.suite import render
 from pytest_lsrb.equations import EquationError, Program, parse_equation
 from pytest_lsrb.srbench.fit import fit_program
 from pytest_lsrb.srbench.limits import run_limits
-from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.methods.base import TASK_NAME, AnswerLog, DiscoveryResult, TracePoint
 from pytest_lsrb.srbench.problem import Problem
 from pytest_lsrb.srbench.skeleton import Spec, read_skeleton
 
@@ -138,6 +138,7 @@ class DirectExpressionMethod:
         answered = False
         last_text = ""
         tally = CallTally()
+        answers = AnswerLog()
         for i in range(max(1, budget)):
             if i and deadline is not None and time.perf_counter() >= deadline:
                 break  # --lsrb-sr-time-limit: keep the best so far
@@ -151,6 +152,7 @@ class DirectExpressionMethod:
             latency += result.latency_ms
             if not result.ok:
                 last_error = (result.error_kind, result.error_message)
+                answers.add(calls, f"error:{result.error_kind}", result.error_message or "", messages)
                 if result.error_kind in FATAL_GENERATION_KINDS:
                     break
                 continue
@@ -160,9 +162,11 @@ class DirectExpressionMethod:
                 program = read_equation(result.text, problem)
             except EquationError as exc:
                 proposal_error = exc.kind
+                answers.add(calls, exc.kind, result.text, messages)
                 continue
             hypotheses += 1
             fit = fit_program(program, X, y, seed=call_seed, limits=limits.fit, deadline=deadline)
+            answers.add(calls, "valid" if fit.valid else fit.status, result.text, messages)
             if fit.valid and (
                 fit.mse < best.train_mse
                 or (
@@ -191,5 +195,5 @@ class DirectExpressionMethod:
             best.raw_output = last_text
         if not answered:
             best.generation_error_kind, best.generation_error_message = last_error
-        best.extra = {"sr_method": METHOD_NAME, **tally.record_fields()}
+        best.extra = {"sr_method": METHOD_NAME, **tally.record_fields(), **answers.record_fields(None)}
         return best

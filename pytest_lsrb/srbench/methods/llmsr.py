@@ -41,7 +41,7 @@ from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.srbench.buffer import BufferConfig, ExperienceBuffer
 from pytest_lsrb.srbench.fit import FitLimits, FitResult, fit_program
 from pytest_lsrb.srbench.limits import run_limits
-from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.methods.base import TASK_NAME, AnswerLog, DiscoveryResult, TracePoint
 from pytest_lsrb.srbench.problem import Problem
 from pytest_lsrb.srbench.skeleton import INSTRUCTION, Skeleton, Spec, read_skeleton
 
@@ -89,6 +89,7 @@ class LLMSRResult:
     buffer_resets: int = 0
     method: str = METHOD_NAME
     tally: CallTally = field(default_factory=CallTally)  # tokens, finish reasons, served model
+    answers: AnswerLog = field(default_factory=AnswerLog)  # what the model wrote (bounded)
 
     def extra_fields(self) -> dict[str, Any]:
         """llmsr's own record fields, besides DiscoveryResult's common ones."""
@@ -106,6 +107,10 @@ class LLMSRResult:
             "best_nmse_by_call": [[c, _finite(v)] for c, v in self.progress],
             "buffer_resets": self.buffer_resets,
             **self.tally.record_fields(),
+            **self.answers.record_fields(self.best.call if self.best.call > 0 else None),
+            # The result is the starting skeleton (linear in every input) when no answer of the
+            # model fitted better: then it says nothing about the model.
+            "result_is_starting_skeleton": self.best.call == 0,
         }
 
     def discovery_result(self) -> DiscoveryResult:
@@ -180,6 +185,7 @@ class LLMSRRun:
         self.generation_errors: Counter[str] = Counter()
         self.latency_ms = 0.0
         self.tally = CallTally()
+        self.answers = AnswerLog()
         self.progress: list[tuple[int, float]] = []
         self.trace: list[TracePoint] = []
         self.best: Candidate | None = None
@@ -239,6 +245,7 @@ class LLMSRRun:
             buffer_resets=self.buffer.resets,
             method=self.config.method,
             tally=self.tally,
+            answers=self.answers,
         )
 
     def _sample(self, base: GenerationRequest, island_id: int) -> GenerationResult | None:
@@ -253,11 +260,15 @@ class LLMSRRun:
         self.latency_ms += result.latency_ms
         if not result.ok:
             self.generation_errors[str(result.error_kind)] += 1
+            self.answers.add(
+                self.calls, f"error:{result.error_kind}", result.error_message or "", request.messages
+            )
             return result if result.error_kind in FATAL_GENERATION_KINDS else None
         try:
             skeleton = read_skeleton(result.text, self.spec)
         except EquationError as err:
             self.candidate_errors[err.kind] += 1
+            self.answers.add(self.calls, err.kind, result.text, request.messages)
             return None
         candidate = self._score(skeleton, call=self.calls, raw=result.text)
         if candidate.fit.valid:
@@ -267,6 +278,8 @@ class LLMSRRun:
             self._offer(candidate)
         else:
             self.candidate_errors[candidate.fit.status] += 1
+        status = "valid" if candidate.fit.valid else candidate.fit.status
+        self.answers.add(self.calls, status, result.text, request.messages, keep=self.best is candidate)
         return None
 
     def _score(self, skeleton: Skeleton, call: int, raw: str) -> Candidate:
