@@ -113,8 +113,9 @@ def score(
         "tau": tau,
         "metrics_policy": metrics,
         "has_ood": has_ood,
-        # The model's own answer: a search that kept its starting skeleton found nothing valid.
-        "valid": bool(result.found and id_m.valid and not result.extra.get("result_is_starting_skeleton")),
+        # The model's own work: a search that proposed no valid candidate (its result is then the
+        # starting skeleton) has no valid answer, whatever that skeleton scores.
+        "valid": bool(result.found and id_m.valid and result.extra.get("model_valid_candidates", 1)),
         "nonempty": bool(result.proposal.strip() or result.raw_output.strip()),
         "pred_sample_id": prediction_sample(problem, result, "test"),
         "pred_sample_ood": prediction_sample(problem, result, "ood_test") if has_ood else None,

@@ -140,11 +140,15 @@ class SrbenchTask:
         return fields
 
     def judge(self, record: Mapping[str, Any]) -> Judgement:
-        if record.get("result_is_starting_skeleton") and not record.get("generation_error_kind"):
+        if (
+            record.get("result_is_starting_skeleton")
+            and not record.get("model_valid_candidates")
+            and not record.get("generation_error_kind")
+        ):
             return Judgement(
                 "fail",
                 "the result is the starting skeleton (linear in every input): none of the model's "
-                f"{record.get('model_calls') or 0} answers gave a valid equation that fitted better "
+                f"{record.get('model_calls') or 0} answers gave a valid equation "
                 f"(candidate errors: {record.get('candidate_errors') or 'none'})",
             )
         if not record.get("valid") and record.get("verification_outcome") != "not_applicable":
@@ -152,7 +156,13 @@ class SrbenchTask:
             shown = (record.get("proposal") or record.get("raw_output") or "")[:80]
             return Judgement("fail", f"no usable equation ({kind}): {shown!r}")
         if record.get("verification_attempted") and not record.get("verification_success"):
-            return Judgement("fail", f"the equation did not verify: {summary_message(record)}")
+            note = ""
+            if record.get("result_is_starting_skeleton"):
+                note = (
+                    " (the result is the starting skeleton: it fitted the training data better than the "
+                    f"model's {record.get('model_valid_candidates')} valid candidate(s))"
+                )
+            return Judgement("fail", f"the equation did not verify: {summary_message(record)}{note}")
         return Judgement("pass")
 
     def row_keywords(self, row: Any) -> list[str]:

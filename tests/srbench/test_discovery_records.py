@@ -13,7 +13,7 @@ from test_llmsr_method import ScriptedAdapter, baseline_adapter, make_problem, r
 from pytest_lsrb.adapters.base import GenerationResult, Message, SamplingConfig
 from pytest_lsrb.srbench.evaluation import PREDICTION_SAMPLE_POINTS, prediction_sample, score
 from pytest_lsrb.srbench.methods.base import ANSWER_LOG_CALLS, ANSWER_LOG_TEXT, AnswerLog
-from pytest_lsrb.srbench.methods.direct import DirectMethod
+from pytest_lsrb.srbench.methods.expression import DirectExpressionMethod as DirectMethod
 from pytest_lsrb.srbench.task import SrbenchTask
 
 
@@ -48,6 +48,7 @@ def test_a_search_that_keeps_the_starting_skeleton_is_no_valid_answer_and_says_s
     )
     scored = score(problem, result.discovery_result(), judge="none")
     assert scored["valid"] is False  # valid_rate counts the model's own valid candidates
+    assert fields["model_valid_candidates"] == 0
     judgement = SrbenchTask().judge({**fields, **scored})
     assert judgement.outcome == "fail" and "the result is the starting skeleton" in judgement.message
 
