@@ -79,7 +79,10 @@ def fit_adam(
         grad = np.asarray(grad, dtype=np.float64)
         if not np.all(np.isfinite(grad)):
             break
-        norm = float(np.linalg.norm(grad))
+        with np.errstate(all="ignore"):
+            norm = float(np.linalg.norm(grad))
+        if not math.isfinite(norm):
+            break  # a gradient too large to measure: the loss is diverging, as a NaN would stop it
         if norm > CLIP_NORM:
             grad = grad * (CLIP_NORM / (norm + 1e-6))
         t = epoch + 1
