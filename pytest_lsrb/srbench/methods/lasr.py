@@ -441,6 +441,10 @@ class LaSRRun:
                 "iterations": found.iterations,
                 "llm_calls_by_kind": dict(sorted(self.calls_by_kind.items())),
                 "llm_used_by_kind": dict(sorted(self.used_by_kind.items())),
+                # expressions the model proposed that read as search trees (mutate, gen_random, crossover)
+                "model_valid_candidates": sum(
+                    self.used_by_kind[k] for k in ("mutate", "gen_random", "crossover")
+                ),
                 "operator_counts": found.operator_counts,
                 "candidate_errors": dict(sorted(self.candidate_errors.items())),
                 "generation_errors": dict(sorted(self.generation_errors.items())),
