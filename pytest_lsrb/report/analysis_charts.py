@@ -115,6 +115,7 @@ class LabelledPoint:
     y: float
     label: str
     color: str = PALETTE[0]
+    legend: str = ""  # the legend entry (one per colour); the label when empty
 
 
 def labelled_scatter(
@@ -126,7 +127,7 @@ def labelled_scatter(
     width: int = 420,
     height: int = 320,
 ) -> str:
-    """Points on 0-100 % axes, each with its label (method · group)."""
+    """Points on 0-100 % axes, each with its label as a tooltip and a legend per colour."""
     pts = [p for p in points if math.isfinite(p.x) and math.isfinite(p.y)]
     if not pts:
         return empty_chart(f"{title}: no data")
@@ -157,11 +158,14 @@ def labelled_scatter(
         f"<text transform='translate(14 {top + plot_h / 2:.0f}) rotate(-90)' text-anchor='middle'>"
         f"{esc(y_label)}</text>"
     )
-    for p in pts:
+    for p in pts:  # the label is the tooltip: points of several groups often coincide (0 %, 0 %)
         body.append(
-            f"<circle cx='{sx(p.x):.1f}' cy='{sy(p.y):.1f}' r='4.5' fill='{esc(p.color)}' fill-opacity='0.8'>"
+            f"<circle cx='{sx(p.x):.1f}' cy='{sy(p.y):.1f}' r='4.5' fill='{esc(p.color)}' fill-opacity='0.6'>"
             f"<title>{esc(p.label)}: {p.x:.1f}%, {p.y:.1f}%</title></circle>"
-            f"<text x='{sx(p.x) + 6:.1f}' y='{sy(p.y) - 6:.1f}' fill='#333' font-size='10'>"
-            f"{esc(p.label)}</text>"
         )
-    return _svg(width, height, title, body)
+    legend = list(dict.fromkeys((p.legend or p.label, p.color) for p in pts))
+    for i, (name, color) in enumerate(legend):
+        y = height + 8 + i * 18
+        body.append(f"<circle cx='{left + 12}' cy='{y}' r='4.5' fill='{esc(color)}'/>")
+        body.append(f"<text x='{left + 24}' y='{y + 4}' fill='#333'>{esc(name)}</text>")
+    return _svg(width, height + 10 + 18 * len(legend), title, body)

@@ -116,7 +116,7 @@ def id_vs_ood_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
                 )
             )
     return category_chart(
-        groups,
+        [g.removeprefix("lsr_synth_") for g in groups],
         series,
         "In-domain vs OOD NMSE per domain (Fig. 5)",
         x_label="problem group",
@@ -130,7 +130,9 @@ def symbolic_vs_ood_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
         for g, row in (summary.get("sr_symbolic_vs_ood") or {}).items():
             x, y = row.get("symbolic_accuracy_pct"), row.get("acc_tau_ood_pct")
             if x is not None and y is not None:
-                points.append(LabelledPoint(float(x), float(y), f"{label} · {g}", PALETTE[i % len(PALETTE)]))
+                points.append(
+                    LabelledPoint(float(x), float(y), f"{label} · {g}", PALETTE[i % len(PALETTE)], label)
+                )
     return labelled_scatter(
         points,
         "Symbolic accuracy vs OOD accuracy (Fig. 6)",
