@@ -37,7 +37,11 @@ from pytest_lsrb.equations.ir import Node, Num, Op, Param, dag_nodes
 
 FIT_POINTS: Final = 200
 PROBE_POINTS: Final = 200
-WIDEN: Final = 1.0  # the probe box reaches one data width beyond each side
+WIDEN: Final = 1.0  # the near probe box reaches one data width beyond each side
+# The far probe: each variable up to FAR times its data's magnitude (log-uniform on its side of
+# zero), where a truncated series (sin x vs x - x^3/6 + x^5/120 fitted on [0.01, 0.1]; the
+# relativistic factor vs its expansion at v << c) parts from the function it approximates.
+FAR: Final = 10.0
 FIT_TOL: Final = 1e-7  # relative RMS residual on the fit points
 PROBE_TOL: Final = 1e-6  # max relative error on the probe points
 RANDOM_STARTS: Final = 6
@@ -156,8 +160,15 @@ def _sample_points(
             a = max(a, lo / 2)  # stay on the same side of zero as the data
         elif hi <= 0:
             b = min(b, hi / 2)
-        probe[k] = rng.uniform(a, b, PROBE_POINTS)
-    yp = truth.evaluate(probe)
+        near = rng.uniform(a, b, PROBE_POINTS)
+        if lo > 0 or hi < 0:
+            sign, small, big = (1.0, lo, hi) if lo > 0 else (-1.0, -hi, -lo)
+            far = sign * np.exp(rng.uniform(math.log(small / FAR), math.log(big * FAR), PROBE_POINTS))
+        else:
+            far = rng.uniform(lo - FAR * width, hi + FAR * width, PROBE_POINTS)
+        probe[k] = np.concatenate([near, far])
+    with np.errstate(all="ignore"):
+        yp = truth.evaluate(probe)
     good = np.isfinite(yp)
     if good.sum() < 20:  # the truth is not defined beyond the data: probe with unused data rows
         rest = {k: v[ok][FIT_POINTS : FIT_POINTS + PROBE_POINTS] for k, v in data.items()}

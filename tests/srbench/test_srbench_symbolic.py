@@ -82,3 +82,34 @@ def test_literals_become_constants(text: str, promoted: str) -> None:
     new, literals = promote_constants(prog)
     assert new.n_params == int(promoted) - 1 + prog.n_params
     assert len(literals) == new.n_params - prog.n_params
+
+
+TRAPS = [
+    ("sin(x)", "x - x**3/6 + x**5/120", {"x": (0.01, 0.1)}),
+    (
+        "m/sqrt(1 - v**2/c**2)",
+        "m*(1 + v**2/(2*c**2) + 3*v**4/(8*c**4))",
+        {"m": (1, 5), "v": (1, 10), "c": (300, 1000)},
+    ),
+    ("exp(x)", "1 + x + x**2/2 + x**3/6", {"x": (0.001, 0.01)}),
+    ("1/(1-x)", "1 + x + x**2 + x**3", {"x": (0.001, 0.01)}),
+]
+SMALL_RANGE_IDENTITIES = [
+    ("sin(2*x)", "2*sin(x)*cos(x)", {"x": (0.01, 0.1)}),
+    ("m/sqrt(1 - v**2/c**2)", "m*c/sqrt(c**2 - v**2)", {"m": (1, 5), "v": (1, 10), "c": (300, 1000)}),
+]
+
+
+@pytest.mark.parametrize(("truth", "proposal", "ranges"), TRAPS + SMALL_RANGE_IDENTITIES)
+def test_truncated_series_on_a_small_range_are_not_identities(
+    truth: str, proposal: str, ranges: dict
+) -> None:
+    """A series that fits the data to 1e-11 is still not the function: the far probe (each variable
+    up to 10x its data's magnitude) tells them apart; true identities still agree there."""
+    rng = np.random.default_rng(0)
+    columns = {k: rng.uniform(lo, hi, 500) for k, (lo, hi) in ranges.items()}
+    names = list(ranges)
+    verdict = symbolic_match(
+        parse_expression(proposal, names, free_params=True), parse_expression(truth, names), columns
+    )
+    assert verdict.match is ((truth, proposal, ranges) in SMALL_RANGE_IDENTITIES), verdict
