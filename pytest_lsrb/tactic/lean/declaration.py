@@ -59,7 +59,7 @@ def find_declaration(text: str, line: int) -> Declaration | None:
             rest = _PRIORITY.sub("", rest)
         named = _NAME.match(rest)
         if named is not None and not (keyword == "instance" and rest.lstrip().startswith(("where", ":="))):
-            name = named.group("name")
+            name = named.group("name").rstrip(".")  # `foo.{u}`: universe parameters are not the name
     first = keyword_line
     while first > 1:
         above = lines[first - 2].strip()

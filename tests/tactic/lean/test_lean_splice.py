@@ -165,3 +165,29 @@ def test_brace_block_is_recorded_for_progress() -> None:
     text = "theorem t : p ∧ q := by\n  constructor\n  { sorry }\n"
     out = splice(text, (3, 4), (3, 9), "skip")
     assert out.block == ((3, 2), (3, 10)) and out.text.split("\n")[2] == "  { skip }"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "name", "keyword"),
+    [
+        (
+            "namespace A\n\n@[simp] theorem foo.{u} (x : Nat) : x = x := by\n  sorry\n\nend A\n",
+            4,
+            "foo",
+            "theorem",
+        ),
+        ("/-- doc -/\nprivate lemma bar : True := by\n  trivial\n  sorry\n\ndef z := 1\n", 4, "bar", "lemma"),
+        ("example : True := by\n  sorry\n", 2, None, "example"),
+        ("instance (priority := 10) : Inhabited Nat := by\n  sorry\n", 2, None, "instance"),
+    ],
+)
+def test_the_declaration_around_a_sorry(text: str, line: int, name: str | None, keyword: str) -> None:
+    from pytest_lsrb.tactic.lean.declaration import TARGET_NAME, find_declaration, named_source
+
+    decl = find_declaration(text, line)
+    assert decl is not None and (decl.name, decl.keyword) == (name, keyword)
+    assert decl.last_line == line  # the next command (or the end) closes it
+    named = named_source(text, decl)
+    assert named is not None and named[1] == (name or TARGET_NAME)
+    if name is None:
+        assert f" {TARGET_NAME}" in named[0].split("\n")[decl.keyword_line - 1]
