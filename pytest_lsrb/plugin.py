@@ -304,17 +304,17 @@ class LsrbSession:
 
         try:
             if record is not None:
-                self.output.append(record)
+                written = self.output.append(record)
             elif isinstance(line, bytes):
-                self.output.append_line(line)
+                written = self.output.append_line(line)
             else:
                 return
         except OutputWriteError as exc:  # a full disk: stop with one sentence, keep what was written
             if self.pytest_session is not None:
                 self.pytest_session.shouldstop = str(exc)
             return
-        if self.progress is not None:
-            self.progress.add(record if record is not None else line)
+        if self.progress is not None and written is not None:
+            self.progress.add(written)
 
     # -- finish --------------------------------------------------------------------------------
 

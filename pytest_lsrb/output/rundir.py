@@ -108,19 +108,26 @@ class RunOutput:
         live = None if run.config["resume"] else Summarizer(samples, run.task.summary_accumulator(samples))
         return cls(dir=out, run=run, writer=writer, header=header, live=live)
 
-    def append(self, record: dict[str, Any]) -> None:
-        """Append one record; OutputWriteError (once) when the disk refuses it."""
-        if self.write_error is None:
-            written = self._guarded(lambda: self.writer.write(record), self.writer.path)
-            if self.live is not None:
-                self.live.add(written)
+    def append(self, record: dict[str, Any]) -> dict[str, Any] | None:
+        """Append one record and return it as a reader will see it (None once writing has
+        failed); OutputWriteError (once) when the disk refuses it."""
+        if self.write_error is not None:
+            return None
+        written = self._guarded(lambda: self.writer.write(record), self.writer.path)
+        if self.live is not None:
+            self.live.add(written)
+        return written
 
-    def append_line(self, line: bytes) -> None:
-        """Append a record an xdist worker has already made into its line (`record_line`)."""
-        if self.write_error is None:
-            self._guarded(lambda: self.writer.write_line(line), self.writer.path)
-            if self.live is not None:
-                self.live.add(json.loads(line))
+    def append_line(self, line: bytes) -> dict[str, Any] | None:
+        """Append a record an xdist worker has already made into its line (`record_line`), and
+        return it decoded: the controller decodes each worker record once, for everything."""
+        if self.write_error is not None:
+            return None
+        self._guarded(lambda: self.writer.write_line(line), self.writer.path)
+        record: dict[str, Any] = json.loads(line)
+        if self.live is not None:
+            self.live.add(record)
+        return record
 
     def _guarded(self, write: Callable[[], T], path: Path) -> T:
         try:

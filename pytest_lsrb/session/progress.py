@@ -142,16 +142,8 @@ class ProgressReporter:
         if count:
             self.progress.total = count
 
-    def add(self, record: Mapping[str, Any] | bytes) -> None:
-        if isinstance(record, bytes):
-            import json
-
-            try:
-                record = json.loads(record)
-            except ValueError:
-                return
-            if not isinstance(record, dict):
-                return
+    def add(self, record: Mapping[str, Any]) -> None:
+        """Count one record as it was written (a worker's line arrives decoded, once)."""
         self.progress.add(record)
         if self.terminal is not None and self.progress.due():
             self.terminal.write_line(self.progress.line())
