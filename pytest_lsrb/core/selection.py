@@ -82,6 +82,8 @@ def shard(rows: Sequence[R], shard_count: int, shard_index: int) -> list[R]:
         raise LsrbUsageError(f"--lsrb-shard-count must be at least 1 (got {shard_count}).")
     if not 0 <= shard_index < shard_count:
         raise LsrbUsageError(f"--lsrb-shard-index must be in 0..{shard_count - 1} (got {shard_index}).")
+    if shard_count == 1:
+        return list(rows)  # one shard holds every row: no hash to take
     return [row for row in rows if shard_of(row.item_id, shard_count) == shard_index]
 
 

@@ -40,6 +40,8 @@ class StopSignal:
         """The stop sentence, if any process of this run has raised one."""
         if self._seen is not None:
             return self._seen
+        if not os.access(self.path, os.F_OK):  # asked before every attempt: no exception per ask
+            return None
         try:
             text = self.path.read_text(encoding="utf-8").strip()
         except OSError:

@@ -40,13 +40,17 @@ def record_line(record: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
     return (text + "\n").encode("utf-8", "backslashreplace"), record
 
 
+# Built once: `json.dumps` with any option set builds a new encoder on every call (per record).
+_STRICT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def _strict_json(record: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(`record` as compact JSON text, the record that text holds): non-finite floats as null."""
     try:
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False), record
+        return _STRICT.encode(record), record
     except ValueError:
         record = finite_or_none(record)
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":")), record
+        return _STRICT.encode(record), record
 
 
 def finite_or_none(value: Any) -> Any:
