@@ -20,6 +20,7 @@ class Measured:
     peak_rss_mb: float
     returncode: int
     stdout: str
+    cpu_seconds: float = 0.0  # user + system, with the waited-for children (xdist workers)
 
 
 def run_measured(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Measured:
@@ -39,7 +40,8 @@ def run_measured(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return Measured(seconds, usage.ru_maxrss / 1024.0, proc.returncode, out)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Measured(seconds, usage.ru_maxrss / 1024.0, proc.returncode, out, cpu)
 
 
 def synthetic_index(path: Path, n_items: int) -> Path:
