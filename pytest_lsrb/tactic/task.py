@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.adapters.base import GenerationRequest, Message
 from pytest_lsrb.adapters.usage import result_fields
-from pytest_lsrb.core.metrics import rate
+from pytest_lsrb.core.metrics import pass_at_k_curve, pass_at_k_ladder, rate
 from pytest_lsrb.core.rows import stream_jsonl
-from pytest_lsrb.engine.outcomes import answered, judged
+from pytest_lsrb.engine.outcomes import answered, judged, success
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import AttemptContext, Judgement
 from pytest_lsrb.tactic.answer import read_tactic
@@ -139,6 +139,9 @@ class TacticTask:
             "generation_error_domain": result.error_domain,
             "generation_error_message": result.error_message,
             "verification_mode": ctx.verifier.mode,
+            # The summary's per-repository and per-Lean-version breakdowns group by these.
+            "repo_remote": row.repo_remote,
+            "repo_lean_version": row.repo_lean_version,
             **result_fields(result),
         }
         answer = read_tactic(result.text) if result.ok else None
@@ -197,7 +200,7 @@ class TacticTask:
         return list(row.keywords())
 
     def summary_accumulator(self, samples_per_item: int) -> TacticSummary:
-        return TacticSummary()
+        return TacticSummary(samples_per_item)
 
     def summary_fields(self, config: RunConfig) -> dict[str, Any]:
         from pytest_lsrb.tactic.profiles import profile_config_path
@@ -233,7 +236,10 @@ class TacticSummary:
     `closed` counts there; it says how often the model moved the proof without finishing it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, samples_per_item: int = 1) -> None:
+        self.samples_per_item = samples_per_item
+        self.by_repo: dict[str, GroupCounts] = {}
+        self.by_lean: dict[str, GroupCounts] = {}
         self.outcomes: Counter[str] = Counter()
         self.profiles: Counter[str] = Counter()
         self.judged = 0
@@ -251,6 +257,11 @@ class TacticSummary:
         profile = record.get("repo_replay_profile_id")
         if profile:
             self.profiles[str(profile)] += 1
+        remote, lean = record.get("repo_remote"), record.get("repo_lean_version")
+        if remote:
+            self.by_repo.setdefault(repo_name(str(remote)), GroupCounts()).add(record)
+        if lean:
+            self.by_lean.setdefault(str(lean), GroupCounts()).add(record)
 
     def finish(self) -> dict[str, Any]:
         return {
@@ -258,4 +269,44 @@ class TacticSummary:
             "verification_outcomes": dict(sorted(self.outcomes.items())),
             "verification_progress_rate": rate(self.outcomes["progress"], self.judged),
             "profile_match_counts": dict(sorted(self.profiles.items())),
+            "by_repository": {k: v.finish(self.samples_per_item) for k, v in sorted(self.by_repo.items())},
+            "by_lean_version": {k: v.finish(self.samples_per_item) for k, v in sorted(self.by_lean.items())},
+        }
+
+
+def repo_name(remote: str) -> str:
+    """`https://github.com/owner/name.git` -> `name` (what the report and `-k` show)."""
+    return remote.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1]
+
+
+class GroupCounts:
+    """One repository's (or Lean version's) attempts, by `outcomes`' rule: the same numbers the
+    whole run's summary gives, over this group's attempts."""
+
+    def __init__(self) -> None:
+        self.attempts = 0
+        self.judged = 0
+        self.successes = 0
+        self.per_item: dict[str, list[int]] = {}
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        self.attempts += 1
+        counts = self.per_item.setdefault(str(record["item_id"]), [0, 0])
+        if judged(record):
+            won = success(record)
+            self.judged += 1
+            self.successes += won
+            counts[0] += 1
+            counts[1] += won
+
+    def finish(self, samples_per_item: int) -> dict[str, Any]:
+        per_item = {k: (v[0], v[1]) for k, v in sorted(self.per_item.items()) if v[0]}
+        curve = pass_at_k_curve(per_item, pass_at_k_ladder(samples_per_item))
+        return {
+            "attempts": self.attempts,
+            "items": len(self.per_item),
+            "judged_attempts": self.judged,
+            "success_rate": rate(self.successes, self.judged),
+            "pass_at_1": curve.values[1],
+            "pass_at_k_items": curve.items,
         }
