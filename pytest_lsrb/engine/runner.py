@@ -208,14 +208,16 @@ class Runner:
     def untaken_answers(self) -> list[dict[str, Any]]:
         """Records of attempts run ahead whose tests never took them (the run stopped, or pytest
         ended early) and that hold the model's answer. The provider has billed those answers:
-        they are recorded, so a resume does not ask for them again. Waits for attempts still
-        running (each ends within the adapter's timeout); cancels the ones not started."""
+        they are recorded, so a resume does not ask for them again. After a quota/auth stop it
+        waits for attempts still running (their requests are out; each ends within the adapter's
+        timeout); otherwise (Ctrl-C, -x) it takes only finished ones. Not started: cancelled."""
         with self._lock:
             futures = list(self._futures.values())
             self._futures.clear()
+        wait = self.fatal is not None
         records = []
         for future in futures:
-            if future.cancel():
+            if future.cancel() or not (wait or future.done()):
                 continue
             record = self._result(future)
             if record is not None and answered(record):
