@@ -39,7 +39,7 @@ class VerificationResult:
         return None if kind is None else VERIFICATION_OUTCOME_DOMAINS.get(kind, "harness")
 
     @classmethod
-    def not_attempted(cls, mode: str = "none") -> VerificationResult:
+    def not_attempted(cls) -> VerificationResult:
         return cls(attempted=False, success=None, outcome="not_attempted")
 
 

@@ -435,7 +435,7 @@ class Page:
             "<div class='it-controls'><input type='search' id='it-text' placeholder='filter: item, answer, "
             "output, verdict…' aria-label='filter'>"
             "<label>outcome <select id='it-outcome'><option value=''>all</option><option>pass</option>"
-            "<option>fail</option><option>error</option></select></label>"
+            "<option>fail</option><option>error</option><option>skip</option></select></label>"
             "<label>group <select id='it-group'><option value=''>all</option></select></label>"
             f"{flip}<span id='it-count' class='note'></span></div>"
             f"<div class='it-table' style='--it-cols: {' '.join(widths)}'>"
