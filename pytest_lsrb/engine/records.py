@@ -22,7 +22,9 @@ TIMING_FIELDS: Final[frozenset[str]] = frozenset(
 
 
 class AttemptRecord(BaseModel):
-    """What one attempt produced. Validated when records are read back (resume, merge, report)."""
+    """What one attempt of any task produced: the fields every family shares. Each family extends
+    it with its own (`tactic.records.TacticAttemptRecord`, `srbench.records.SrbenchAttemptRecord`);
+    `ReadBack` is what readers check when a record is read back."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -40,7 +42,6 @@ class AttemptRecord(BaseModel):
     proposal: str | None = None
     valid: bool = False
     nonempty: bool = False
-    contains_sorry: bool | None = None
     latency_ms: float = 0.0
     model_calls: int = 0
     cached: bool = False
@@ -62,7 +63,6 @@ class AttemptRecord(BaseModel):
     verification_error_subkind: str | None = None
     verification_detail: str | None = None
     verification_latency_ms: float = 0.0
-    repo_replay_profile_id: str | None = None
     verification_toolchain: str | None = None
     finished_at: str | None = None
 

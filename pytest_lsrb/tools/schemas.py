@@ -66,6 +66,12 @@ SCHEMAS: dict[str, SchemaSource] = {
         "pytest_lsrb.tactic.rows:TacticRow", "one line of a tactic suite's index.jsonl (SorryDB-compatible)"
     ),
     "attempt_record": SchemaSource("pytest_lsrb.engine.records:AttemptRecord", "one line of attempts.jsonl"),
+    "tactic_attempt_record": SchemaSource(
+        "pytest_lsrb.tactic.records:TacticAttemptRecord", "one line of a tactic suite's attempts.jsonl"
+    ),
+    "srbench_attempt_record": SchemaSource(
+        "pytest_lsrb.srbench.records:SrbenchAttemptRecord", "one line of an llm_srbench run's attempts.jsonl"
+    ),
     "summary": SchemaSource("pytest_lsrb.output.models:Summary", "summary.json"),
     "run": SchemaSource("pytest_lsrb.output.models:RunHeader", "run.json"),
     "replay_profile": SchemaSource(

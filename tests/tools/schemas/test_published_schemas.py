@@ -49,9 +49,12 @@ def test_a_real_run_validates_against_the_published_schemas(run_suite: Callable[
         validator("summary").validate({**summary, "selected_rows_hash": "not-a-hash"})
     records = result.attempts()
     assert len(records) == 24
-    check = validator("attempt_record")
-    for record in records:
-        check.validate(record)
+    for name in ("attempt_record", "tactic_attempt_record"):  # the shared base and the family's own
+        check = validator(name)
+        for record in records:
+            check.validate(record)
+    with pytest.raises(jsonschema.ValidationError):
+        validator("tactic_attempt_record").validate({**records[0], "repo_remote": 3})
 
 
 def test_the_built_in_index_rows_validate() -> None:
@@ -175,3 +178,19 @@ def test_llm_srbench_problem_files_validate(tmp_path: Path) -> None:
     validator("problem").validate(inline)
     with pytest.raises(jsonschema.ValidationError):
         validator("problem").validate({**inline, "train": [["x"]]})
+
+
+def test_llm_srbench_records_validate_against_their_family_schema(tmp_path: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests" / "report"))
+    from synthetic_runs import equation_run
+
+    out = equation_run(tmp_path / "eq", problems=5, samples=2)
+    records = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
+    for name in ("attempt_record", "srbench_attempt_record"):
+        check = validator(name)
+        for record in records:
+            check.validate(record)
+    with pytest.raises(jsonschema.ValidationError):
+        validator("srbench_attempt_record").validate({**records[0], "acc_tau_id": "yes"})

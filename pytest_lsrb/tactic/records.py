@@ -1,0 +1,16 @@
+"""The tactic family's attempt record: the shared `AttemptRecord` plus what the tactic task adds
+(published as the `tactic_attempt_record` JSON Schema)."""
+
+from __future__ import annotations
+
+from pytest_lsrb.engine.records import AttemptRecord
+
+
+class TacticAttemptRecord(AttemptRecord):
+    """One goal_to_tactic_proposal_v1 attempt."""
+
+    tactic: str | None = None  # the tactic line read from the answer (also `proposal`)
+    contains_sorry: bool | None = None  # sorry/admit in the tactic: never verified, a model failure
+    repo_replay_profile_id: str | None = None  # the replay profile the row matched
+    repo_remote: str | None = None  # the row's repository (the summary's by_repository)
+    repo_lean_version: str | None = None  # its Lean version (the summary's by_lean_version)
