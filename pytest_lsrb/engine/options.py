@@ -318,6 +318,28 @@ OPTIONS: list[Option] = [
         tasks=SRBENCH,
     ),
     Option(
+        "sr-judge-model",
+        str,
+        None,
+        "llm_srbench: the LLM judge's model (the paper: GPT-4o); required with --lsrb-sr-judge=llm|both "
+        "on a real adapter, so the model under test never grades itself",
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-judge-base-url",
+        str,
+        None,
+        "llm_srbench: the LLM judge's endpoint (default: --lsrb-base-url)",
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-judge-adapter",
+        str,
+        None,
+        "llm_srbench: the LLM judge's adapter, mock|ollama|openai (default: --lsrb-adapter)",
+        tasks=SRBENCH,
+    ),
+    Option(
         "sr-success",
         str,
         "acc_0.1",

@@ -1,25 +1,33 @@
-"""The paper's LLM judge for symbolic accuracy, through the configured adapter.
+"""The paper's LLM judge for symbolic accuracy: a fixed model, never the one under test.
 
-The model sees the ground truth and the discovered equation (its constants fitted to data) and
-answers whether they are the same equation up to constants; the last `yes`/`no` in the answer
-is the verdict. The call goes through the run's adapter like any other, so a response cache
-applies to it too. With `--lsrb-sr-judge=both` the sympy checker and the judge both run and the
-summary reports how often they agree.
+The paper judges with GPT-4o; here the judge is `--lsrb-sr-judge-model` (with
+`--lsrb-sr-judge-base-url` / `--lsrb-sr-judge-adapter` when it lives elsewhere than the model
+under test). A real run refuses `--lsrb-sr-judge=llm|both` without a judge model (the model under
+test would grade itself); the mock adapter has its own shallow mock judge. As in the paper, the
+two equations are compared after removing constants: the judge sees both as skeletons, every
+number and fitted parameter written as a named constant (`c0*x**2 + c1`), and answers whether
+they are the same up to the constants' values; the last `yes`/`no` is the verdict. The request
+is the same for the same (ground truth, skeleton) pair (seed included) at temperature 0, so the
+response cache (`--lsrb-cache-dir`) answers repeats. With `--lsrb-sr-judge=both` the sympy
+checker and the judge both run and the summary reports how often they agree.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from typing import Any, Final
 
-from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
+from pytest_lsrb.adapters import create_adapter
+from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, Message, SamplingConfig
+from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
-from pytest_lsrb.equations import EquationError, parse_expression
+from pytest_lsrb.equations import EquationError, Program, parse_expression
 from pytest_lsrb.equations.ir import Op, dag_nodes
 from pytest_lsrb.srbench.methods.base import TASK_NAME
 from pytest_lsrb.srbench.problem import Problem
-from pytest_lsrb.srbench.symbolic import SymbolicVerdict
+from pytest_lsrb.srbench.symbolic import SymbolicVerdict, promote_constants
 
 JUDGE_METHOD: Final = "judge"
 PROMPT: Final = """You are judging a scientific equation discovery result.
@@ -27,27 +35,77 @@ PROMPT: Final = """You are judging a scientific equation discovery result.
 Variables: {variables}
 Output: {output}
 
+Both equations are written with their numeric constants removed: c0, c1, ... stand for
+constants of any value (the discovered equation's were fitted to data).
+
 Ground-truth equation:
 {output} = {truth}
 
-Discovered equation (its numeric constants were fitted to data, so they may be rounded or
-written differently):
+Discovered equation:
 {output} = {proposal}
 
 Are the two equations mathematically equivalent up to the values of their constants (the same
 functional form, possibly rearranged or with constants combined)? Explain briefly, then answer
 on the last line with exactly one word: yes or no."""
+JUDGE_SAMPLING: Final = SamplingConfig(temperature=0.0, max_tokens=512)
+_ADAPTERS: dict[tuple[Any, ...], Adapter] = {}
+_ADAPTERS_LOCK = threading.Lock()
 
 _VERDICT = re.compile(r"\b(yes|no)\b", re.I)
 
 
-def judge_prompt(problem: Problem, equation: str) -> str:
+def skeleton(program: Program) -> str:
+    """The equation with its constants removed: every parameter and non-structural number is a
+    named constant c0, c1, ... (what the paper's judge compares)."""
+    promoted, _ = promote_constants(program)
+    return promoted.to_expression()
+
+
+def judge_prompt(problem: Problem, proposal: Program) -> str:
+    truth = problem.ground_truth()
+    assert truth is not None
     return PROMPT.format(
         variables=", ".join(problem.inputs),
         output=problem.output,
-        truth=problem.expression,
-        proposal=equation,
+        truth=skeleton(truth),
+        proposal=skeleton(proposal),
     )
+
+
+def judge_options_given(options: Mapping[str, Any]) -> bool:
+    return any(options.get(k) for k in ("sr_judge_model", "sr_judge_base_url", "sr_judge_adapter"))
+
+
+def check_judge_options(options: Mapping[str, Any]) -> None:
+    """The paper's judge is a fixed model: a real run must name one (not the model under test)."""
+    judge = str(options.get("sr_judge") or "sympy")
+    real = str(options.get("adapter") or "mock") != "mock"
+    if judge in ("llm", "both") and real and not options.get("sr_judge_model"):
+        raise LsrbUsageError(
+            f"--lsrb-sr-judge={judge} needs --lsrb-sr-judge-model (and --lsrb-sr-judge-base-url when it "
+            "is served elsewhere): the paper judges with a fixed model (GPT-4o), not the model under test."
+        )
+
+
+def judge_adapter(options: Mapping[str, Any], run_adapter: Adapter) -> Adapter:
+    """The judge's adapter: the run's own when no judge option is given (the mock's judge), else
+    one built from the judge options (missing ones taken from the run's), once per process."""
+    if not judge_options_given(options):
+        return run_adapter
+    config = AdapterConfig(
+        name=str(options.get("sr_judge_adapter") or options.get("adapter") or "mock"),
+        model=str(options.get("sr_judge_model") or options.get("model") or ""),
+        base_url=options.get("sr_judge_base_url") or options.get("base_url"),
+        api_key_env=options.get("api_key_env"),
+        timeout_s=float(options.get("timeout") or 120.0),
+        max_retries=int(options.get("max_retries") or 4),
+        cache_dir=options.get("cache_dir"),
+    )
+    key = (config.name, config.model, config.base_url, config.api_key_env, config.cache_dir)
+    with _ADAPTERS_LOCK:
+        if key not in _ADAPTERS:
+            _ADAPTERS[key] = create_adapter(config)
+        return _ADAPTERS[key]
 
 
 def read_verdict(text: str) -> bool | None:
@@ -57,23 +115,25 @@ def read_verdict(text: str) -> bool | None:
 
 
 def llm_judge(
-    problem: Problem, equation: str, adapter: Adapter, sampling: SamplingConfig, seed: int
+    problem: Problem, proposal: Program, adapter: Adapter
 ) -> tuple[SymbolicVerdict, dict[str, Any]]:
-    """(verdict, record fields: the judge's raw answer, error and latency)."""
+    """(verdict, record fields: the judge's model, raw answer, error and latency)."""
+    prompt = judge_prompt(problem, proposal)
     request = GenerationRequest(
-        messages=(Message("user", judge_prompt(problem, equation)),),
-        seed=stable_hash(JUDGE_METHOD, seed) & ((1 << SEED_BITS) - 1),
-        sampling=sampling,
+        messages=(Message("user", prompt),),
+        seed=stable_hash(JUDGE_METHOD, prompt) & ((1 << SEED_BITS) - 1),
+        sampling=JUDGE_SAMPLING,
         task=TASK_NAME,
         context={
             "method": JUDGE_METHOD,
             "inputs": problem.inputs,
             "truth": problem.expression,
-            "proposal": equation,
+            "proposal": proposal.to_expression(),
         },
     )
     result = adapter.generate(request)
     fields: dict[str, Any] = {
+        "judge_model": str(adapter.identity().get("model") or ""),
         "judge_raw_output": result.text,
         "judge_latency_ms": round(result.latency_ms, 3),
         "judge_model_calls": result.http_attempts if not result.cached else 0,

@@ -71,6 +71,9 @@ class SrbenchTask:
         success = str(values.get("sr_success") or "acc_0.1")
         if success not in SUCCESS_CRITERIA:
             raise LsrbUsageError(f"--lsrb-sr-success: expected one of {', '.join(SUCCESS_CRITERIA)}.")
+        from pytest_lsrb.srbench.judge import check_judge_options
+
+        check_judge_options(values)
         if success == "symbolic" and judge == "none":
             raise LsrbUsageError("--lsrb-sr-success=symbolic needs a symbolic judge (--lsrb-sr-judge=sympy).")
 
@@ -118,12 +121,10 @@ class SrbenchTask:
             )
         judge = str(options.get("sr_judge") or "sympy")
         llm = None
-        if judge in ("llm", "both") and problem.has_ground_truth and result.found:
-            from pytest_lsrb.srbench.judge import llm_judge
+        if judge in ("llm", "both") and problem.has_ground_truth and result.found and result.program:
+            from pytest_lsrb.srbench.judge import judge_adapter, llm_judge
 
-            llm, judge_fields = llm_judge(
-                problem, result.equation(), ctx.adapter, ctx.sampling, ctx.case.attempt_seed
-            )
+            llm, judge_fields = llm_judge(problem, result.program, judge_adapter(options, ctx.adapter))
             fields.update(judge_fields)
         fields.update(
             score(

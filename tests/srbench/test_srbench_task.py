@@ -327,7 +327,10 @@ def test_llm_judge_through_the_adapter(builtin: list[Problem]) -> None:
     assert read_verdict("Looks different... no wait, yes") is True
     assert read_verdict("The forms differ.\nNo.") is False and read_verdict("maybe") is None
     crk = next(p for p in builtin if p.name == "CRK0")
-    assert crk.expression is not None and crk.expression in judge_prompt(crk, "c0*A")
+    prompt = judge_prompt(crk, parse_expression("0.3*A + c1", crk.inputs, free_params=True))
+    assert "0.281" not in prompt and "0.3" not in prompt  # compared after removing constants
+    assert "dA_dt = c2*A + c1\n" in prompt  # the literal 0.3 became a constant too
+    assert "dA_dt = c0*A - c1*A**1.5 + c2*exp(c3*t)" in prompt
     acc = SrbenchSummary()
     for p in builtin[::3]:
         both = _attempt(p, 5, sr_judge="both")
@@ -417,3 +420,38 @@ def test_methods_sample_at_the_references_settings_unless_told(
     assert run.config["temperature"] == expected
     assert run.config.identity()["temperature"] == expected  # recorded in run.json, in config_hash
     assert run.config["max_tokens"] == (512 if method == "direct-expression" else 1024)
+
+
+def test_the_llm_judge_is_a_fixed_model_never_the_one_under_test(run_suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from fakes.ollama_server import FakeOllama
+
+    common = ("--lsrb-adapter=ollama", "--lsrb-model=smollm2:135m", "--lsrb-goal-slice=name:CRK0")
+    with FakeOllama(reply="def equation(t, A, params):\n    return params[0]*A\n") as tested:
+        refused = run_suite(
+            *common, f"--lsrb-base-url={tested.url}", "--lsrb-sr-judge=llm", suite=SUITE, out=tmp_path / "r"
+        )
+        assert refused.returncode == 4 and "--lsrb-sr-judge-model" in refused.stderr
+        assert not tested.chat_requests()  # refused before any model call
+        with FakeOllama(reply="Same form.\nyes") as judge:
+            result = run_suite(
+                *common,
+                f"--lsrb-base-url={tested.url}",
+                "--lsrb-sr-judge=llm",
+                "--lsrb-sr-judge-model=qwen2.5:7b",
+                f"--lsrb-sr-judge-base-url={judge.url}",
+                "--lsrb-sr-budget=5",
+                "--lsrb-outcome=record",
+                suite=SUITE,
+                out=tmp_path / "j",
+            )
+            assert result.returncode == 0, result.stdout + result.stderr
+            [rec] = result.attempts()
+            [asked] = judge.chat_requests()  # one judgement, by the judge's own model
+            assert asked.body["model"] == "qwen2.5:7b"
+            assert all(r.body["model"] == "smollm2:135m" for r in tested.chat_requests())
+            assert len(tested.chat_requests()) == 5
+            assert rec["judge_model"] == "qwen2.5:7b" and rec["symbolic_match"] is True
+            assert "c0" in asked.body["messages"][0]["content"]  # skeletons, constants removed
