@@ -182,6 +182,7 @@ class LsrbSession:
             try:
                 adapter.check()
                 self.queue_depth = queue_depth(run.config["concurrency"] or adapter.default_concurrency)
+                self._warn_about_slots(adapter, int(run.config["concurrency"] or adapter.default_concurrency))
             finally:
                 adapter.close()
             if not self.config.option.collectonly:  # listing tests must not touch a run's files
@@ -190,6 +191,34 @@ class LsrbSession:
                 self.progress = self._progress_reporter(run)
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
+
+    def _warn_about_slots(self, adapter: Adapter, concurrency: int) -> None:
+        """Say so when more attempts would be in flight than the server decodes at once."""
+        served_slots = getattr(getattr(adapter, "inner", adapter), "served_slots", None)
+        slots = served_slots() if served_slots is not None else None
+        workers = (
+            self.config.getoption("numprocesses", None)
+            if self.config.pluginmanager.hasplugin("xdist")
+            else None
+        )
+        processes = workers if isinstance(workers, int) and workers > 0 else 1
+        if slots is None or concurrency * processes <= slots:
+            return
+        over = f"--lsrb-concurrency {concurrency}" + (f" x {processes} workers" if processes > 1 else "")
+        message = (
+            f"lsrb: WARNING: {over} exceeds the {slots} request(s) the server decodes at once (it "
+            f"reports {slots} slot(s)); each process keeps at most {slots} in flight so the rest wait "
+            "here, where the wait does not count against --lsrb-timeout"
+            + (
+                " (but the workers together still queue in the server: use fewer -n workers)"
+                if processes > 1
+                else ""
+            )
+            + "."
+        )
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(message, yellow=True)
 
     def _progress_reporter(self, run: SuiteRun) -> ProgressReporter:
         import sys

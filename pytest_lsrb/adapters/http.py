@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from pytest_lsrb.adapters.base import GenerationResult
+from pytest_lsrb.adapters.concurrency import AdaptiveLimit
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, RETRYABLE_GENERATION_KINDS
 from pytest_lsrb.core.redaction import Secrets, strip_userinfo
 from pytest_lsrb.core.seeds import stable_hash
@@ -211,8 +212,11 @@ class HttpEndpoint:
         retry: RetryPolicy,
         api_key: str | None = None,
         headers: Mapping[str, str] | None = None,
+        in_flight: int | None = None,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
+        # Requests in flight at once: --lsrb-concurrency, adapted to the server (adapters.concurrency).
+        self.limit = AdaptiveLimit(in_flight or max(1, pool_size))
         self.shown_url = strip_userinfo(self.base_url)  # safe to print and record
         self.retry = retry
         self.timeout_s = timeout_s
@@ -312,8 +316,16 @@ class HttpEndpoint:
             stopped = self._stopped_failure()
             if stopped is not None:
                 return self._outcome(None, stopped, sent, start)
+            queued = time.perf_counter()
+            if not self.limit.acquire(self.state.stop):
+                continue  # stopped while waiting for a permit: the check above says why
+            start += time.perf_counter() - queued  # our own queue is no time of the model's
             sent += 1
-            result = self._once(method, path, payload, parse)
+            result: T | Failure = Failure("connection", "no answer")
+            try:
+                result = self._once(method, path, payload, parse)
+            finally:
+                self.limit.release(result.kind if isinstance(result, Failure) else None)
             if not isinstance(result, Failure):
                 return self._outcome(result, None, sent, start)
             if result.kind in FATAL_GENERATION_KINDS:

@@ -9,8 +9,11 @@ from the environment variable named by `--lsrb-api-key-env` and is sent as a Bea
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
+
+import httpx
 
 from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult
 from pytest_lsrb.adapters.http import (
@@ -73,6 +76,15 @@ def parse_chat_completion(data: Any) -> Reply:
     )
 
 
+def _total_slots(data: Any) -> int | None:
+    value = data.get("total_slots") if isinstance(data, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _slot_count(data: Any) -> int | None:
+    return len(data) if isinstance(data, list) and data else None
+
+
 def parse_models(data: Any) -> list[tuple[str, str]]:
     """(id, owned_by) of each model a /v1/models answer lists."""
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
@@ -96,12 +108,20 @@ class OpenAIAdapter:
             api_base(config.base_url or DEFAULT_BASE_URL),
             timeout_s=config.timeout_s,
             pool_size=(config.concurrency or DEFAULT_CONCURRENCY) + 2,
+            in_flight=config.concurrency or DEFAULT_CONCURRENCY,
             retry=RetryPolicy(config.max_retries, config.backoff_base_s, config.backoff_max_s),
             api_key=api_key_from_env(config.api_key_env),
         )
+        self._slots: int | None = None
+        self._slots_asked = False
+        self._slots_lock = threading.Lock()
 
     def check(self) -> None:
         """Catch a wrong URL, key or model before the run; servers without /models are fine."""
+        self._check_model()
+        self.served_slots()
+
+    def _check_model(self) -> None:
         url = self.http.shown_url
         outcome = self.http.call("GET", "/models", None, parse=parse_models, seed=0, max_retries=1)
         failure = outcome.failure
@@ -155,7 +175,30 @@ class OpenAIAdapter:
             body["stop"] = list(s.stop)
         return body
 
+    def served_slots(self) -> int | None:
+        """How many requests the server says it decodes at once (llama.cpp: `GET /props`
+        `total_slots`, else the length of `GET /slots`), asked once; None when it does not say.
+        The in-flight limit is capped there, so surplus attempts wait here, not in its queue."""
+        with self._slots_lock:
+            if self._slots_asked:
+                return self._slots
+            self._slots_asked = True
+            root = self.http.base_url.removesuffix("/v1")
+            for path, read in (("/props", _total_slots), ("/slots", _slot_count)):
+                try:
+                    response = self.http.client.get(root + path, timeout=5.0)
+                    slots = read(response.json()) if response.status_code == 200 else None
+                except (httpx.HTTPError, ValueError, RuntimeError):
+                    slots = None
+                if slots is not None:
+                    self._slots = slots
+                    self.http.limit.cap(slots)
+                    break
+            return self._slots
+
     def generate(self, request: GenerationRequest) -> GenerationResult:
+        if not self._slots_asked:
+            self.served_slots()
         outcome = self.http.call(
             "POST", "/chat/completions", self.payload(request), parse=parse_chat_completion, seed=request.seed
         )

@@ -100,7 +100,8 @@ def test_check_lists_the_served_models_when_ours_is_missing(fake: FakeOllama) ->
 def test_check_passes_against_a_server_without_a_models_route(fake: FakeOllama) -> None:
     fake.serve_models = False
     openai(fake, model="anything").check()
-    assert [r.path for r in fake.requests] == ["/v1/models"]
+    # then it asks how many requests the server decodes at once (llama.cpp's /props, /slots)
+    assert [r.path for r in fake.requests] == ["/v1/models", "/props", "/slots"]
 
 
 def test_check_requires_a_model(fake: FakeOllama) -> None:
