@@ -77,11 +77,11 @@ def prepare_suite_run(root: Path, getoption: Any, rootdir: Path, run_dir: Path |
         selected = select(
             rows,
             keep=lambda row: keep_split(row) and keep_slice(row),
-            seed=int(config["seed"]),
+            seed=config.seed,
             max_items=config["max_items"],
         )
-        mine = shard(selected, int(config["shard_count"]), int(config["shard_index"]))
-        cases = expand(mine, int(config["samples"]), int(config["seed"]))
+        mine = shard(selected, config.shard_count, config.shard_index)
+        cases = expand(mine, config.samples, config.seed)
     except LsrbUsageError as exc:  # a value that came from suite.toml is named there
         raise config.blame(exc) from None
     if config.runs_folder:

@@ -400,6 +400,43 @@ class RunConfig:
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
 
+    # The spine's options, typed (`resolve` has already converted and checked each value).
+    @property
+    def samples(self) -> int:
+        return int(self.values["samples"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.values["seed"])
+
+    @property
+    def shard_count(self) -> int:
+        return int(self.values["shard_count"])
+
+    @property
+    def shard_index(self) -> int:
+        return int(self.values["shard_index"])
+
+    @property
+    def max_tokens(self) -> int:
+        return int(self.values["max_tokens"])
+
+    @property
+    def outcome(self) -> str:
+        return str(self.values["outcome"])
+
+    @property
+    def verification(self) -> str:
+        return str(self.values["verification"])
+
+    @property
+    def resume(self) -> bool:
+        return bool(self.values["resume"])
+
+    @property
+    def retry_errors(self) -> bool:
+        return bool(self.values["retry_errors"])
+
     def blame(self, exc: LsrbUsageError) -> LsrbUsageError:
         """A problem with `--lsrb-NAME` whose value came from suite.toml, said of suite.toml."""
         return blame_suite_default(exc, self.suite, self.from_suite)

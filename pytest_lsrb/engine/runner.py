@@ -85,7 +85,7 @@ class Runner:
         temperature = config["temperature"]  # None: a task asked for the provider's default
         self.sampling = SamplingConfig(
             temperature=None if temperature is None else float(temperature),
-            max_tokens=int(config["max_tokens"]),
+            max_tokens=config.max_tokens,
         )
         # How many upcoming tests to start early (0: run each attempt inline).
         self.lookahead = 2 * self.concurrency if self.concurrency > 1 else 0
@@ -182,7 +182,7 @@ class Runner:
 
     def attempt(self, case: Case, upcoming: Iterable[Case] = ()) -> Attempt:
         """The attempt for `case`: resumed, prefetched, or run now."""
-        policy = str(self.config["outcome"])
+        policy = self.config.outcome
         done = self.finished.get(case.key)
         if done is not None:
             return Attempt(case=case, record=None, judgement=done, resumed=True, policy=policy)

@@ -44,7 +44,6 @@ RUN_SCHEMA_VERSION = 1
 
 
 def run_header(run: SuiteRun) -> dict[str, Any]:
-    v = run.config.values
     return {
         "schema_version": RUN_SCHEMA_VERSION,
         "suite": run.spec.name,
@@ -52,8 +51,8 @@ def run_header(run: SuiteRun) -> dict[str, Any]:
         "config_hash": run.config_hash,
         "selected_rows_hash": run.selected_hash,
         "selected_items": run.selected_count,
-        "shard_count": int(v["shard_count"]),
-        "shard_index": int(v["shard_index"]),
+        "shard_count": run.config.shard_count,
+        "shard_index": run.config.shard_index,
         "attempts_expected": len(run.cases),
     }
 
@@ -104,7 +103,7 @@ class RunOutput:
             writer = AttemptsWriter(attempts)
         except OSError as exc:
             raise LsrbUsageError(write_failure(target, exc, running=False)) from None
-        samples = int(run.config["samples"])
+        samples = run.config.samples
         live = None if run.config["resume"] else Summarizer(samples, run.task.summary_accumulator(samples))
         return cls(dir=out, run=run, writer=writer, header=header, live=live)
 
@@ -149,8 +148,8 @@ class RunOutput:
         if self.live is not None:
             metrics = self.live.finish()
         else:
-            acc = run.task.summary_accumulator(int(run.config["samples"]))
-            metrics = summarize_file(self.dir / ATTEMPTS_FILE, int(run.config["samples"]), acc, keys)
+            acc = run.task.summary_accumulator(run.config.samples)
+            metrics = summarize_file(self.dir / ATTEMPTS_FILE, run.config.samples, acc, keys)
         summary = {
             "schema_version": SUMMARY_SCHEMA_VERSION,
             "suite": run.spec.name,
@@ -206,7 +205,7 @@ def finished_judgements(run: SuiteRun) -> dict[tuple[str, int], Judgement]:
     """What a resumed run already has: the judgement of each finished attempt by key."""
     path = run.config.output_dir / ATTEMPTS_FILE
     wanted = {case.key for case in run.cases}
-    retry_errors = bool(run.config["retry_errors"])
+    retry_errors = run.config.retry_errors
     done: dict[tuple[str, int], Judgement] = {}
     for rec in latest_records(path):
         key = record_key(rec)

@@ -84,7 +84,7 @@ class TacticTask:
             path = resolve_profiles_path(config.values.get("profiles"), config.suite.root)
             extra = {**config.extra_identity, "profiles_sha256": profiles_digest(path)}
             config = dataclasses.replace(config, extra_identity=extra)
-        if int(config.values.get("samples") or 1) <= 1 or "temperature" in config.from_command_line:
+        if config.samples <= 1 or "temperature" in config.from_command_line:
             return config
         if float(config.values.get("temperature") or 0.0) > 0.0:
             return config
