@@ -1,8 +1,8 @@
 """Lean verification machinery: goals, scripts, splicing, backends, checkouts and verdicts."""
 
-from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, ProofStateBackend, ReplBackend
+from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, ReplBackend
 from pytest_lsrb.tactic.lean.goal import Goal, Hypothesis, Restatement, Unrestatable, parse_goal, restate
-from pytest_lsrb.tactic.lean.outcome import LeanMessage, Verdict, judge_messages, judge_tactic_reply
+from pytest_lsrb.tactic.lean.outcome import LeanMessage, Verdict, judge_messages
 from pytest_lsrb.tactic.lean.repl import ReplClient
 from pytest_lsrb.tactic.lean.splice import splice
 
@@ -13,14 +13,12 @@ __all__ = [
     "LeanBackend",
     "LeanMessage",
     "LeanRun",
-    "ProofStateBackend",
     "ReplBackend",
     "ReplClient",
     "Restatement",
     "Unrestatable",
     "Verdict",
     "judge_messages",
-    "judge_tactic_reply",
     "parse_goal",
     "restate",
     "splice",

@@ -1,4 +1,4 @@
-"""Lean backends: run Lean on a source text (and, for REPLs, a tactic on a proof state).
+"""Lean backends: run Lean on a source text.
 
 - `FileBackend`: writes the source to a scratch directory and runs `lake lean FILE -- --json`
   in a Lake project (or plain `lean --json FILE`), with a timeout and a memory cap.
@@ -25,6 +25,7 @@ from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from pytest_lsrb.core.paths import inside, relative_path_problem
 from pytest_lsrb.tactic.lean.outcome import (
+    REPL_PROTOCOL_ERRORS,
     LeanMessage,
     SorryInfo,
     messages_from_reply,
@@ -74,13 +75,6 @@ class LeanBackend(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-@runtime_checkable
-class ProofStateBackend(LeanBackend, Protocol):
-    generation: int  # changes whenever proof states from earlier calls become invalid
-
-    def tactic(self, proof_state: int, tactic: str) -> LeanRun: ...
 
 
 # -- parallelism -------------------------------------------------------------------------------
@@ -274,7 +268,7 @@ class ReplBackend:
     name: str = "repl"
     missing_reason: str | None = None
     slots: threading.BoundedSemaphore | None = None
-    generation: int = 0
+    generation: int = 0  # bumped on every restart: environments from earlier calls are gone
     _envs: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -336,6 +330,9 @@ class ReplBackend:
         if failed is not None:
             return failed
         assert reply is not None
+        if "env" not in reply and str(reply.get("message", "")).startswith(REPL_PROTOCOL_ERRORS):
+            # the request was wrong (a lost environment...): the harness's fault, not the answer's
+            return LeanRun("failed", reply=reply, detail=f"the REPL refused the request: {reply['message']}")
         shift = header_lines
         messages = tuple(m.shifted(shift) for m in messages_from_reply(reply))
         sorries = tuple(
@@ -348,21 +345,6 @@ class ReplBackend:
             for s in sorries_from_reply(reply)
         )
         return LeanRun("ok", messages, sorries, reply=reply, elapsed_s=time.monotonic() - start)
-
-    def tactic(self, proof_state: int, tactic: str) -> LeanRun:
-        start = time.monotonic()
-        with self._lock:
-            reply, failed = self._send({"tactic": tactic, "proofState": proof_state})
-        if failed is not None:
-            return failed
-        assert reply is not None
-        return LeanRun(
-            "ok",
-            tuple(messages_from_reply(reply)),
-            tuple(sorries_from_reply(reply)),
-            reply=reply,
-            elapsed_s=time.monotonic() - start,
-        )
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

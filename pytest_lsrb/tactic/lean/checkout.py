@@ -8,7 +8,8 @@ Layout under the cache root:
 
 A failed clone or build is remembered for the rest of the process, so one broken repo costs one
 attempt at it, not one per sample. Patched files never go into the checkout: the verifier writes
-them to scratch directories and runs `lake env lean` on them from here.
+them to scratch directories and runs `lake lean FILE` on them from here (so the lakefile's
+`leanOptions` apply).
 """
 
 from __future__ import annotations

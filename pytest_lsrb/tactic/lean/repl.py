@@ -187,9 +187,6 @@ class ReplClient:
         request.update(extra)
         return self.send(request, timeout_s=timeout_s)
 
-    def tactic(self, tactic: str, proof_state: int, *, timeout_s: float) -> dict[str, Any]:
-        return self.send({"tactic": tactic, "proofState": proof_state}, timeout_s=timeout_s)
-
     def _read_reply(self, timeout_s: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout_s
         buf: list[str] = []

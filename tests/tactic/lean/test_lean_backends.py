@@ -12,7 +12,14 @@ import pytest
 from pytest_lsrb.tactic.lean.backend import FileBackend, ReplBackend, make_repl_backend, split_imports
 from pytest_lsrb.tactic.lean.outcome import parse_lean_output
 from pytest_lsrb.tactic.lean.process import run_bounded
-from pytest_lsrb.tactic.lean.repl import ReplClient, ReplCrashed, ReplMemoryLimit, ReplMissing, ReplTimeout
+from pytest_lsrb.tactic.lean.repl import (
+    ReplClient,
+    ReplCrashed,
+    ReplMemoryLimit,
+    ReplMissing,
+    ReplTimeout,
+    read_transcript,
+)
 
 SOURCE = "set_option autoImplicit false\n\nexample (n : Nat) :\n    n + 0 = n := by\n  omega\n"
 
@@ -125,7 +132,7 @@ def test_repl_hang_is_timeout_and_the_process_is_gone(
     client = ReplClient(repl_argv(fake_toolchain, transcripts, "readme"), memory_mb=1024)
     client.send({"cmd": "def f (x : Unit) : Nat := by sorry"}, timeout_s=20)
     with pytest.raises(ReplTimeout):
-        client.tactic("apply Int.natAbs", 0, timeout_s=1)
+        client.send({"tactic": "apply Int.natAbs", "proofState": 0}, timeout_s=1)
     assert not client.alive
     client.close()
 
@@ -157,45 +164,72 @@ def test_repl_missing_executable(tmp_path: Path) -> None:
         ReplClient([str(tmp_path / "no-repl")]).start()
 
 
+def numbertheory(transcripts: Path) -> tuple[str, list[str]]:
+    """The header (imports and `open`s) and the three theorems of Mathlib's H20231020 transcript."""
+    requests = read_transcript(transcripts / "Mathlib__test__H20231020.in")
+    return str(requests[0]["cmd"]), [str(r["cmd"]) for r in requests[1:]]
+
+
 def test_repl_backend_maps_failures_and_restarts(
     fake_toolchain: dict[str, Path], transcripts: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A timeout invalidates proof states (generation bumps); the next request starts afresh."""
+    """A timeout restarts the REPL (generation bumps, cached environments are dropped): the next
+    check sends the imports again to the new process."""
     monkeypatch.setenv("FAKE_REPL_MODE", "hang-at:1")
+    header, theorems = numbertheory(transcripts)
     b = make_repl_backend(
         project=None,
         timeout_s=1.0,
         memory_mb=1024,
-        repl_command=repl_argv(fake_toolchain, transcripts, "readme"),
+        repl_command=repl_argv(fake_toolchain, transcripts, "Mathlib__test__H20231020"),
         lake_command="lake",
     )
     assert isinstance(b, ReplBackend) and b.name == "repl" and b.unavailable() is None
-    first = b.check("def f (x : Unit) : Nat := by sorry", rel_path="A.lean")
-    assert first.status == "ok" and first.sorries[0].proof_state == 0
-    hung = b.tactic(0, "apply Int.natAbs")
+    lines = header.count("\n") + 1
+    hung = b.check(f"{header}\n{theorems[0]}", rel_path="A.lean", header_lines=lines)
     assert hung.status == "timeout" and b.generation == 1
-    again = b.check("def f (x : Unit) : Nat := by sorry", rel_path="A.lean")
-    assert again.status == "ok" and again.sorries[0].goal == "x : Unit\n⊢ Nat"
+    monkeypatch.delenv("FAKE_REPL_MODE")
+    again = b.check(f"{header}\n{theorems[0]}", rel_path="A.lean", header_lines=lines)
+    assert again.status == "ok" and again.errors == [], again
     b.close()
 
 
 def test_repl_backend_reuses_the_imports_environment(
     fake_toolchain: dict[str, Path], transcripts: Path
 ) -> None:
-    """`import Mathlib` runs once; later sources run in its env, message lines shift back."""
+    """The header runs once: the later theorems are sent alone, in its env (the fake REPL answers
+    `unexpected request` to anything but the recorded sequence); message lines shift back."""
+    header, theorems = numbertheory(transcripts)
     b = make_repl_backend(
         project=None,
         timeout_s=20,
         memory_mb=1024,
         lake_command="lake",
-        repl_command=repl_argv(fake_toolchain, transcripts, "Mathlib__test__exact"),
+        repl_command=repl_argv(fake_toolchain, transcripts, "Mathlib__test__H20231020"),
     )
-    run = b.check("import Mathlib\ntheorem test : 0 < 1 := by sorry", rel_path="A.lean")
-    assert run.status == "ok"
-    assert run.sorries[0].pos == (2, 27) and run.sorries[0].proof_state == 0
-    assert run.messages[0].pos == (2, 8)
-    step = b.tactic(0, "exact?")
-    assert step.status == "ok" and step.reply is not None and step.reply["proofStatus"] == "Completed"
+    lines = header.count("\n") + 1
+    runs = [b.check(f"{header}\n{t}", rel_path="A.lean", header_lines=lines) for t in theorems]
+    assert [r.status for r in runs] == ["ok"] * 3
+    assert all("unexpected request" not in str(r.reply) for r in runs)
+    assert all(m.pos[0] > lines for r in runs for m in r.messages)
+    b.close()
+
+
+def test_repl_backend_protocol_refusal_is_a_harness_failure(
+    fake_toolchain: dict[str, Path], transcripts: Path
+) -> None:
+    """`Unknown environment.` is the REPL refusing the request: `failed`, never a clean run the
+    acceptance rule could read as closed."""
+    b = make_repl_backend(
+        project=None,
+        timeout_s=20,
+        memory_mb=1024,
+        lake_command="lake",
+        repl_command=repl_argv(fake_toolchain, transcripts, "unknown_environment"),
+    )
+    b._envs["import X"] = 5  # an environment a restarted REPL no longer has
+    run = b.check("import X\ndef f : Nat := by sorry", rel_path="A.lean")
+    assert run.status == "failed" and "Unknown environment" in run.detail
     b.close()
 
 
