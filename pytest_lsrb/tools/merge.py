@@ -220,7 +220,6 @@ def merge_summary(
         and k not in ("started_at", "merged_from")
     }
     summary.update(metrics)
-    summary.setdefault("profile_config_path", config.get("profiles"))
     summary["schema_version"] = SUMMARY_SCHEMA_VERSION
     summary.update(
         config=config,
