@@ -269,6 +269,7 @@ class ReplBackend:
     missing_reason: str | None = None
     slots: threading.BoundedSemaphore | None = None
     generation: int = 0  # bumped on every restart: environments from earlier calls are gone
+    max_heartbeats: int | None = None  # `set_option maxHeartbeats N` opens every command after the imports
     _envs: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -323,6 +324,10 @@ class ReplBackend:
                             elapsed_s=time.monotonic() - start,
                         )
                     env = self._envs[imports] = int(reply["env"])
+            shift = header_lines
+            if self.max_heartbeats:  # as `-DmaxHeartbeats=N` in file mode; one line above the body
+                body = f"set_option maxHeartbeats {self.max_heartbeats}\n{body}"
+                shift -= 1
             request: dict[str, Any] = {"cmd": body}
             if env is not None:
                 request["env"] = env
@@ -333,7 +338,6 @@ class ReplBackend:
         if "env" not in reply and str(reply.get("message", "")).startswith(REPL_PROTOCOL_ERRORS):
             # the request was wrong (a lost environment...): the harness's fault, not the answer's
             return LeanRun("failed", reply=reply, detail=f"the REPL refused the request: {reply['message']}")
-        shift = header_lines
         messages = tuple(m.shifted(shift) for m in messages_from_reply(reply))
         sorries = tuple(
             SorryInfo(
@@ -368,6 +372,7 @@ def make_repl_backend(
     lake_command: str,
     prefer: str = "auto",
     slots: threading.BoundedSemaphore | None = None,
+    max_heartbeats: int | None = None,
 ) -> ReplBackend:
     """A REPL backend: LeanInteract (`prefer` auto/lean_interact, when importable) or our client."""
     use_li = prefer == "lean_interact" or (
@@ -378,8 +383,17 @@ def make_repl_backend(
         if missing is None and not lean_interact_available():
             missing = "LeanInteract is not installed (pip install lean-interact)"
         transport: Transport = LeanInteractTransport(project, memory_mb, lake_command)
-        return ReplBackend(transport, timeout_s, name="lean_interact", missing_reason=missing, slots=slots)
+        return ReplBackend(
+            transport,
+            timeout_s,
+            name="lean_interact",
+            missing_reason=missing,
+            slots=slots,
+            max_heartbeats=max_heartbeats,
+        )
     argv = list(repl_command or [lake_command, "exe", "repl"])
     missing = None if which(argv[0]) else f"`{argv[0]}` is not on PATH (no Lean toolchain or REPL)"
     client = ReplClient(argv, cwd=project, memory_mb=memory_mb)
-    return ReplBackend(client, timeout_s, name="repl", missing_reason=missing, slots=slots)
+    return ReplBackend(
+        client, timeout_s, name="repl", missing_reason=missing, slots=slots, max_heartbeats=max_heartbeats
+    )

@@ -195,6 +195,7 @@ class LeanVerifierBase(ABC):
                         lake_command=profile.lake_command,
                         prefer=profile.repl_backend,
                         slots=slots,
+                        max_heartbeats=self.max_heartbeats(profile),
                     )
                 else:
                     backend = FileBackend(

@@ -518,30 +518,36 @@ MODULE_SOURCE = (
 GOAL = "p q : Prop\nhp : p\nhq : q\n⊢ p ∧ q"
 
 
+@pytest.mark.parametrize("heartbeats", [None, 1000])
 def test_replay_over_the_repl_sends_the_module_header_and_elaborates_it_once(
-    tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch, heartbeats: int | None
 ) -> None:
     """A module-system file (current Mathlib): the REPL's first command is the whole header
     (`module`, `public import ...`), the baseline and each sample then run in its environment.
     The fake REPL answers only this exact sequence, so 3 samples cost one prefix elaboration,
-    and the `sorries` lists are diffed by position as SorryDB does."""
+    and the `sorries` lists are diffed by position as SorryDB does. With the profile's
+    `max_heartbeats`, every command after the header opens with `set_option maxHeartbeats N`
+    (as `-DmaxHeartbeats=N` does in file mode); Lean's positions are one line further down."""
     head = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by"
     by_col = head.index("by")
 
+    option = f"set_option maxHeartbeats {heartbeats}\n" if heartbeats else ""
+    d = 1 if heartbeats else 0  # the option line
+
     def body(proof: str) -> str:
-        return f"{head}\n  {proof}\n\n#print axioms t\n\n"
+        return f"{option}{head}\n  {proof}\n\n#print axioms t\n\n"
 
     def axioms(listed: str) -> dict[str, Any]:
         data = f"'t' depends on axioms: [{listed}]" if listed else "'t' does not depend on any axioms"
-        return {"severity": "info", **_at(4, 0, 13), "data": data}
+        return {"severity": "info", **_at(4 + d, 0, 13), "data": data}
 
-    warning = {"severity": "warning", **_at(1, 8, 9), "data": "declaration uses `sorry`"}
+    warning = {"severity": "warning", **_at(1 + d, 8, 9), "data": "declaration uses `sorry`"}
     exchanges: list[tuple[dict[str, Any], dict[str, Any]]] = [
         ({"cmd": "module\n\npublic import Repo.Defs\n"}, {"env": 0}),
         (
             {"cmd": body("sorry"), "env": 0},
             {
-                "sorries": [{"proofState": 0, **_at(2, 2, 7), "goal": GOAL}],
+                "sorries": [{"proofState": 0, **_at(2 + d, 2, 7), "goal": GOAL}],
                 "messages": [warning, axioms("sorryAx")],
                 "env": 1,
             },
@@ -550,7 +556,7 @@ def test_replay_over_the_repl_sends_the_module_header_and_elaborates_it_once(
         (
             {"cmd": body("stop simp"), "env": 0},
             {
-                "sorries": [{"proofState": 1, **_at(2, 2, 11), "goal": GOAL}],
+                "sorries": [{"proofState": 1, **_at(2 + d, 2, 11), "goal": GOAL}],
                 "messages": [warning, axioms("sorryAx")],
                 "env": 3,
             },
@@ -561,8 +567,8 @@ def test_replay_over_the_repl_sends_the_module_header_and_elaborates_it_once(
                 "messages": [
                     {
                         "severity": "error",
-                        "pos": {"line": 1, "column": by_col},
-                        "endPos": {"line": 2, "column": 13},
+                        "pos": {"line": 1 + d, "column": by_col},
+                        "endPos": {"line": 2 + d, "column": 13},
                         "data": "unsolved goals\ncase left\n⊢ p",
                     }
                 ],
@@ -576,7 +582,8 @@ def test_replay_over_the_repl_sends_the_module_header_and_elaborates_it_once(
         tmp_path,
         monkeypatch,
         MODULE_SOURCE,
-        f'replay_method = "repl"\nrepl_command = ["{tmp_path / "bin" / "repl"}", "{session}"]\n',
+        f'replay_method = "repl"\nrepl_command = ["{tmp_path / "bin" / "repl"}", "{session}"]\n'
+        + (f"max_heartbeats = {heartbeats}\n" if heartbeats else ""),
     )
     try:
         r = row(start_line=6, end_line=6)
