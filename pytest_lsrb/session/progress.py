@@ -146,4 +146,15 @@ class ProgressReporter:
         """Count one record as it was written (a worker's line arrives decoded, once)."""
         self.progress.add(record)
         if self.terminal is not None and self.progress.due():
-            self.terminal.write_line(self.progress.line())
+            self.write(self.progress.line())
+
+    def write(self, line: str) -> None:
+        """One line between pytest's dots. Straight to pytest's writer when it has one, so the
+        dots go on below it without pytest printing the test file's path again."""
+        writer = getattr(self.terminal, "_tw", None)
+        if writer is None or not hasattr(writer, "width_of_current_line"):
+            self.terminal.write_line(line)
+            return
+        if writer.width_of_current_line:
+            writer.line()
+        writer.line(line)
