@@ -248,6 +248,22 @@ class Comparison:
     def lines(self) -> list[str]:
         return format_comparison(self.baseline.summary, self.current.summary, self.flips)
 
+    def pass_rate_change(self) -> tuple[float, float, float, int] | None:
+        """The change of the per-item success rate over the items both runs judged, with its 95%
+        paired bootstrap interval: (change, low, high, items); None without shared items."""
+        from pytest_lsrb.tools.significance import paired_bootstrap_ci
+
+        base, cur = per_item_counts(self.baseline_scored), per_item_counts(self.current_scored)
+        diffs = [
+            cur[i][1] / cur[i][0] - base[i][1] / base[i][0]
+            for i in sorted(set(base) & set(cur))
+            if base[i][0] and cur[i][0]
+        ]
+        interval = paired_bootstrap_ci(diffs)
+        if interval is None:
+            return None
+        return sum(diffs) / len(diffs), interval[0], interval[1], len(diffs)
+
 
 def compare(baseline: RunData, current: RunData) -> Comparison:
     b, c = score(baseline), score(current)

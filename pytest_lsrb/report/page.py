@@ -18,7 +18,16 @@ from typing import Any
 from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.report import aggregate as agg
 from pytest_lsrb.report import charts
-from pytest_lsrb.report.compare import Delta, Flip, Metric, compare, fmt_delta, fmt_value, metric_deltas
+from pytest_lsrb.report.compare import (
+    Comparison,
+    Delta,
+    Flip,
+    Metric,
+    compare,
+    fmt_delta,
+    fmt_value,
+    metric_deltas,
+)
 from pytest_lsrb.report.data import RunData
 from pytest_lsrb.report.items import item_payload, json_for_script
 from pytest_lsrb.report.methods import methods_section
@@ -63,8 +72,9 @@ class Page:
         self.cur = current
         self.base = baseline
         self.others = list(others)  # more runs for the discovery-methods section
+        self.comparison: Comparison | None = None
         if baseline is not None:
-            comparison = compare(baseline, current)
+            comparison = self.comparison = compare(baseline, current)
             self.scored, self.base_scored = comparison.current_scored, comparison.baseline_scored
             self.flips: list[Flip] = comparison.flips
             self.deltas: list[Delta] = comparison.deltas
@@ -261,8 +271,16 @@ class Page:
                 f"<ul class='flips'>{''.join(links)}{more}</ul></div>"
             )
         both = len({s.item_id for s in self.scored} & {s.item_id for s in self.base_scored})
+        change = self.comparison.pass_rate_change() if self.comparison is not None else None
+        interval = (
+            ""
+            if change is None
+            else f"<p class='note' id='pass-rate-ci'>Success rate per item: {change[0]:+.3f} "
+            f"(95% CI [{change[1]:+.3f}, {change[2]:+.3f}], paired bootstrap over {change[3]} items "
+            "judged in both runs).</p>"
+        )
         return (
-            f"<section id='comparison'><h2>Compared with the baseline</h2>{table}"
+            f"<section id='comparison'><h2>Compared with the baseline</h2>{table}{interval}"
             f"<h3>Items that flipped</h3><p class='note'>An item is solved when at least one of its "
             f"samples succeeded; {both} items are in both runs.</p>"
             f"<div class='charts'>{''.join(lists)}</div></section>"

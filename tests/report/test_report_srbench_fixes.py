@@ -16,6 +16,7 @@ from pytest_lsrb.report import write_report
 from pytest_lsrb.report.charts import nice_ticks, tick_labels
 from pytest_lsrb.report.data import _read_index
 from pytest_lsrb.report.items import answers_text
+from pytest_lsrb.tools.significance import paired_bootstrap_ci
 
 SRBENCH_SUITE = Path(__file__).resolve().parents[2] / "suites" / "llm_srbench"
 
@@ -66,6 +67,11 @@ def test_a_real_run_report_shows_predicted_vs_true_plots_and_no_false_warning(
     page = write_report(cur.out_dir, tmp_path / "report.html", baseline_dir=base.out_dir)
     html = page.read_text("utf-8")
     assert "holds none of this run" not in html
+    # the change of the per-item success rate with its paired bootstrap interval
+    base_ok = {r["item_id"]: float(bool(r["verification_success"])) for r in base.attempts()}
+    cur_ok = {r["item_id"]: float(bool(r["verification_success"])) for r in cur.attempts()}
+    low, high = paired_bootstrap_ci([cur_ok[i] - base_ok[i] for i in sorted(cur_ok)]) or (0.0, 0.0)
+    assert f"95% CI [{low:+.3f}, {high:+.3f}], paired bootstrap over 6 items" in html
     assert "Predicted vs true" in html and html.count("<figure class='scatter'>") >= 6
     data = payload(html)
     cols = {name: i for i, name in enumerate(data["columns"])}
