@@ -6,6 +6,13 @@ Layout under the cache root:
     <root>/<host>__<owner>__<name>/<commit>.ready   written after a successful build
     <root>/<host>__<owner>__<name>/<commit>.lock    serialises clone/build across processes
 
+    <root>/<host>__<owner>__<name>/lake-packages/<key>/   the `lake` dependencies, shared
+
+Checkouts of one repository at different commits share their `.lake/packages` (Mathlib and its
+dependencies, with their builds: the bulk of the disk) when their `lake-manifest.json` package
+list and `lean-toolchain` are the same: `key` hashes both, and each checkout's `.lake/packages` is
+a link to that folder. Builds into one shared folder are serialised by a lock beside it.
+
 A failed clone or build is remembered for the rest of the process, so one broken repo costs one
 attempt at it, not one per sample. Patched files never go into the checkout: the verifier writes
 them to scratch directories and runs `lake lean FILE` on them from here (so the lakefile's
@@ -189,6 +196,12 @@ class CheckoutCache:
         lake = self.lake_command
         if which(lake) is None:
             raise CheckoutFailure("toolchain_missing", f"`{lake}` is not on PATH (no Lean toolchain)")
+        shared = shared_packages(target)
+        with _file_lock(shared.with_name(shared.name + ".lock")) if shared else contextlib.nullcontext():
+            self._build_in(target, deadline, memory_mb, mathlib_cache)
+
+    def _build_in(self, target: Path, deadline: float, memory_mb: int | None, mathlib_cache: bool) -> None:
+        lake = self.lake_command
         manifest = target / "lake-manifest.json"
         uses_mathlib = manifest.exists() and "mathlib" in manifest.read_text(encoding="utf-8").lower()
         if mathlib_cache and (uses_mathlib or (target / "Mathlib.lean").exists()):
@@ -199,3 +212,42 @@ class CheckoutCache:
             raise CheckoutFailure("toolchain_missing", result.detail)
         if result.status != "exited" or result.returncode != 0:
             raise CheckoutFailure("build_failed", f"lake build failed: {_tail(result)}")
+
+
+def packages_key(checkout: Path) -> str | None:
+    """What decides the content of `.lake/packages`: the manifest's package list (names, urls,
+    revisions) and the toolchain they are built with. None without a readable package list."""
+    try:
+        manifest = json.loads((checkout / "lake-manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    packages = manifest.get("packages") if isinstance(manifest, dict) else None
+    if not isinstance(packages, list) or not packages:
+        return None
+    try:
+        toolchain = (checkout / "lean-toolchain").read_text(encoding="utf-8").strip()
+    except OSError:
+        toolchain = ""
+    text = json.dumps({"packages": packages, "toolchain": toolchain}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def shared_packages(checkout: Path) -> Path | None:
+    """Link `checkout/.lake/packages` to the repository's shared folder for its manifest and
+    toolchain (made when missing), and return that folder; None when the checkout keeps its own
+    (no manifest, or a `.lake/packages` of its own already there)."""
+    key = packages_key(checkout)
+    if key is None:
+        return None
+    shared = checkout.parent / "lake-packages" / key
+    link = checkout / ".lake" / "packages"
+    if (checkout / ".lake").is_symlink():  # a committed link could lead anywhere: not followed
+        return None
+    if link.is_symlink():
+        return shared if link.resolve() == shared.resolve() else None
+    if link.exists():
+        return None
+    shared.mkdir(parents=True, exist_ok=True)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(shared, target_is_directory=True)
+    return shared
