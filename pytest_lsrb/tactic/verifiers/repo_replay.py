@@ -28,12 +28,13 @@ from typing import Any
 from pytest_lsrb.core.paths import OutsideError, inside
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
 from pytest_lsrb.tactic.lean.acceptance import accept, parse_axiom_report, sorry_diff, warning_diff
-from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun
+from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun, lean_interact_available
 from pytest_lsrb.tactic.lean.checkout import CheckoutCache, CheckoutFailure
 from pytest_lsrb.tactic.lean.declaration import prompt_context
 from pytest_lsrb.tactic.lean.outcome import Verdict, first_error
 from pytest_lsrb.tactic.lean.patch import Baseline, Patched, make_baseline, make_patched
 from pytest_lsrb.tactic.lean.process import which
+from pytest_lsrb.tactic.lean.replbuild import repl_command
 from pytest_lsrb.tactic.lean.splice import SpliceError
 from pytest_lsrb.tactic.lean.toolchain import describe_toolchain
 from pytest_lsrb.tactic.profiles import ReplayProfile
@@ -107,6 +108,21 @@ class RepoReplayVerifier(LeanVerifierBase):
             )
         except CheckoutFailure as failure:
             return result(failure.kind, detail=failure.detail)
+        if (
+            profile.replay_method == "repl"
+            and not profile.repl_command
+            and (profile.repl_backend == "repl" or not lean_interact_available())
+        ):  # no `repl` dependency in the repo: the REPL built for its Lean version
+            try:
+                argv = repl_command(
+                    self.checkout_cache(profile),
+                    root,
+                    timeout_s=profile.build_timeout_s,
+                    memory_mb=profile.build_memory_mb,
+                )
+            except CheckoutFailure as failure:
+                return result(failure.kind, detail=failure.detail)
+            profile = profile.model_copy(update={"repl_command": argv})
         checked = self._check_in(root, row, tactic, profile)
         if checked.outcome in ("toolchain_missing", "checkout_failed"):
             return checked

@@ -628,3 +628,19 @@ def test_context_shows_scope_lines_and_the_statement(
     with_context = build_messages(suite, r, context)
     assert with_context[-1].content.endswith(plain[-1].content)
     assert "```lean\nopen Finset BigOperators" in with_context[-1].content
+
+
+def test_replay_over_the_repl_without_a_command_needs_a_lean_release(
+    tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No repl_command: the REPL is built for the checkout's Lean version (lean/replbuild.py),
+    which a nightly toolchain does not name; the item is the environment's, before any Lean run."""
+    v = _replay_with(tmp_path, monkeypatch, MODULE_SOURCE, 'replay_method = "repl"\nrepl_backend = "repl"\n')
+    (tmp_path / "tree" / "lean-toolchain").write_text("leanprover/lean4:nightly-2025-01-01\n")
+    try:
+        r = row(start_line=6, end_line=6)
+        res = v.check(r, "exact ⟨hp, hq⟩", v.profile_for(r))
+    finally:
+        v.close()
+    assert res.outcome == "checkout_failed" and "no Lean release named" in str(res.detail), res.detail
+    assert not (fake_lean / "lean.log").exists() or "--json" not in (fake_lean / "lean.log").read_text()
