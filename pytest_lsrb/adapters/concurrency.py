@@ -47,6 +47,8 @@ class AdaptiveLimit:
                 if stop is not None and stop.is_set():
                     return False
                 self._cond.wait(timeout=0.2)
+            if stop is not None and stop.is_set():
+                return False  # the permit came free because the run stopped
             self.in_flight += 1
             return True
 

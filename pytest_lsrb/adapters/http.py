@@ -324,12 +324,14 @@ class HttpEndpoint:
             result: T | Failure = Failure("connection", "no answer")
             try:
                 result = self._once(method, path, payload, parse)
+                if isinstance(result, Failure) and result.kind in FATAL_GENERATION_KINDS:
+                    # Stop before the permit goes back: a waiting request must not be sent after it.
+                    self._go_fatal(result)
             finally:
                 self.limit.release(result.kind if isinstance(result, Failure) else None)
             if not isinstance(result, Failure):
                 return self._outcome(result, None, sent, start)
             if result.kind in FATAL_GENERATION_KINDS:
-                self._go_fatal(result)
                 return self._outcome(None, result, sent, start)
             if result.kind not in RETRYABLE_GENERATION_KINDS or sent > retries:
                 return self._outcome(None, result, sent, start)
