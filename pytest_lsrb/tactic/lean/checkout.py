@@ -22,7 +22,6 @@ them to scratch directories and runs `lake lean FILE` on them from here (so the 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -30,13 +29,13 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pytest_lsrb.tactic.lean.gitrefs import allowed_protocols, commit_problem, remote_problem
-from pytest_lsrb.tactic.lean.process import ProcessResult, run_bounded, which
+from pytest_lsrb.tactic.lean.gitrefs import commit_problem, git_environment, remote_problem
+from pytest_lsrb.tactic.lean.locks import file_lock
+from pytest_lsrb.tactic.lean.process import ProcessResult, run_before, which
 
 FailureKind = Literal["toolchain_missing", "checkout_failed", "build_failed"]
 
@@ -67,17 +66,6 @@ def repo_slug(remote: str) -> str:
 def _tail(result: ProcessResult, limit: int = 800) -> str:
     text = (result.stderr.strip() or result.stdout.strip())[-limit:]
     return f"{result.detail} {text}".strip()
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 @dataclass
@@ -126,7 +114,7 @@ class CheckoutCache:
             if ready.exists() and target.is_dir():
                 return target
             try:
-                with _file_lock(target.with_name(commit + ".lock")):
+                with file_lock(target.with_name(commit + ".lock")):
                     if ready.exists() and target.is_dir():  # another process finished it
                         return target
                     deadline = time.monotonic() + build_timeout_s
@@ -143,18 +131,14 @@ class CheckoutCache:
             return target
 
     def _run(self, argv: list[str], cwd: Path, deadline: float, memory_mb: int | None) -> ProcessResult:
-        remaining = max(1.0, deadline - time.monotonic())
-        return run_bounded(
+        # git (and lake, which runs git for dependencies) may use only the transports a remote
+        # may name (never ext:: or fd::).
+        return run_before(
             argv,
+            deadline=deadline,
             cwd=cwd,
-            timeout_s=remaining,
             memory_mb=memory_mb,
-            # git may use only the transports a remote may name (never ext:: or fd::).
-            env={
-                **os.environ,
-                "GIT_TERMINAL_PROMPT": "0",
-                "GIT_ALLOW_PROTOCOL": allowed_protocols(self.allow_local_remotes),
-            },
+            env=git_environment(self.allow_local_remotes),
         )
 
     def _clone(self, remote: str, commit: str, target: Path, deadline: float, memory_mb: int | None) -> None:
@@ -197,7 +181,7 @@ class CheckoutCache:
         if which(lake) is None:
             raise CheckoutFailure("toolchain_missing", f"`{lake}` is not on PATH (no Lean toolchain)")
         shared = shared_packages(target)
-        with _file_lock(shared.with_name(shared.name + ".lock")) if shared else contextlib.nullcontext():
+        with file_lock(shared.with_name(shared.name + ".lock")) if shared else contextlib.nullcontext():
             self._build_in(target, deadline, memory_mb, mathlib_cache)
 
     def _build_in(self, target: Path, deadline: float, memory_mb: int | None, mathlib_cache: bool) -> None:

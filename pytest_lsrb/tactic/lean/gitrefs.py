@@ -17,6 +17,7 @@ transports it may use (`GIT_ALLOW_PROTOCOL`).
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Final
 from urllib.parse import urlsplit
@@ -101,3 +102,13 @@ def _scp_problem(match: re.Match[str]) -> str | None:
 def allowed_protocols(allow_local: bool) -> str:
     """`GIT_ALLOW_PROTOCOL` for the checkout: git refuses every other transport (ext::, fd::...)."""
     return ":".join(NETWORK_PROTOCOLS + (LOCAL_PROTOCOLS if allow_local else ()))
+
+
+def git_environment(allow_local: bool) -> dict[str, str]:
+    """The environment every git process (and every `lake` that runs git for its dependencies)
+    gets: this process's, with no terminal prompt and only the allowed transports."""
+    return {
+        **os.environ,
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_ALLOW_PROTOCOL": allowed_protocols(allow_local),
+    }

@@ -153,3 +153,17 @@ def run_bounded(
             return ProcessResult("memory_limit", proc.returncode, stdout, stderr, elapsed, detail)
         return ProcessResult("oom_or_crash", proc.returncode, stdout, stderr, elapsed, detail)
     return ProcessResult("exited", proc.returncode, stdout, stderr, elapsed)
+
+
+def run_before(
+    argv: Sequence[str],
+    *,
+    deadline: float,
+    cwd: Path | str | None = None,
+    memory_mb: int | None,
+    env: Mapping[str, str] | None = None,
+) -> ProcessResult:
+    """`run_bounded` with the time left until `deadline` (a `time.monotonic()` value), and at
+    least one second: the steps of one clone-and-build share one budget."""
+    remaining = max(1.0, deadline - time.monotonic())
+    return run_bounded(argv, cwd=cwd, timeout_s=remaining, memory_mb=memory_mb, env=env)

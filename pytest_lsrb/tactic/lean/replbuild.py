@@ -15,8 +15,10 @@ import time
 from pathlib import Path
 from typing import Final
 
-from pytest_lsrb.tactic.lean.checkout import CheckoutCache, CheckoutFailure, _file_lock
-from pytest_lsrb.tactic.lean.gitrefs import remote_problem
+from pytest_lsrb.tactic.lean.checkout import CheckoutCache, CheckoutFailure
+from pytest_lsrb.tactic.lean.gitrefs import git_environment, remote_problem
+from pytest_lsrb.tactic.lean.locks import file_lock
+from pytest_lsrb.tactic.lean.process import run_before
 
 REPL_REMOTE: Final = "https://github.com/leanprover-community/repl"
 _TOOLCHAIN: Final = re.compile(r"^(?:leanprover/lean4:)?(?P<tag>v\d+\.\d+\.\d+(?:-rc\d+)?)$")
@@ -51,19 +53,20 @@ def repl_command(
     target = cache.root / "repl" / tag
     binary = target / ".lake" / "build" / "bin" / "repl"
     ready = target.with_name(tag + ".ready")
-    with _file_lock(target.with_name(tag + ".lock")):
+    env = git_environment(allow_local=False)  # the REPL's remote is https; lake may run git
+    with file_lock(target.with_name(tag + ".lock")):
         if not ready.exists():
             deadline = time.monotonic() + timeout_s
             if not (target / ".git").exists():
                 shutil.rmtree(target, ignore_errors=True)  # what a failed clone left
                 target.mkdir(parents=True)
                 clone = [git, "clone", "-q", "--depth", "1", "--branch", tag, "--", REPL_REMOTE, str(target)]
-                done = cache._run(clone, target.parent, deadline, memory_mb)
+                done = run_before(clone, deadline=deadline, cwd=target.parent, memory_mb=memory_mb, env=env)
                 if done.status != "exited" or done.returncode != 0:
                     raise CheckoutFailure(
                         "checkout_failed", f"cloning the REPL at {tag} failed: {done.detail}"
                     )
-            built = cache._run([lake, "build"], target, deadline, memory_mb)
+            built = run_before([lake, "build"], deadline=deadline, cwd=target, memory_mb=memory_mb, env=env)
             if built.status != "exited" or built.returncode != 0:
                 raise CheckoutFailure("build_failed", f"building the REPL at {tag} failed: {built.detail}")
             ready.write_text(tag, encoding="utf-8")
