@@ -62,7 +62,10 @@ def cmd_split(args: argparse.Namespace, extra: list[str]) -> int:
         fractions=splits.parse_fractions(args.splits), seed=args.seed, group_by=args.group_by
     )
     cutoff = contamination.parse_cutoff(args.cutoff) if args.cutoff else None
-    result = splits.make_split(rows, config, source=index, suite=suite, out_dir=Path(args.out), cutoff=cutoff)
+    upstream = Path(args.upstream) if args.upstream else None
+    result = splits.make_split(
+        rows, config, source=index, suite=suite, out_dir=Path(args.out), cutoff=cutoff, upstream=upstream
+    )
     print(splits.dumps_summary(result))
     return 0
 
@@ -187,6 +190,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="DATE",
         help="a model's training cutoff (ISO date): report items dated before it",
+    )
+    split.add_argument(
+        "--upstream",
+        default=None,
+        metavar="DIR",
+        help="a folder of repository clones with history (DIR/github.com__owner__name): report "
+        "which sorries were filled upstream after the row's commit, and when",
     )
     split.add_argument(
         "--suite",

@@ -31,6 +31,11 @@ _BENCHMARKS: Final = re.compile(
 )
 
 
+def is_benchmark_source(remote: str, path: str) -> bool:
+    """Whether the repository or path names a published benchmark (see the module docstring)."""
+    return _BENCHMARKS.search(f"{remote} {path}") is not None
+
+
 def quality_tags(goal: str, span_lines: int, remote: str, path: str) -> list[str]:
     """The flags of one goal (see the module docstring), in QUALITY_TAGS order."""
     found = {
@@ -38,7 +43,7 @@ def quality_tags(goal: str, span_lines: int, remote: str, path: str) -> list[str
         "elided": "⋯" in goal,
         "sorry_in_goal": _SORRY.search(goal) is not None,
         "stop_span": span_lines > 1,
-        "benchmark_source": _BENCHMARKS.search(f"{remote} {path}") is not None,
+        "benchmark_source": is_benchmark_source(remote, path),
     }
     return [tag for tag in QUALITY_TAGS if found[tag]]
 

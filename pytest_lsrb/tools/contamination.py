@@ -3,7 +3,11 @@
 - duplicate goals across splits, exact (same text) and normalised (`normalise_goal`);
 - repositories with items in more than one split (`normalise_repo` names one repository however
   its remote is spelled);
+- files with items in more than one split (only there can one declaration's sorries straddle
+  splits; `--group-by file` empties it, and `leakage.py` names the declarations themselves);
+- items from published benchmarks (miniF2F, PutnamBench, ...: `tactic.quality`), per split;
 - items first public before a model's training cutoff (`blame_date`, else `inclusion_date`).
+  That dates the question; whether the answer landed upstream, and when, is `leakage.py`'s.
 
 Pure functions over rows and a split assignment; `splits.make_split` writes the report.
 """
@@ -19,6 +23,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.tactic.quality import is_benchmark_source
 
 # -- repositories ------------------------------------------------------------------------------
 
@@ -120,6 +125,11 @@ def _section(entries: list[dict[str, Any]], key_name: str) -> dict[str, Any]:
     return {"groups": len(entries), "items": len(items), "item_ids": items, "entries": entries}
 
 
+def cross_split_section(keyed: Iterable[tuple[str, str, str]], key_name: str) -> dict[str, Any]:
+    """Groups, items and entries of the (key, split, item_id) keys found in more than one split."""
+    return _section(_cross_split_groups(keyed), key_name)
+
+
 def _goal_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -163,6 +173,28 @@ def contamination_report(
     else:
         report["shared_repositories"] = None
 
+    files = [(s, r) for s, r in repos if getattr(r, "path", None)]
+    report["shared_files"] = (
+        cross_split_section(
+            ((f"{normalise_repo(r.repo_remote)}/{r.path}", s, r.item_id) for s, r in files), "file"
+        )
+        if files
+        else None
+    )
+    if repos:
+        sources: dict[str, list[str]] = {name: [] for name in assignment}
+        for split, row in repos:
+            tagged = "benchmark_source" in (getattr(row, "tags", None) or ())
+            if tagged or is_benchmark_source(str(row.repo_remote), str(getattr(row, "path", ""))):
+                sources[split].append(row.item_id)
+        report["benchmark_sources"] = {
+            "rule": "tagged benchmark_source, or the remote/path names a published benchmark",
+            "items": sum(len(v) for v in sources.values()),
+            "by_split": {name: {"count": len(ids), "item_ids": ids} for name, ids in sources.items()},
+        }
+    else:
+        report["benchmark_sources"] = None
+
     if cutoff is None:
         report["before_cutoff"] = None
     else:
@@ -194,6 +226,7 @@ def report_headline(report: Mapping[str, Any]) -> list[str]:
         ("duplicate_goals_exact", "exact duplicate goals across splits"),
         ("duplicate_goals_normalised", "normalised duplicate goals across splits"),
         ("shared_repositories", "repositories shared across splits"),
+        ("shared_files", "files shared across splits"),
     ):
         sec = report.get(key)
         if sec is None:
@@ -201,6 +234,10 @@ def report_headline(report: Mapping[str, Any]) -> list[str]:
         else:
             groups = sec.get("groups", sec.get("repositories"))
             lines.append(f"{label}: {groups} ({sec['items']} items)")
+    sources = report.get("benchmark_sources")
+    if sources is not None:
+        per = ", ".join(f"{k} {v['count']}" for k, v in sources["by_split"].items())
+        lines.append(f"items from published benchmarks: {sources['items']} ({per})")
     cut = report.get("before_cutoff")
     if cut is None:
         lines.append("items before the training cutoff: not checked (no --cutoff)")

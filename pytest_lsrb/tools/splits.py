@@ -5,9 +5,11 @@ machine, after any change to the splitting code) evaluates exactly the same item
 
     split_manifest.json        the source index's SHA-256, the split config, and each split's
                                item ids with the content hash of each row
-    contamination_report.json  duplicate goals (exact and normalised) and repositories shared
-                               across splits, and items dated before a model's training cutoff
-                               (computed by `contamination.py`)
+    contamination_report.json  duplicate goals (exact and normalised), repositories and files
+                               shared across splits, published benchmark items, and items dated
+                               before a model's training cutoff (`contamination.py`); with
+                               `--upstream DIR`, sorries filled upstream and when, and
+                               declarations shared across splits (`leakage.py`)
 
 Assignment is a pure function of the item ids, the group keys, the seed and the fractions: groups
 (an item alone, all items of a repository with `--group-by repo`, or of one file with `--group-by
@@ -32,6 +34,7 @@ from pytest_lsrb.core.seeds import stable_hash
 from pytest_lsrb.core.selection import split_predicate
 from pytest_lsrb.output.files import read_json, write_json_atomic
 from pytest_lsrb.tools.contamination import contamination_report, normalise_repo, report_headline
+from pytest_lsrb.tools.leakage import leakage_headline, leakage_report, row_fates
 
 MANIFEST_FILE: Final = "split_manifest.json"
 CONTAMINATION_FILE: Final = "contamination_report.json"
@@ -206,8 +209,11 @@ def make_split(
     suite: str,
     out_dir: Path,
     cutoff: datetime | None = None,
+    upstream: Path | None = None,
 ) -> SplitResult:
-    """Assign, write split_manifest.json and contamination_report.json into `out_dir`."""
+    """Assign, write split_manifest.json and contamination_report.json into `out_dir`.
+
+    `upstream`: a folder of repository clones with history (see `leakage.py`)."""
     units = [(str(row.item_id), group_key(row, config.group_by)) for row in rows]
     assignment = assign_splits(units, config)
     source_hash = source_sha256(source)
@@ -218,6 +224,11 @@ def make_split(
         "config": config.as_json(),
         **contamination_report(rows, assignment, cutoff),
     }
+    if upstream is not None:
+        if not upstream.is_dir():
+            raise LsrbUsageError(f"--upstream: {upstream} is not a folder of repository clones.")
+        fates = row_fates(rows, upstream)
+        report.update(leakage_report(rows, assignment, fates, cutoff, upstream))
     manifest_path, report_path = out_dir / MANIFEST_FILE, out_dir / CONTAMINATION_FILE
     write_json_atomic(manifest_path, manifest)
     write_json_atomic(report_path, report)
@@ -312,4 +323,6 @@ def dumps_summary(result: SplitResult) -> str:
     counts = ", ".join(f"{k} {v['count']}" for k, v in result.manifest["splits"].items())
     lines = [f"wrote {result.manifest_path} ({counts})", f"wrote {result.report_path}"]
     lines += ["  " + line for line in report_headline(result.report)]
+    if "answers_upstream" in result.report:
+        lines += ["  " + line for line in leakage_headline(result.report)]
     return "\n".join(lines)

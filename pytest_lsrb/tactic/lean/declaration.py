@@ -81,6 +81,31 @@ def find_declaration(text: str, line: int) -> Declaration | None:
     return Declaration(first, keyword_line, last, keyword, name)
 
 
+def declaration_key(text: str, decl: Declaration) -> str:
+    """What names a declaration across edits of its file: its name, or for an unnamed one
+    (`example`, `instance : C`) its keyword line as written."""
+    if decl.name is not None:
+        return decl.name
+    return " ".join(text.split("\n")[decl.keyword_line - 1].split())
+
+
+def declarations(text: str) -> list[tuple[str, Declaration]]:
+    """Every declaration of `text` with its key, in file order."""
+    out = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if _KEYWORD.match(line):
+            decl = find_declaration(text, number)
+            if decl is not None:
+                out.append((declaration_key(text, decl), decl))
+    return out
+
+
+def find_by_key(text: str, key: str, ordinal: int = 0) -> Declaration | None:
+    """The `ordinal`-th declaration (0-based) of `text` whose key is `key`, or None."""
+    same = [decl for k, decl in declarations(text) if k == key]
+    return same[ordinal] if ordinal < len(same) else None
+
+
 _SCOPE_LINE: Final = re.compile(
     r"^(?:open|namespace|section|end|variable|universe|set_option|local\s+notation|notation|"
     r"scoped\s+notation|local\s+infix[lr]?|noncomputable\s+section|public\s+section)\b"

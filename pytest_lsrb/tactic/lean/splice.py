@@ -209,3 +209,52 @@ def _brace_block(line: str, start: Pos, end: Pos, width: int) -> tuple[Pos, Pos]
         return None
     open_col = before.rstrip().rfind("{")
     return ((start[0], open_col), (start[0], start[1] + width + close + 1))
+
+
+def _code_only(text: str) -> str:
+    """`text` with comments (`--`, nested `/- -/`) and string literals blanked, newlines kept."""
+    out = list(text)
+    i, n, depth = 0, len(text), 0
+    while i < n:
+        two = text[i : i + 2]
+        if depth:
+            if two == "/-":
+                depth, width = depth + 1, 2
+            elif two == "-/":
+                depth, width = depth - 1, 2
+            else:
+                width = 1
+        elif two == "/-":
+            depth, width = 1, 2
+        elif two == "--":
+            end = text.find("\n", i)
+            width = (n if end < 0 else end) - i
+        elif text[i] == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            width = min(j + 1, n) - i
+        else:
+            i += 1
+            continue
+        for k in range(i, i + width):
+            if out[k] != "\n":
+                out[k] = " "
+        i += width
+    return "".join(out)
+
+
+_STOP_TACTIC: Final = re.compile(r"(?<![\w.'])stop(?![\w'])")
+
+
+def sorry_holes(text: str, first_line: int = 1, last_line: int | None = None) -> list[Pos]:
+    """Where `text` leaves a proof open between two lines (1-based, inclusive): each `sorry` and
+    each `stop` (which skips the rest of its block), outside comments and strings."""
+    lines = _code_only(text).split("\n")
+    last = len(lines) if last_line is None else min(last_line, len(lines))
+    holes: list[Pos] = []
+    for number in range(max(1, first_line), last + 1):
+        line = lines[number - 1]
+        holes += [(number, m.start()) for m in _SORRY.finditer(line)]
+        holes += [(number, m.start()) for m in _STOP_TACTIC.finditer(line)]
+    return sorted(holes)

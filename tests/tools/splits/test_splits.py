@@ -6,6 +6,7 @@ import json
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,7 +16,12 @@ from hypothesis import strategies as st
 from pytest_lsrb.cli import main as lsrb
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.tactic.rows import TacticRow
-from pytest_lsrb.tools.contamination import contamination_report, normalise_goal, normalise_repo
+from pytest_lsrb.tools.contamination import (
+    contamination_report,
+    normalise_goal,
+    normalise_repo,
+    report_headline,
+)
 from pytest_lsrb.tools.splits import SplitConfig, assign_splits, parse_fractions
 
 ids_st = st.lists(
@@ -218,3 +224,31 @@ def test_lsrb_split_refuses_bad_input_in_one_sentence(
     assert "row 'a' has no field 'team'" in capsys.readouterr().err
     assert lsrb(["split", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_contamination_report_names_benchmark_items_and_files_shared_across_splits() -> None:
+    def row(item_id: str, remote: str, path: str, tags: tuple[str, ...] = ()) -> SimpleNamespace:
+        return SimpleNamespace(
+            item_id=item_id, repo_remote=remote, path=path, goal_text=f"⊢ {item_id}", tags=tags
+        )
+
+    rows = [
+        row("a", "https://github.com/yangky11/miniF2F-lean4", "MiniF2F/Test.lean"),
+        row("b", "https://github.com/acme/goals", "Goals/A.lean"),
+        row("c", "https://github.com/ACME/goals.git", "Goals/A.lean"),
+        row("d", "https://github.com/acme/goals", "Goals/B.lean", ("benchmark_source",)),
+        row("e", "https://github.com/acme/goals", "Compfiles/Imo2019P1.lean"),
+    ]
+    report = contamination_report(rows, {"dev": ["a", "b"], "test": ["c", "d", "e"]}, None)
+    sources = report["benchmark_sources"]
+    assert sources["items"] == 3
+    assert sources["by_split"] == {
+        "dev": {"count": 1, "item_ids": ["a"]},
+        "test": {"count": 2, "item_ids": ["d", "e"]},
+    }
+    files = report["shared_files"]
+    assert (files["groups"], files["item_ids"]) == (1, ["b", "c"])
+    assert files["entries"][0]["file"] == "github.com/acme/goals/Goals/A.lean"
+    assert "items from published benchmarks: 3 (dev 1, test 2)" in report_headline(report)
+    kept = contamination_report(rows, {"dev": ["a", "b", "c"], "test": ["d", "e"]}, None)
+    assert kept["shared_files"]["groups"] == 0
