@@ -67,7 +67,7 @@ def engine_once(endpoint: Endpoint, index: Path, concurrency: int) -> float:
     from pytest_lsrb.adapters import create_adapter
     from pytest_lsrb.engine.runner import Runner
     from pytest_lsrb.engine.verifier import create_verifier
-    from pytest_lsrb.plugin import prepare_suite_run
+    from pytest_lsrb.session.prepare import prepare_suite_run
 
     options = {
         "lsrb_index": str(index),

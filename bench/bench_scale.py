@@ -43,7 +43,7 @@ SELECT_SCRIPT = """
 import sys
 from pathlib import Path
 from pytest_lsrb.engine.options import dest
-from pytest_lsrb.plugin import prepare_suite_run
+from pytest_lsrb.session.prepare import prepare_suite_run
 values = {dest("index"): sys.argv[1], dest("max-items"): sys.argv[2]}
 run = prepare_suite_run(Path(sys.argv[3]), values.get, Path(sys.argv[4]))
 assert len(run.cases) == min(int(sys.argv[2]), int(sys.argv[5])), len(run.cases)

@@ -1,8 +1,11 @@
 """The package's import graph: imports only go down the layers, families never import each other,
 and no module-level import cycle (issue #15). Read from the source with `ast`, nothing imported.
 
-    core < equations < adapters < engine < output < {tactic, srbench} < session < tools < report
+    core < equations < adapters < engine < output < {tactic, srbench} < tools < report < session
          < plugin, cli
+
+`session` (one pytest session's state) sits above `tools` and `report`: it applies the gate and
+prints the comparison with a baseline.
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"engine"}),
     frozenset({"output"}),
     frozenset({"tactic", "srbench"}),
-    frozenset({"session"}),
     frozenset({"tools"}),
     frozenset({"report"}),
+    frozenset({"session"}),
     frozenset({"plugin", "cli", "__main__", "__init__"}),
 )
 # `from pytest_lsrb import __version__` names the package, not a layer.

@@ -1,4 +1,5 @@
-"""The short metrics table printed at the end of a run (readable in a CI log)."""
+"""What a run prints: its header, the model calls it plans, and the short metrics table at the end
+(readable in a CI log)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.task import Task, get_task
+
+if TYPE_CHECKING:
+    from pytest_lsrb.engine.plan import SuiteRun
 
 PASS_AT_K = re.compile(r"^verification_pass_at_k_\d+$")
 
@@ -124,3 +128,27 @@ def write_summary(terminalreporter: Any, summary: dict[str, Any], out_dir: Path)
     task = task_of(summary)
     for line in task.terminal_lines(summary) if task is not None else []:
         terminalreporter.write_line(line)
+
+
+def header_lines(run: SuiteRun) -> list[str]:
+    """pytest's report header: the suite, adapter, selection and the calls the run plans."""
+    v = run.config.values
+    return [
+        f"lsrb: suite {run.spec.name}, adapter {v['adapter']}, "
+        f"{len({c.item_id for c in run.cases})} items x {v['samples']} samples "
+        f"(shard {v['shard_index']}/{v['shard_count']}), seed {v['seed']}, "
+        f"selected_rows_hash {run.selected_hash[:12]}",
+        planned_calls_line(run),
+    ]
+
+
+def planned_calls_line(run: SuiteRun) -> str:
+    """How many model calls the run plans (what `--collect-only` tells before spending any)."""
+    per_attempt = getattr(run.task, "calls_per_attempt", None)
+    calls = int(per_attempt(run.config.values)) if per_attempt is not None else 1
+    attempts = len(run.cases)
+    bound = "at most " if calls > 1 else ""
+    return (
+        f"lsrb: {attempts} attempts planned, {bound}{attempts * calls:,} model calls "
+        f"({calls:,} per attempt{'; a cached answer costs none' if run.config['cache_dir'] else ''})"
+    )

@@ -16,7 +16,7 @@ from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.selection import MAX_CASES, expand
 from pytest_lsrb.engine.option_checks import BOUNDS, check_values
 from pytest_lsrb.engine.options import OPTIONS, dest, key
-from pytest_lsrb.plugin import prepare_suite_run
+from pytest_lsrb.session.prepare import prepare_suite_run
 
 SECONDS = "expected a finite number of seconds > 0 and <= 86400"
 CASES = [

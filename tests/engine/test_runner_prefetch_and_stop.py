@@ -18,7 +18,7 @@ from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.runner import Runner, RunStopped
 from pytest_lsrb.engine.stop import StopSignal
 from pytest_lsrb.engine.verifier import create_verifier
-from pytest_lsrb.plugin import prepare_suite_run
+from pytest_lsrb.session.prepare import prepare_suite_run
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "suites" / "goal_to_tactic_proposal_v1"

@@ -26,7 +26,7 @@ from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.runner import Runner
 from pytest_lsrb.engine.verifier import VerifierConfig, create_verifier
 from pytest_lsrb.output.files import dumps_record
-from pytest_lsrb.plugin import prepare_suite_run
+from pytest_lsrb.session.prepare import prepare_suite_run
 from pytest_lsrb.tactic.rows import TacticRow
 
 REPO = Path(__file__).resolve().parents[2]

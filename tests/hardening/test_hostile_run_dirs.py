@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from pytest_lsrb.engine.options import dest
 from pytest_lsrb.output import rundir as outputs
-from pytest_lsrb.plugin import prepare_suite_run
+from pytest_lsrb.session.prepare import prepare_suite_run
 from pytest_lsrb.tools import gate
 from pytest_lsrb.tools.merge import merge_shards
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from test_hostile_profiles import toml_value
 
 from pytest_lsrb.engine.options import OPTIONS, key
-from pytest_lsrb.plugin import prepare_suite_run
+from pytest_lsrb.session.prepare import prepare_suite_run
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "suites" / "goal_to_tactic_proposal_v1"

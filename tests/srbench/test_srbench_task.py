@@ -242,7 +242,7 @@ def _prepare(*args: str) -> object:
     import argparse
 
     from pytest_lsrb.engine.options import OPTIONS, dest
-    from pytest_lsrb.plugin import prepare_suite_run
+    from pytest_lsrb.session.prepare import prepare_suite_run
 
     values = {dest(o.name): None for o in OPTIONS}
     for arg in args:
@@ -413,7 +413,7 @@ def test_methods_sample_at_the_references_settings_unless_told(
     given: dict[str, str], method: str, expected: float | None
 ) -> None:
     from pytest_lsrb.engine.options import dest
-    from pytest_lsrb.plugin import prepare_suite_run
+    from pytest_lsrb.session.prepare import prepare_suite_run
 
     values = {dest(k): v for k, v in {**given, "sr-method": method, "max-items": "1"}.items()}
     run = prepare_suite_run(SUITE, values.get, REPO)

@@ -1,0 +1,313 @@
+"""Per-process state of a pytest session running a suite (the controller and each xdist worker
+have one), and what each step of the session does with it. The pytest hooks in `plugin.py` call
+these methods; nothing here is a hook itself."""
+
+from __future__ import annotations
+
+import gc
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.plan import SuiteRun
+from pytest_lsrb.engine.schedule import Schedule, queue_depth
+from pytest_lsrb.engine.suite import discover_suite_roots, load_suite, suite_root_of
+from pytest_lsrb.session import xdist
+from pytest_lsrb.session.cases import case_of
+from pytest_lsrb.session.prepare import prepare_suite_run
+
+if TYPE_CHECKING:
+    from pytest_lsrb.adapters.base import Adapter
+    from pytest_lsrb.engine.runner import Runner
+    from pytest_lsrb.output import rundir as outputs
+    from pytest_lsrb.session.progress import ProgressReporter
+    from pytest_lsrb.tools import gate
+
+
+class LsrbSession:
+    """Per-process plugin state (the controller and each xdist worker have one)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.is_worker = xdist.is_worker(config)
+        self.run: SuiteRun | None = None
+        self.output: outputs.RunOutput | None = None
+        self.schedule = Schedule(config)
+        self.summary: dict[str, Any] | None = None
+        self.gate: gate.GateConfig | None = None
+        self.gate_result: gate.GateResult | None = None
+        self.started = datetime.now(timezone.utc)
+        self.queue_depth = 0  # tests each xdist worker should hold so its prefetch stays busy
+        self.runner: Runner | None = None  # set by the lsrb_runner fixture while it is live
+        self.pending: dict[str, dict[str, Any]] = {}  # nodeid -> record not yet handed on
+        self.frozen = False  # gc.freeze() after collection (see collected)
+        self.pytest_session: pytest.Session | None = None
+        self.progress: ProgressReporter | None = None  # the controller's progress line
+
+    # -- setup ---------------------------------------------------------------------------------
+
+    def prepare(self, root: Path) -> SuiteRun:
+        if self.run is not None:
+            if self.run.spec.root != root.resolve():
+                raise pytest.UsageError(
+                    f"this session collected two suites ({self.run.spec.name} and "
+                    f"{load_suite(root).name}); run one suite per session so each gets its own "
+                    "attempts.jsonl and summary.json."
+                )
+            return self.run
+        try:
+            self.run = prepare_suite_run(
+                root, self.config.getoption, self.config.rootpath, xdist.given_run_dir(self.config)
+            )
+        except LsrbUsageError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        return self.run
+
+    def begin(self, session: pytest.Session) -> SuiteRun | None:
+        """The suite the command line names, prepared (None when it names none)."""
+        self.pytest_session = session
+        roots = discover_suite_roots(self.config.args, Path(self.config.invocation_params.dir))
+        if len(roots) > 1:
+            names = ", ".join(r.name for r in roots)
+            raise pytest.UsageError(
+                f"the command line names {len(roots)} suites ({names}); run one suite per session "
+                "so each gets its own attempts.jsonl and summary.json."
+            )
+        if not roots:
+            return None
+        return self.prepare(roots[0])
+
+    def open_run(self, run: SuiteRun) -> None:
+        """Controller: check the gate, verifier and adapter, then open the run's output."""
+        from pytest_lsrb.adapters import create_adapter
+        from pytest_lsrb.engine.stop import StopSignal
+        from pytest_lsrb.engine.verifier import create_verifier
+        from pytest_lsrb.output import rundir as outputs
+        from pytest_lsrb.tools import gate
+
+        try:
+            self.gate = gate.preflight(run.config.values, run.spec.name)
+            # bad mode or profile file, or no Lean for a mode that needs it: stop before the
+            # adapter is even asked whether it is up
+            verifier = create_verifier(run.verifier_config())
+            try:
+                preflight = getattr(verifier, "preflight", None)
+                if preflight is not None:
+                    preflight()
+            finally:
+                verifier.close()
+            adapter = create_adapter(run.adapter_config())
+            try:
+                adapter.check()
+                self.queue_depth = queue_depth(run.config["concurrency"] or adapter.default_concurrency)
+                self._warn_about_slots(adapter, int(run.config["concurrency"] or adapter.default_concurrency))
+            finally:
+                adapter.close()
+            if not self.config.option.collectonly:  # listing tests must not touch a run's files
+                self.output = outputs.RunOutput.open(run)
+                StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours
+                self.progress = self._progress_reporter(run)
+        except LsrbUsageError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    def _warn_about_slots(self, adapter: Adapter, concurrency: int) -> None:
+        """Say so when more attempts would be in flight than the server decodes at once."""
+        served_slots = getattr(getattr(adapter, "inner", adapter), "served_slots", None)
+        slots = served_slots() if served_slots is not None else None
+        workers = (
+            self.config.getoption("numprocesses", None)
+            if self.config.pluginmanager.hasplugin("xdist")
+            else None
+        )
+        processes = workers if isinstance(workers, int) and workers > 0 else 1
+        if slots is None or concurrency * processes <= slots:
+            return
+        over = f"--lsrb-concurrency {concurrency}" + (f" x {processes} workers" if processes > 1 else "")
+        message = (
+            f"lsrb: WARNING: {over} exceeds the {slots} request(s) the server decodes at once (it "
+            f"reports {slots} slot(s)); each process keeps at most {slots} in flight so the rest wait "
+            "here, where the wait does not count against --lsrb-timeout"
+            + (
+                " (but the workers together still queue in the server: use fewer -n workers)"
+                if processes > 1
+                else ""
+            )
+            + "."
+        )
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(message, yellow=True)
+
+    def _progress_reporter(self, run: SuiteRun) -> ProgressReporter:
+        import sys
+
+        from pytest_lsrb.engine.cost import parse_price
+        from pytest_lsrb.session.progress import Progress, ProgressReporter, interval_for
+
+        resumed = len(self.finished_judgements()) if run.config["resume"] else 0
+        progress = Progress(
+            len(run.cases) - resumed,
+            interval_s=interval_for(run.config["progress"], sys.stdout.isatty()),
+            price=parse_price(run.config["price"]),
+        )
+        progress.resumed = resumed
+        return ProgressReporter(progress, self.config.pluginmanager.get_plugin("terminalreporter"))
+
+    def suite_run_for(self, path: Path) -> SuiteRun:
+        root = suite_root_of(path)
+        if root is None:
+            raise pytest.UsageError(
+                f"{path} uses the lsrb_case fixture but is not inside a suite folder (no suite.toml)."
+            )
+        return self.prepare(root)
+
+    def finished_judgements(self) -> dict[tuple[str, int], Any]:
+        """Attempts a resumed run must not redo (read in every process, controller or worker)."""
+        run = self.run
+        if run is None or not run.config["resume"]:
+            return {}
+        from pytest_lsrb.output import rundir as outputs
+
+        return outputs.finished_judgements(run)
+
+    # -- collection ----------------------------------------------------------------------------
+
+    def add_row_keywords(self, items: list[pytest.Item]) -> None:
+        """Each item's repo name, path and tags become keywords for `-k`."""
+        if self.run is None:
+            return
+        task = self.run.task
+        for item in items:
+            case = case_of(item)
+            if case is not None:
+                item.extra_keyword_matches.update(task.row_keywords(case.row))
+
+    def node_collected(self, ids: list[str]) -> None:
+        """xdist: a worker collected `ids` (the controller's progress line learns the total)."""
+        if self.progress is not None:
+            self.progress.collected(len(ids) - self.progress.progress.resumed)
+
+    def collected(self, session: pytest.Session) -> None:
+        items = [item for item in session.items if case_of(item) is not None]
+        self.schedule.set_items(items)
+        if self.progress is not None:
+            self.progress.collected(len(items) - self.progress.progress.resumed)
+        for item in items:
+            # `-k` has been applied: the row keywords have done their job. Left in place, pytest
+            # would copy them into each of the test's three reports, and keep those to the end.
+            item.extra_keyword_matches.clear()
+        if self.run is not None and not self.frozen:
+            # The rows, cases and test items live until the session ends; Python's collector
+            # would walk all of them again in every full collection while tests run, and in
+            # the collections pytest makes when it ends (~20% of a 10,000-attempt mock run).
+            # Move them out of its sight; `thaw` (the last config cleanup) lets them back in.
+            gc.freeze()
+            self.frozen = True
+
+    def thaw(self) -> None:
+        if self.frozen:
+            gc.unfreeze()
+            self.frozen = False
+
+    # -- records -------------------------------------------------------------------------------
+
+    def hand_on(self, report: pytest.TestReport) -> None:
+        """Hand on the record of the attempt the setup of `report`'s test just made.
+
+        Controller: append it to attempts.jsonl now. xdist worker: put it on the report, which
+        xdist then sends to the controller. No makereport wrapper and no stash: one dict lookup
+        per report.
+        """
+        record = self.pending.pop(report.nodeid, None) if self.pending else None
+        if self.is_worker:
+            if record is not None:
+                xdist.put_record(report, record)
+            return
+        line = xdist.take_record(report)  # sent by a worker
+        if self.output is None:
+            return
+        from pytest_lsrb.output.files import OutputWriteError
+
+        try:
+            if record is not None:
+                written = self.output.append(record)
+            elif isinstance(line, bytes):
+                written = self.output.append_line(line)
+            else:
+                return
+        except OutputWriteError as exc:  # a full disk: stop with one sentence, keep what was written
+            if self.pytest_session is not None:
+                self.pytest_session.shouldstop = str(exc)
+            return
+        if self.progress is not None and written is not None:
+            self.progress.add(written)
+
+    def record_untaken(self, records: list[dict[str, Any]]) -> None:
+        """Record answers fetched ahead for tests that never ran (a quota stop, -x): the provider
+        billed them, so they are kept like any other and a resume does not ask again. A worker
+        hands them to the controller with its output when it finishes."""
+        if not records:
+            return
+        if self.is_worker:
+            xdist.send_untaken(self.config, records)
+        elif self.output is not None and self.summary is None:
+            for record in records:
+                self.output.append(record)
+
+    def worker_down(self, node: Any) -> None:
+        """xdist: record the answers a worker fetched for tests it never ran."""
+        if self.output is not None:
+            for line in xdist.untaken_lines(node):
+                self.output.append_line(line)
+
+    # -- finish --------------------------------------------------------------------------------
+
+    def finish(self, session: pytest.Session) -> None:
+        """Write summary.json and apply the gate (controller); hand on untaken answers (all)."""
+        if self.runner is not None:
+            self.record_untaken(self.runner.untaken_answers())
+        if self.is_worker:
+            return
+        if self.output is None or self.run is None:
+            return
+        from pytest_lsrb.engine.stop import StopSignal
+        from pytest_lsrb.tools import gate
+
+        wall = (datetime.now(timezone.utc) - self.started).total_seconds()
+        self.summary = self.output.finish(wall_time_s=wall)
+        if self.output.write_error is not None:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+            return
+        StopSignal(self.run.config.output_dir).clear()
+        if self.gate is not None:
+            self.gate_result, session.exitstatus = gate.finish_session(
+                self.gate, self.output.dir, int(session.exitstatus)
+            )
+            from pytest_lsrb.tools.junit import add_gate_case
+
+            add_gate_case(self.config, self.gate_result)
+
+    def write_terminal_summary(self, terminalreporter: Any) -> None:
+        from pytest_lsrb.session import terminal
+
+        stopped = self.pytest_session is not None and self.pytest_session.shouldstop
+        if self.output is not None and self.output.write_error is not None and not stopped:
+            # (a write refused while tests ran already ended the run with pytest's "Interrupted")
+            terminalreporter.write_line(f"lsrb: {self.output.write_error}", red=True, bold=True)
+        if self.run is not None and not self.is_worker and self.config.option.collectonly:
+            terminalreporter.write_line(terminal.planned_calls_line(self.run))
+        if self.summary is None:
+            return
+        from pytest_lsrb.tools import gate
+
+        if self.output is not None:
+            terminal.write_summary(terminalreporter, self.summary, self.output.dir)
+        if self.gate is not None and self.gate.baseline is not None and self.summary is not None:
+            from pytest_lsrb.report.compare import write_comparison
+
+            write_comparison(terminalreporter, Path(self.gate.baseline), self.summary)
+        if self.gate_result is not None:
+            gate.write_terminal(terminalreporter, self.gate_result)
