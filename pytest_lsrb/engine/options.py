@@ -309,6 +309,16 @@ OPTIONS: list[Option] = [
         tasks=SRBENCH,
     ),
     Option(
+        "sr-per-problem",
+        str,
+        "sample0",
+        "llm_srbench Table 1: which result stands for a problem: sample0 (its first sample; the "
+        "paper runs one search per problem) or best_train (of its --lsrb-samples runs, the one with "
+        "the lowest training MSE: best-of-k chosen without test data)",
+        choices=("sample0", "best_train"),
+        tasks=SRBENCH,
+    ),
+    Option(
         "sr-judge",
         str,
         "sympy",

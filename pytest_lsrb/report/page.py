@@ -392,7 +392,7 @@ class Page:
             "<p class='note'>summary.json's <code>srbench_table</code>, per problem set and domain: "
             "symbolic accuracy (SA), accuracy to tolerance τ (Acc<sub>τ</sub>) and median NMSE, "
             "in-domain and out-of-domain (LSR-Synth). Higher is better except NMSE; (n) is the "
-            "number of attempts.</p>",
+            f"number of problems, one result each: {esc(_per_problem(table))}.</p>",
             _table1(table, self.cur.label, base_table, self.base.label if self.base else None),
         ]
         samples = agg.prediction_samples(self.scored)
@@ -578,6 +578,11 @@ def _has_ood(row: Mapping[str, Any]) -> bool:
 
 
 Table1 = Mapping[str, Mapping[str, Any]]
+
+
+def _per_problem(table: Table1) -> str:
+    """Which result stands for each problem (summary rows' `per_problem`)."""
+    return ", ".join(sorted({str(row.get("per_problem") or "sample 0") for row in table.values()}))
 
 
 def _table1(groups: Table1, label: str, base: Table1, base_label: str | None) -> str:

@@ -20,6 +20,9 @@ SPLITS: Final = ("train", "test", "ood_test")
 # LLM-SRBench's problem sets, as in its Hugging Face splits (`lsr_synth_<domain>`).
 TRANSFORM_SET: Final = "lsr_transform"
 SYNTH_SET: Final = "lsr_synth"
+# Names of problems the project's generators make start with this, so a generated `gen-CRK0` or
+# `gen-I.10.7_0_0` is never mistaken for the official release's `CRK0` or `I.10.7_0_0`.
+GENERATED_PREFIX: Final = "gen-"
 SYNTH_DOMAINS: Final[dict[str, str]] = {
     "chem_react": "chemistry",
     "bio_pop_growth": "biology",

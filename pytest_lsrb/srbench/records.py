@@ -12,6 +12,7 @@ class SrbenchAttemptRecord(AttemptRecord):
     equation: str | None = None  # the best equation found (also `proposal`)
     sr_method: str | None = None
     sr_budget: int | None = None
+    sr_per_problem: str | None = None  # Table 1's rule: sample0 or best_train (best-of-k)
     problem_set: str | None = None
     problem_group: str | None = None  # Table 1's group (`lsr_transform`, `lsr_synth_<domain>`)
     domain: str | None = None

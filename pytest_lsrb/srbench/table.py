@@ -2,8 +2,12 @@
 symbolic accuracy (%), Acc_0.1 (%) and median NMSE, in-domain and OOD. Streaming: it keeps
 counters and the NMSE values only (for the medians).
 
-As in the paper, each problem contributes one result: its sample 0 (`per_problem`); further
-samples of a problem (--lsrb-samples > 1) count in pass@k, not here. Rows: `lsr_transform`,
+As in the paper (and the reference's eval.py: one search per problem, one result), each problem
+contributes one result: by default its sample 0; further samples of a problem (--lsrb-samples >
+1) count in pass@k, not here. `--lsrb-sr-per-problem best_train` instead takes, of a problem's k
+samples, the one with the lowest training MSE (best-of-k chosen without test data; ties and
+failed searches go to the lower sample index); each row's `per_problem` says which rule, and how
+many samples k it chose from. Rows: `lsr_transform`,
 `lsr_synth_chem_react`, `lsr_synth_bio_pop_growth`, `lsr_synth_phys_osc`, `lsr_synth_matsci` (and
 any other problem set, e.g. `llmsr`); no row pools the domains (the paper has none). A run is one
 method (`method` in each row); records of several methods are keyed `<method>:<group>`.
@@ -15,6 +19,7 @@ and as a miss in Acc_0.1.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -30,6 +35,22 @@ GROUP_ORDER: Final = (
     "lsr_synth_matsci",
 )
 PER_PROBLEM: Final = "sample 0"
+# --lsrb-sr-per-problem: which result stands for a problem in Table 1 (the record's `sr_per_problem`).
+PER_PROBLEM_RULES: Final = ("sample0", "best_train")
+# The fields GroupStats reads: all a best-of-k choice needs to keep of a record until the end.
+_TABLE_FIELDS: Final = (
+    "sr_method",
+    "valid",
+    "symbolic_match",
+    "symbolic_method",
+    "acc_tau_id",
+    "nmse_id",
+    "has_ood",
+    "acc_tau_ood",
+    "nmse_ood",
+    "train_mse",
+    "sample_index",
+)
 # symbolic_method values of a record whose problem has no ground truth, or whose run judged none.
 _NO_SA: Final = frozenset({"not_applicable", "skipped"})
 # How the paper names each group (the HTML report's column heads); others show as spelled.
@@ -94,10 +115,10 @@ class GroupStats:
             self.acc_ood += bool(rec.get("acc_tau_ood"))
             self.nmse_ood.append(rec.get("nmse_ood"))
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self, per_problem: str = PER_PROBLEM) -> dict[str, Any]:
         return {
             "method": self.method,
-            "per_problem": PER_PROBLEM,
+            "per_problem": per_problem,
             "attempts": self.attempts,
             "valid_rate": round(self.valid / self.attempts, 4) if self.attempts else None,
             "symbolic_accuracy_pct": _pct(self.symbolic_matches, self.symbolic_applicable),
@@ -115,6 +136,9 @@ class SrbenchSummary:
 
     def __init__(self) -> None:
         self.groups: dict[tuple[str, str], GroupStats] = {}
+        self.rule = "sample0"
+        # best_train: per (method, group, problem) the best record so far and how many were seen
+        self.best: dict[tuple[str, str, str], tuple[dict[str, Any], int]] = {}
         self.methods: dict[str, int] = {}
         self.judge_pairs = 0  # attempts where the sympy checker and the LLM judge both decided
         self.judge_agree = 0
@@ -123,7 +147,14 @@ class SrbenchSummary:
     def add(self, record: Mapping[str, Any]) -> None:
         method = str(record.get("sr_method") or "unknown")
         self.methods[method] = self.methods.get(method, 0) + 1
-        if int(record.get("sample_index") or 0) == 0:  # one result per problem: its sample 0
+        if record.get("sr_per_problem") == "best_train":
+            self.rule = "best_train"
+        if self.rule == "best_train":
+            key = (method, group_of(record), str(record.get("item_id")))
+            kept, seen = self.best.get(key, (None, 0))
+            slim = {k: record.get(k) for k in _TABLE_FIELDS}
+            self.best[key] = (slim if kept is None or _rank(slim) < _rank(kept) else kept, seen + 1)
+        elif int(record.get("sample_index") or 0) == 0:  # one result per problem: its sample 0
             self.groups.setdefault((method, group_of(record)), GroupStats()).add(record)
         self.analyses.add(record)
         by_sympy, by_llm = record.get("symbolic_match_sympy"), record.get("symbolic_match_llm")
@@ -133,9 +164,17 @@ class SrbenchSummary:
 
     def table(self) -> dict[str, dict[str, Any]]:
         """Table 1: one row per (method,) group in the paper's order, then any other group."""
-        several = len({m for m, _ in self.groups}) > 1
-        rows = {(f"{m}:{g}" if several else g): stats for (m, g), stats in self.groups.items()}
-        return {key: rows[key].finish() for key in ordered_groups(rows)}
+        groups = self.groups
+        per_problem = PER_PROBLEM
+        if self.rule == "best_train":
+            groups = {}
+            k = max((seen for _, seen in self.best.values()), default=0)
+            per_problem = f"best of {k} samples by training MSE"
+            for (method, group, _), (record, _) in self.best.items():
+                groups.setdefault((method, group), GroupStats()).add(record)
+        several = len({m for m, _ in groups}) > 1
+        rows = {(f"{m}:{g}" if several else g): stats for (m, g), stats in groups.items()}
+        return {key: rows[key].finish(per_problem) for key in ordered_groups(rows)}
 
     def finish(self) -> dict[str, Any]:
         return {
@@ -147,6 +186,13 @@ class SrbenchSummary:
             ),
             **self.analyses.finish(),
         }
+
+
+def _rank(record: Mapping[str, Any]) -> tuple[float, int]:
+    """best_train's order: the lowest finite training MSE, then the lower sample index."""
+    mse = record.get("train_mse")
+    value = float(mse) if isinstance(mse, (int, float)) and math.isfinite(mse) else math.inf
+    return (value, int(record.get("sample_index") or 0))
 
 
 def ordered_groups(groups: Iterable[str]) -> list[str]:
@@ -189,4 +235,6 @@ def table_lines(summary: Mapping[str, Any]) -> list[str]:
         name = group.rpartition(":")[2]
         undecided = row.get("symbolic_undecided", 0)
         lines.append(f"{row.get('method', ''):<18} {name:<26} {row['attempts']:>4} {undecided:>3} {cells}")
+    rules = sorted({str(row.get("per_problem") or PER_PROBLEM) for row in table.values()})
+    lines.append(f"(one result per problem: {', '.join(rules)})")
     return lines

@@ -107,6 +107,7 @@ class SrbenchTask:
         fields: dict[str, Any] = {
             "sr_method": method.name,
             "sr_budget": int(budget),
+            "sr_per_problem": str(options.get("sr_per_problem") or "sample0"),
             "problem_set": problem.problem_set,
             "problem_group": problem.group,
             "domain": problem.domain,

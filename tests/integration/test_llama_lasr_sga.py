@@ -18,7 +18,7 @@ from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "llm_srbench"
-PROBLEM = "CRK0"  # two inputs: the shortest prompts of the built-in set
+PROBLEM = "gen-CRK0"  # two inputs: the shortest prompts of the built-in set
 
 
 def run_method(run_suite: Any, server: Any, out: Path, method: str, budget: int) -> Any:

@@ -75,7 +75,7 @@ def test_report_shows_methods_side_by_side_with_the_analyses(run_suite: Any, tmp
         result = run_suite(
             f"--lsrb-sr-method={method}",
             f"--lsrb-sr-budget={budget}",
-            "--lsrb-goal-slice=name:CRK",
+            "--lsrb-goal-slice=name:gen-CRK",
             "--lsrb-outcome=record",
             suite=SUITE,
             out=out,

@@ -61,7 +61,7 @@ def test_ground_truth_scores_perfectly(builtin: list[Problem]) -> None:
 
 
 def test_outcomes_for_wrong_invalid_and_missing_equations(builtin: list[Problem]) -> None:
-    crk = next(p for p in builtin if p.name == "CRK0")
+    crk = next(p for p in builtin if p.name == "gen-CRK0")
     wrong = score(crk, _result(crk, "c0*A", (0.1,)))
     assert wrong["verification_outcome"] == "inaccurate" and wrong["verification_error_domain"] == "model"
     assert wrong["symbolic_match"] is False and wrong["valid"] is True
@@ -107,11 +107,11 @@ def test_slices(builtin: list[Problem]) -> None:
         keep = problem_slice_predicate(spec)
         return {p.name for p in builtin if keep(p)}
 
-    assert names("domain:chemistry") == names("domain:chem_react") == {"CRK0", "CRK1"}
+    assert names("domain:chemistry") == names("domain:chem_react") == {"gen-CRK0", "gen-CRK1"}
     assert len(names("set:lsr_transform")) == 4 and len(names("set:lsr_synth")) == 8
-    assert names("set:lsr_synth_matsci") == {"MatSci0", "MatSci1"}
-    assert names("set:lsr_synth,inputs:3") == {"PO0", "PO1"}
-    assert names("name:I") == names("set:lsr_transform") and names("name:II.") == {"II.11.3_4_0"}
+    assert names("set:lsr_synth_matsci") == {"gen-MatSci0", "gen-MatSci1"}
+    assert names("set:lsr_synth,inputs:3") == {"gen-PO0", "gen-PO1"}
+    assert names("name:gen-I") == names("set:lsr_transform") and names("name:gen-II.") == {"gen-II.11.3_0_0"}
     assert names("no_truth") == set()
     for bad in ("domain:astrology", "colour:red", "inputs:many"):
         with pytest.raises(LsrbUsageError):
@@ -272,7 +272,7 @@ def test_bad_problem_file_or_option_stops_before_any_model_call(tmp_path: Path) 
     with pytest.raises(LsrbUsageError, match="unknown method 'oracle'"):
         _prepare("--lsrb-sr-method=oracle")
     run = _prepare("--lsrb-goal-slice=domain:biology", "--lsrb-samples=3")
-    assert [c.test_id for c in run.cases][:3] == ["BPG0#s0", "BPG0#s1", "BPG0#s2"]  # type: ignore[attr-defined]
+    assert [c.test_id for c in run.cases][:3] == ["gen-BPG0#s0", "gen-BPG0#s1", "gen-BPG0#s2"]  # type: ignore[attr-defined]
 
 
 def test_builtin_set_is_reproducible(tmp_path: Path, builtin: list[Problem]) -> None:
@@ -326,11 +326,11 @@ def test_llm_judge_through_the_adapter(builtin: list[Problem]) -> None:
 
     assert read_verdict("Looks different... no wait, yes") is True
     assert read_verdict("The forms differ.\nNo.") is False and read_verdict("maybe") is None
-    crk = next(p for p in builtin if p.name == "CRK0")
+    crk = next(p for p in builtin if p.name == "gen-CRK0")
     prompt = judge_prompt(crk, parse_expression("0.3*A + c1", crk.inputs, free_params=True))
-    assert "0.281" not in prompt and "0.3" not in prompt  # compared after removing constants
+    assert "0.269" not in prompt and "0.3" not in prompt  # compared after removing constants
     assert "dA_dt = c2*A + c1\n" in prompt  # the literal 0.3 became a constant too
-    assert "dA_dt = c0*A - c1*A**1.5 + c2*exp(c3*t)" in prompt
+    assert "dA_dt = c0*A/(1 + c1*A) - c2*A*log(1 + A)" in prompt
     acc = SrbenchSummary()
     for p in builtin[::3]:
         both = _attempt(p, 5, sr_judge="both")
@@ -389,7 +389,11 @@ def test_table_lines_follow_the_paper_layout() -> None:
     acc.add({"item_id": "p0", "sample_index": 1, "sr_method": "llmsr", "problem_group": "lsr_synth_matsci"})
     assert acc.finish()["srbench_table"]["lsr_synth_matsci"]["attempts"] == 1
     lines = table_lines(summary)
-    assert [ln.split()[:2] for ln in lines[1:]] == [["llmsr", "lsr_transform"], ["llmsr", "lsr_synth_matsci"]]
+    assert [ln.split()[:2] for ln in lines[1:-1]] == [
+        ["llmsr", "lsr_transform"],
+        ["llmsr", "lsr_synth_matsci"],
+    ]
+    assert lines[-1] == "(one result per problem: sample 0)"
     # Records of two methods: one row per method x group.
     acc.add({"item_id": "p0", "sample_index": 0, "sr_method": "direct", "problem_group": "lsr_transform"})
     assert list(acc.finish()["srbench_table"]) == [
@@ -428,7 +432,7 @@ def test_the_llm_judge_is_a_fixed_model_never_the_one_under_test(run_suite, tmp_
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from fakes.ollama_server import FakeOllama
 
-    common = ("--lsrb-adapter=ollama", "--lsrb-model=smollm2:135m", "--lsrb-goal-slice=name:CRK0")
+    common = ("--lsrb-adapter=ollama", "--lsrb-model=smollm2:135m", "--lsrb-goal-slice=name:gen-CRK0")
     with FakeOllama(reply="def equation(t, A, params):\n    return params[0]*A\n") as tested:
         refused = run_suite(
             *common, f"--lsrb-base-url={tested.url}", "--lsrb-sr-judge=llm", suite=SUITE, out=tmp_path / "r"
@@ -455,3 +459,73 @@ def test_the_llm_judge_is_a_fixed_model_never_the_one_under_test(run_suite, tmp_
             assert len(tested.chat_requests()) == 5
             assert rec["judge_model"] == "qwen2.5:7b" and rec["symbolic_match"] is True
             assert "c0" in asked.body["messages"][0]["content"]  # skeletons, constants removed
+
+
+def test_best_of_k_takes_the_lowest_training_mse_and_says_so() -> None:
+    from pytest_lsrb.srbench.table import SrbenchSummary, table_lines
+
+    def record(item: str, sample: int, train_mse: float | None, nmse: float | None) -> dict[str, object]:
+        return {
+            "item_id": item,
+            "sample_index": sample,
+            "sr_method": "llmsr",
+            "sr_per_problem": "best_train",
+            "problem_group": "lsr_transform",
+            "train_mse": train_mse,
+            "nmse_id": nmse,
+            "acc_tau_id": nmse is not None and nmse < 1e-3,
+            "valid": nmse is not None,
+        }
+
+    acc = SrbenchSummary()
+    # p0: sample 2 has the lowest training MSE (chosen, although sample 1 tests better);
+    # p1: samples 0 and 1 tie, the lower index wins; p2: only failed searches: sample 0.
+    for rec in (
+        record("p0", 0, 0.5, 0.4),
+        record("p0", 1, 0.2, 1e-6),
+        record("p0", 2, 0.1, 0.3),
+        record("p1", 1, 0.01, 2e-4),
+        record("p1", 0, 0.01, 0.2),
+        record("p1", 2, float("nan"), 1e-9),
+        record("p2", 1, None, None),
+        record("p2", 0, None, None),
+        record("p2", 2, None, None),
+    ):
+        acc.add(rec)
+    row = acc.finish()["srbench_table"]["lsr_transform"]
+    assert row["per_problem"] == "best of 3 samples by training MSE"
+    assert row["attempts"] == 3 and row["acc_tau_id_pct"] == 0.0  # 0.3, 0.2, invalid
+    assert row["median_nmse_id"] == pytest.approx(0.3)
+    assert table_lines(acc.finish())[-1] == "(one result per problem: best of 3 samples by training MSE)"
+    # The default rule on the same records: sample 0 of each problem.
+    default = SrbenchSummary()
+    for rec in (record("p0", 0, 0.5, 0.4), record("p0", 1, 0.2, 1e-6)):
+        default.add({**rec, "sr_per_problem": "sample0"})
+    only = default.finish()["srbench_table"]["lsr_transform"]
+    assert only["per_problem"] == "sample 0" and only["median_nmse_id"] == pytest.approx(0.4)
+
+
+def test_best_of_k_is_recorded_in_the_run(run_suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    res = run_suite(
+        "--lsrb-goal-slice=domain:chemistry",
+        "--lsrb-samples=2",
+        "--lsrb-sr-per-problem=best_train",
+        suite=SUITE,
+        out=tmp_path / "best",
+    )
+    assert res.returncode in (0, 1), res.stdout + res.stderr
+    attempts = res.attempts()
+    assert len(attempts) == 4 and {a["sr_per_problem"] for a in attempts} == {"best_train"}
+    summary = res.summary()
+    assert summary["config"]["sr_per_problem"] == "best_train"
+    [row] = summary["srbench_table"].values()
+    assert row["per_problem"] == "best of 2 samples by training MSE" and row["attempts"] == 2
+    best = {}
+    for a in attempts:
+        key = (a["train_mse"] if a["train_mse"] is not None else float("inf"), a["sample_index"])
+        best[a["item_id"]] = min(best.get(a["item_id"], key), key)
+    chosen = [
+        next(a for a in attempts if a["item_id"] == i and a["sample_index"] == k[1]) for i, k in best.items()
+    ]
+    assert row["acc_tau_id_pct"] == 100.0 * sum(bool(a["acc_tau_id"]) for a in chosen) / 2
+    assert "best of 2 samples by training MSE" in res.stdout

@@ -22,7 +22,7 @@ TRIG = "m*sqrt(1 - v**2/c**2) + sin(4*(4*(m+v+c)))**2 + cos(4*(4*(m+v+c)))**2 - 
 
 @pytest.fixture(scope="module")
 def relativistic_mass():  # type: ignore[no-untyped-def]
-    problem = next(p for p in load_problems(INDEX) if p.name.startswith("I.10.7"))
+    problem = next(p for p in load_problems(INDEX) if p.name.startswith("gen-I.10.7"))
     assert problem.expression == "m*sqrt(1 - v**2/c**2)"
     return problem
 
@@ -79,7 +79,7 @@ def test_a_run_with_the_trig_answer_finishes_with_an_undecided_verdict(run_suite
             "--lsrb-adapter=ollama",
             "--lsrb-model=qwen2.5:7b",
             f"--lsrb-base-url={fake.url}",
-            "--lsrb-goal-slice=name:I.10.7",
+            "--lsrb-goal-slice=name:gen-I.10.7",
             "--lsrb-sr-method=direct-expression",  # the answer is a one-line expression
             "--lsrb-sr-budget=1",
             "--lsrb-sr-time-limit=3",

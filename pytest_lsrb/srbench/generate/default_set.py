@@ -14,15 +14,21 @@ from pytest_lsrb.srbench.generate.synth import generate_synth
 from pytest_lsrb.srbench.generate.terms import DOMAINS
 from pytest_lsrb.srbench.generate.transform import generate_transform
 from pytest_lsrb.srbench.loaders import write_problem_files
-from pytest_lsrb.srbench.problem import Problem
+from pytest_lsrb.srbench.problem import GENERATED_PREFIX, Problem
 
 SEED: Final = 2025
 N_TRAIN: Final = 150
 N_TEST: Final = 75
 N_OOD: Final = 75
 PER_DOMAIN: Final = 2
-# LSR-Transform problems: a square root, an inverse sine branch, a log and a difference of squares.
-TRANSFORM_PROBLEMS: Final = ("I.10.7_0_0", "I.26.2_1_0", "II.11.3_4_0", "III.4.32_3_0")
+# LSR-Transform problems: a square root, an inverse sine branch, a log and a difference of squares,
+# all four in the full filtered set (deduplicated, not solved model-free, complexity-matched).
+TRANSFORM_PROBLEMS: Final = (
+    f"{GENERATED_PREFIX}I.10.7_0_0",
+    f"{GENERATED_PREFIX}I.26.2_1_0",
+    f"{GENERATED_PREFIX}II.11.3_0_0",
+    f"{GENERATED_PREFIX}III.4.32_0_0",
+)
 SETTINGS: Final = {
     "set": "built-in (pytest_lsrb.srbench.generate.default_set)",
     "seed": SEED,
@@ -36,8 +42,11 @@ SETTINGS: Final = {
 
 
 def default_problems(feynman_csv: Path) -> list[Problem]:
-    equations = sorted({name.rsplit("_", 2)[0] for name in TRANSFORM_PROBLEMS})
-    report = generate_transform(feynman_csv, seed=SEED, n_train=N_TRAIN, n_test=N_TEST, equations=equations)
+    equations = sorted({name.removeprefix(GENERATED_PREFIX).rsplit("_", 2)[0] for name in TRANSFORM_PROBLEMS})
+    # Four equations say nothing about a distribution: the complexity match is for whole sets.
+    report = generate_transform(
+        feynman_csv, seed=SEED, n_train=N_TRAIN, n_test=N_TEST, equations=equations, match_complexity=False
+    )
     by_name = {p.name: p for p in report.problems}
     missing = [n for n in TRANSFORM_PROBLEMS if n not in by_name]
     if missing:

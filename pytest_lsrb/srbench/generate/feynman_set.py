@@ -15,7 +15,7 @@ import numpy as np
 
 from pytest_lsrb.core.seeds import stable_hash
 from pytest_lsrb.srbench.generate.feynman import FeynmanEquation, describe_symbol, read_feynman_csv
-from pytest_lsrb.srbench.problem import Problem, output_first
+from pytest_lsrb.srbench.problem import GENERATED_PREFIX, Problem, output_first
 
 FEYNMAN_SET: Final = "feynman"
 
@@ -33,7 +33,7 @@ def feynman_problem(eq: FeynmanEquation, seed: int, n_train: int, n_test: int) -
     output = eq.output if eq.output not in eq.names else f"{eq.output}_out"
     table = np.column_stack([y[ok], *[X[n][ok] for n in eq.names]])
     return Problem(
-        name=f"{eq.name}_feynman",
+        name=f"{GENERATED_PREFIX}{eq.name}_feynman",
         symbols=[output, *eq.names],
         symbol_descs=[describe_symbol(eq.output), *[describe_symbol(n) for n in eq.names]],
         symbol_properties=output_first(len(eq.names)),

@@ -10,7 +10,17 @@ For each equation and each input as the pivot:
    (output, other inputs), and drop points outside the solution's domain or outside this
    solution branch (where it does not give back the sampled pivot); the problem needs enough
    valid points;
-5. name it `<equation>_<pivot index>_<solution index>`.
+5. name it `gen-<equation>_<pivot index>_<solution index>` (`GENERATED_PREFIX`: never an
+   official id).
+
+Then the set is filtered as the paper means it to be (each filter can be turned off, and the
+report counts what each removed, `stages`):
+- `dedupe`: a pivot that a symmetry of the equation maps to an earlier input gives the same
+  problems up to renaming inputs (`symmetry.py`): only the first input of each orbit is solved for;
+- `drop_model_free`: problems a linear or power-law least-squares fit solves (test NMSE ≤ 1e-8,
+  `model_free.py`) are dropped;
+- `match_complexity` (by default only when the whole table is generated): the rest is subsampled
+  to the AI-Feynman equations' distribution of expression-tree sizes (`complexity.py`).
 
 Speed and determinism: a pivot is tried only when it is solvable by design: it occurs once, or
 only outside transcendental functions (algebraic equations); mixed cases (e.g. `x*exp(x)`, which
@@ -37,8 +47,11 @@ import sympy
 
 from pytest_lsrb.core.seeds import stable_hash
 from pytest_lsrb.equations import EquationError, Program, from_sympy, parse_expression
+from pytest_lsrb.srbench.generate.complexity import match_distribution, source_bins
 from pytest_lsrb.srbench.generate.feynman import FeynmanEquation, describe_symbol, read_feynman_csv
-from pytest_lsrb.srbench.problem import TRANSFORM_SET, Problem, output_first
+from pytest_lsrb.srbench.generate.model_free import solved_without_model
+from pytest_lsrb.srbench.generate.symmetry import orbit_representatives
+from pytest_lsrb.srbench.problem import GENERATED_PREFIX, TRANSFORM_SET, Problem, output_first
 
 CACHE_VERSION: Final = 1
 _ALGEBRAIC = (sympy.Add, sympy.Mul, sympy.Pow)
@@ -81,6 +94,9 @@ class TransformReport:
     solutions: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     node_count_range: tuple[int, int] = (0, 0)
+    # problems left after each step: built, then each filter in turn
+    stages: dict[str, int] = field(default_factory=dict)
+    complexity_bins: dict[str, float] = field(default_factory=dict)  # the source's share per bin
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -90,6 +106,8 @@ class TransformReport:
             "problems": len(self.problems),
             "skipped": dict(sorted(self.skipped.items())),
             "node_count_range": list(self.node_count_range),
+            "stages": dict(self.stages),
+            "complexity_bins": dict(self.complexity_bins),
         }
 
 
@@ -199,7 +217,7 @@ def build_problem(
     descs = [describe_symbol(pivot), describe_symbol(eq.output), *[describe_symbol(n) for n in others]]
     inputs_text = ", ".join(f"{d} ({s})" for s, d in zip(symbols[1:], descs[1:], strict=True))
     return Problem(
-        name=f"{eq.name}_{pivot_index}_{sol_index}",
+        name=f"{GENERATED_PREFIX}{eq.name}_{pivot_index}_{sol_index}",
         symbols=symbols,
         symbol_descs=descs,
         symbol_properties=output_first(len(symbols) - 1),
@@ -250,14 +268,21 @@ def generate_transform(
     min_valid_fraction: float = 0.2,
     equations: Sequence[str] | None = None,
     cache_path: Path | None = None,
+    dedupe: bool = True,
+    drop_model_free: bool = True,
+    match_complexity: bool | None = None,
 ) -> TransformReport:
     """LSR-Transform problems from an AI-Feynman-format CSV. Deterministic in `seed` (and the
-    cache); see the module docstring for the steps."""
+    cache); see the module docstring for the steps and filters. `match_complexity` defaults to
+    whether the whole table is generated (a few chosen equations have no distribution to match)."""
+    if match_complexity is None:
+        match_complexity = equations is None
     table = read_feynman_csv(csv_path)
     report = TransformReport()
     sizes = [eq.program().node_count for eq in table]
     lo, hi = min(sizes), max(sizes)
     report.node_count_range = (lo, hi)
+    built = 0
     cache = _load_cache(cache_path)
     dirty = False
     chosen = set(equations) if equations is not None else None
@@ -269,9 +294,13 @@ def generate_transform(
         syms = {n: sympy.Symbol(n, positive=True) for n in eq.names}
         out_sym = sympy.Symbol(out_name, real=True)
         expr = eq.program().to_sympy(syms)
+        orbits = orbit_representatives(eq.program(), {v.name: (v.low, v.high) for v in eq.variables})
         for pivot_index, pivot in enumerate(eq.names):
             if syms[pivot] not in expr.free_symbols:
                 report.skipped["pivot_unused"] += 1
+                continue
+            if dedupe and orbits[pivot] != pivot:
+                report.skipped["symmetric_renaming"] += 1
                 continue
             report.pivots += 1
             key = f"{eq.formula}|{pivot}|{out_name}"
@@ -299,10 +328,30 @@ def generate_transform(
                 if problem is None:
                     report.skipped["domain"] += 1
                     continue
-                report.problems.append(problem)
                 kept += 1
+                built += 1
+                fit = solved_without_model(problem.train, problem.test) if drop_model_free else None
+                if fit is not None:
+                    report.skipped[f"model_free_{fit}"] += 1
+                    continue
+                report.problems.append(problem)
     if dirty:
         _save_cache(cache_path, cache)
+    report.stages["built"] = built
+    report.stages["after_model_free"] = len(report.problems)
+    if match_complexity:
+        bins = source_bins(sizes)
+        report.complexity_bins = dict(zip(bins.describe(), bins.shares, strict=True))
+        truths = [p.ground_truth() for p in report.problems]
+        keep = match_distribution(
+            [t.node_count if t is not None else 0 for t in truths],
+            [p.name.rsplit("_", 2)[0] for p in report.problems],
+            bins,
+            seed,
+        )
+        report.skipped["complexity_distribution"] += len(report.problems) - len(keep)
+        report.problems = [report.problems[i] for i in keep]
+    report.stages["after_complexity_match"] = len(report.problems)
     return report
 
 
