@@ -15,8 +15,9 @@ An answer is `closed` only when all of these hold, checked in this order:
    Lean's three (`propext`, `Classical.choice`, `Quot.sound`) that the target did not already
    depend on (`custom_axiom`). No report at all (`#exit` in the answer) is `axioms_unreported`.
 
-When the target declaration keeps other sorries of its own, `sorryAx` is expected in its report
-and step 2 is what finds a new one.
+When the target declaration keeps other sorries of its own, the verifier replaces them by a
+stand-in axiom (lean/patch.py), so `sorryAx` in the report is still the answer's. Only where
+that does not compile is `sorryAx` expected (`sorry_expected`), and step 2 is what finds a new one.
 """
 
 from __future__ import annotations

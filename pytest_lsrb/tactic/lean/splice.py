@@ -244,17 +244,17 @@ def _code_only(text: str) -> str:
     return "".join(out)
 
 
-_STOP_TACTIC: Final = re.compile(r"(?<![\w.'])stop(?![\w'])")
+_OTHER_HOLES: Final = re.compile(r"(?<![\w.'])(?:stop|admit)(?![\w'])")
 
 
 def sorry_holes(text: str, first_line: int = 1, last_line: int | None = None) -> list[Pos]:
-    """Where `text` leaves a proof open between two lines (1-based, inclusive): each `sorry` and
-    each `stop` (which skips the rest of its block), outside comments and strings."""
+    """Where `text` leaves a proof open between two lines (1-based, inclusive): each `sorry`,
+    `admit` and `stop` (which skips the rest of its block), outside comments and strings."""
     lines = _code_only(text).split("\n")
     last = len(lines) if last_line is None else min(last_line, len(lines))
     holes: list[Pos] = []
     for number in range(max(1, first_line), last + 1):
         line = lines[number - 1]
         holes += [(number, m.start()) for m in _SORRY.finditer(line)]
-        holes += [(number, m.start()) for m in _STOP_TACTIC.finditer(line)]
+        holes += [(number, m.start()) for m in _OTHER_HOLES.finditer(line)]
     return sorted(holes)

@@ -10,7 +10,9 @@
    in a scratch copy, never in the cached checkout, and run Lean on it from the checkout.
 4. Judge by the acceptance rule (lean/acceptance.py): no error, the other sorries exactly as
    before, and the target's axioms clean. `unsolved goals` for the block holding the tactic
-   alone is `progress`.
+   alone is `progress`. The target's other sorries stand in as an axiom in both copies, so a
+   sorry the answer brings is seen in the target's axioms (lean/patch.py); where that does not
+   compile, the baseline is checked again without them.
 
 With `replay_method = "repl"` the lines before the target declaration (imports, module header
 and all) run once as the REPL's first command; the baseline and every sample run from the
@@ -32,7 +34,7 @@ from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun, lean_interact_
 from pytest_lsrb.tactic.lean.checkout import CheckoutCache, CheckoutFailure
 from pytest_lsrb.tactic.lean.declaration import prompt_context
 from pytest_lsrb.tactic.lean.outcome import Verdict, first_error
-from pytest_lsrb.tactic.lean.patch import Baseline, Patched, make_baseline, make_patched
+from pytest_lsrb.tactic.lean.patch import STAND_IN, Baseline, Patched, make_baseline, make_patched
 from pytest_lsrb.tactic.lean.process import which
 from pytest_lsrb.tactic.lean.replbuild import repl_command
 from pytest_lsrb.tactic.lean.splice import SpliceError
@@ -139,7 +141,8 @@ class RepoReplayVerifier(LeanVerifierBase):
             return result("checkout_failed", subkind="no_file", detail=f"{row.path}: {exc.strerror or exc}")
         start = (row.start_line, row.start_column)
         end = (row.end_line, row.end_column)
-        prepared = make_baseline(source, start, end)
+        # An answer naming the stand-in axiom would borrow it: such an answer is checked without.
+        prepared = make_baseline(source, start, end, stand_ins=STAND_IN not in tactic)
         if prepared is None:
             return result(
                 "skipped_unspliceable",
@@ -157,6 +160,13 @@ class RepoReplayVerifier(LeanVerifierBase):
         if missing is not None:
             return result("toolchain_missing", detail=missing)
         failed, baseline = self._baseline(backend, row, prepared)
+        if failed is not None and failed.outcome == "baseline_failed" and prepared.stand_ins:
+            # The stand-ins did not compile here (a computable def, a guessed position): judge
+            # with the target's own sorries, as far as they allow (lean/patch.py).
+            plain = make_baseline(source, start, end, stand_ins=False)
+            assert plain is not None  # the same declaration was found above
+            prepared, patched = plain, make_patched(plain, tactic, row.sorry_kind)
+            failed, baseline = self._baseline(backend, row, prepared)
         if failed is not None:
             return failed
         assert baseline is not None
@@ -224,6 +234,7 @@ class RepoReplayVerifier(LeanVerifierBase):
             row.repo_commit,
             row.path,
             prepared.declaration.first_line,
+            prepared.stand_ins,
         )
         cached = self._baselines.get(key)
         if cached is not None:
