@@ -23,7 +23,7 @@ import pytest
 # This module is loaded in every pytest session of everyone who installs the package, so its
 # module-level imports stay light: the engine is imported only once a suite is actually run.
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.selection import Case
+from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.options import add_options
 from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import deep_load_scheduler
@@ -223,14 +223,14 @@ def lsrb_runner(
     from pytest_lsrb.engine.stop import StopSignal
 
     session = _session(pytestconfig)
-    concurrency = lsrb_suite_run.config["concurrency"] or lsrb_adapter.default_concurrency
+    concurrency = lsrb_suite_run.config.concurrency or lsrb_adapter.default_concurrency
     runner = Runner(
         task=lsrb_suite_run.task,
         adapter=lsrb_adapter,
         verifier=lsrb_verifier,
         config=lsrb_suite_run.config,
         config_hash=lsrb_suite_run.config_hash,
-        concurrency=int(concurrency),
+        concurrency=concurrency,
         finished=session.finished_judgements(),
         task_options=dict(lsrb_suite_run.config.values),
         stop_signal=StopSignal(lsrb_suite_run.config.output_dir),
@@ -243,7 +243,7 @@ def lsrb_runner(
 
 
 @pytest.fixture
-def lsrb_attempt(request: pytest.FixtureRequest, lsrb_case: Case) -> Attempt:
+def lsrb_attempt(request: pytest.FixtureRequest, lsrb_case: Case[SelectableRow]) -> Attempt:
     """Runs (or resumes) this test's attempt during setup and returns it.
 
     A suite test that takes `lsrb_attempt` itself gets it as a direct parameter instead (see

@@ -13,7 +13,7 @@ import hashlib
 import heapq
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.seeds import attempt_seed, shard_of, stable_hash
@@ -22,6 +22,8 @@ DEV_FRACTION_PERCENT = 20  # `split_policy=dev` is a stable 20% of items, `test`
 
 
 class SelectableRow(Protocol):
+    """What the spine needs of a row (a family's row model: `TacticRow`, `Problem`)."""
+
     @property
     def item_id(self) -> str: ...
 
@@ -88,16 +90,17 @@ def shard(rows: Sequence[R], shard_count: int, shard_index: int) -> list[R]:
 
 
 @dataclass(frozen=True)
-class Case:
-    """One pytest test: an item and a sample index, with its own seed."""
+class Case(Generic[R]):
+    """One pytest test: an item and a sample index, with its own seed. `row` is the family's own
+    row model (`Case[TacticRow]`, `Case[Problem]`); the spine reads only its `SelectableRow` part."""
 
-    row: Any
+    row: R
     sample_index: int
     attempt_seed: int
 
     @property
     def item_id(self) -> str:
-        return str(self.row.item_id)
+        return self.row.item_id
 
     @property
     def key(self) -> tuple[str, int]:
@@ -113,7 +116,7 @@ class Case:
 MAX_CASES = 10_000_000
 
 
-def expand(rows: Iterable[Any], samples_per_item: int, seed: int) -> list[Case]:
+def expand(rows: Iterable[R], samples_per_item: int, seed: int) -> list[Case[R]]:
     """Each row times each sample, with its deterministic per-attempt seed."""
     if samples_per_item < 1:
         raise LsrbUsageError(f"--lsrb-samples must be at least 1 (got {samples_per_item}).")

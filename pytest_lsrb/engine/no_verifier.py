@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
 
 
@@ -13,7 +11,7 @@ class NoVerifier:
     def __init__(self, config: VerifierConfig | None = None) -> None:
         self.config = config
 
-    def verify(self, row: Any, proposal: str, *, attempt_seed: int) -> VerificationResult:
+    def verify(self, row: object, proposal: str, *, attempt_seed: int) -> VerificationResult:
         return VerificationResult.not_attempted()
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -21,6 +21,8 @@ from pytest_lsrb.core.redaction import key_problem, strip_userinfo
 from pytest_lsrb.core.textfiles import shown
 from pytest_lsrb.engine.option_checks import check_values
 from pytest_lsrb.engine.suite import SuiteSpec
+
+T = TypeVar("T")
 
 RUNS_ROOT = "lsrb-out"  # under the current directory: lsrb-out/<suite>/<run>/
 
@@ -410,42 +412,111 @@ class RunConfig:
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
 
-    # The spine's options, typed (`resolve` has already converted and checked each value).
+    def _typed(self, name: str, kind: type[T]) -> T:
+        """The value of option `name`, which `resolve` has already converted to `kind`."""
+        value = self.values[name]
+        if not isinstance(value, kind):  # a bug in the option table, not a user's mistake
+            raise TypeError(f"run option {name!r} holds {type(value).__name__}, not {kind.__name__}")
+        return value
+
+    def _optional(self, name: str, kind: type[T]) -> T | None:
+        return None if self.values[name] is None else self._typed(name, kind)
+
+    def _seconds(self, name: str) -> float:
+        value = self.values[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"run option {name!r} holds {type(value).__name__}, not a number")
+        return value
+
+    # The spine's options, typed.
     @property
     def samples(self) -> int:
-        return int(self.values["samples"])
+        return self._typed("samples", int)
 
     @property
     def seed(self) -> int:
-        return int(self.values["seed"])
+        return self._typed("seed", int)
 
     @property
     def shard_count(self) -> int:
-        return int(self.values["shard_count"])
+        return self._typed("shard_count", int)
 
     @property
     def shard_index(self) -> int:
-        return int(self.values["shard_index"])
+        return self._typed("shard_index", int)
 
     @property
     def max_tokens(self) -> int:
-        return int(self.values["max_tokens"])
+        return self._typed("max_tokens", int)
+
+    @property
+    def max_items(self) -> int | None:
+        return self._optional("max_items", int)
 
     @property
     def outcome(self) -> str:
-        return str(self.values["outcome"])
+        return self._typed("outcome", str)
 
     @property
     def verification(self) -> str:
-        return str(self.values["verification"])
+        return self._typed("verification", str)
+
+    @property
+    def index(self) -> Path:
+        return Path(self._typed("index", str))
+
+    @property
+    def split_policy(self) -> str:
+        return self._typed("split_policy", str)
+
+    @property
+    def goal_slice(self) -> str:
+        return self._typed("goal_slice", str)
 
     @property
     def resume(self) -> bool:
-        return bool(self.values["resume"])
+        return self._typed("resume", bool)
 
     @property
     def retry_errors(self) -> bool:
-        return bool(self.values["retry_errors"])
+        return self._typed("retry_errors", bool)
+
+    @property
+    def timeout(self) -> float:
+        return self._seconds("timeout")
+
+    @property
+    def max_retries(self) -> int:
+        return self._typed("max_retries", int)
+
+    @property
+    def concurrency(self) -> int | None:
+        """Attempts in flight per process; None: the adapter's default."""
+        return self._optional("concurrency", int)
+
+    @property
+    def cache_dir(self) -> str | None:
+        return self._optional("cache_dir", str)
+
+    @property
+    def price(self) -> str | None:
+        return self._optional("price", str)
+
+    @property
+    def progress(self) -> float | None:
+        return None if self.values["progress"] is None else self._seconds("progress")
+
+    @property
+    def allow_local_remotes(self) -> bool:
+        return self._typed("allow_local_remotes", bool)
+
+    @property
+    def allow_native_decide(self) -> bool:
+        return self._typed("allow_native_decide", bool)
+
+    @property
+    def max_heartbeats(self) -> int | None:
+        return self._optional("max_heartbeats", int)
 
     def blame(self, exc: LsrbUsageError) -> LsrbUsageError:
         """A problem with `--lsrb-NAME` whose value came from suite.toml, said of suite.toml."""

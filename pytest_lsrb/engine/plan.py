@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_lsrb.adapters.base import AdapterConfig
-from pytest_lsrb.core.selection import Case
+from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.options import RunConfig
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import Task
@@ -18,37 +18,37 @@ class SuiteRun:
     """Everything decided about one suite's run before the first test."""
 
     spec: SuiteSpec
-    task: Task
+    task: Task[SelectableRow]
     config: RunConfig
     selected_count: int
     selected_hash: str
-    cases: list[Case]
+    cases: list[Case[SelectableRow]]
     config_hash: str
 
     def adapter_config(self) -> AdapterConfig:
-        v = self.config.values
+        config, v = self.config, self.config.values
         return AdapterConfig(
             name=v["adapter"],
             model=v["model"] or "",
             base_url=v["base_url"],
             api_key_env=v["api_key_env"],
-            timeout_s=float(v["timeout"]),
-            max_retries=int(v["max_retries"]),
+            timeout_s=config.timeout,
+            max_retries=config.max_retries,
             max_tokens_field=v["max_tokens_field"],
-            cache_dir=v["cache_dir"],
+            cache_dir=config.cache_dir,
             cache_journal=v["cache_journal"],
-            concurrency=v["concurrency"],
+            concurrency=config.concurrency,
         )
 
     def verifier_config(self) -> VerifierConfig:
-        v = self.config.values
+        config = self.config
         return VerifierConfig(
-            mode=v["verification"],
-            profiles_path=v["profiles"],
-            cache_dir=v["cache_dir"],
+            mode=config.verification,
+            profiles_path=config["profiles"],
+            cache_dir=config.cache_dir,
             suite_root=str(self.spec.root),
             options=dict(self.spec.settings.get("verifier", {})),
-            allow_local_remotes=bool(v["allow_local_remotes"]),
-            allow_native_decide=bool(v.get("allow_native_decide")),
-            max_heartbeats=v.get("max_heartbeats"),
+            allow_local_remotes=config.allow_local_remotes,
+            allow_native_decide=config.allow_native_decide,
+            max_heartbeats=config.max_heartbeats,
         )

@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pytest_lsrb.adapters.base import Adapter, SamplingConfig
 from pytest_lsrb.core.errors import LsrbUsageError, printable
 from pytest_lsrb.core.registry import TASKS, load_class
-from pytest_lsrb.core.selection import Case
+from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.verifier import Verifier
 
 if TYPE_CHECKING:
@@ -25,11 +25,15 @@ if TYPE_CHECKING:
     from pytest_lsrb.engine.suite import SuiteSpec
 
 
+# A task's own row model (`TacticRow`, `Problem`): what it loads, selects by and attempts.
+RowT = TypeVar("RowT", bound=SelectableRow)
+
+
 @dataclass(frozen=True)
-class AttemptContext:
-    case: Case
+class AttemptContext(Generic[RowT]):
+    case: Case[RowT]
     adapter: Adapter
-    verifier: Verifier
+    verifier: Verifier[RowT]
     sampling: SamplingConfig
     suite: SuiteSpec
     options: Mapping[str, Any]  # task-specific options (e.g. the discovery method and its budget)
@@ -54,7 +58,7 @@ class SummaryAccumulator(Protocol):
 
 
 @runtime_checkable
-class Task(Protocol):
+class Task(Protocol[RowT]):
     name: str
     # The name of the record field that holds the extracted answer, besides `proposal`.
     answer_field: str
@@ -69,20 +73,20 @@ class Task(Protocol):
         """Refuse (`LsrbUsageError`) a bad task-specific option before any model call."""
         ...
 
-    def row_keywords(self, row: Any) -> Iterable[str]:
+    def row_keywords(self, row: RowT) -> Iterable[str]:
         """Words `-k` can select this row's tests by (repository, path, tags, ...)."""
         ...
 
-    def load_rows(self, suite: SuiteSpec, index_path: Path) -> Iterable[Any]:
+    def load_rows(self, suite: SuiteSpec, index_path: Path) -> Iterable[RowT]:
         """Validate rows (a list, or a generator that streams them); on a bad row raise
         `LsrbUsageError` naming file, line and field. Selection consumes it once."""
         ...
 
-    def slice_predicate(self, goal_slice: str) -> Callable[[Any], bool]:
+    def slice_predicate(self, goal_slice: str) -> Callable[[RowT], bool]:
         """A filter for `--lsrb-goal-slice`; raise `LsrbUsageError` for an unknown slice."""
         ...
 
-    def run_attempt(self, ctx: AttemptContext) -> dict[str, Any]:
+    def run_attempt(self, ctx: AttemptContext[RowT]) -> dict[str, Any]:
         """Do one attempt; return its task fields. Never raises for model or toolchain failures."""
         ...
 
@@ -112,7 +116,7 @@ class Task(Protocol):
         ...
 
 
-def with_verification_mode(task: Task, config: RunConfig) -> RunConfig:
+def with_verification_mode(task: Task[SelectableRow], config: RunConfig) -> RunConfig:
     """The run config with a verification mode `task` has: its default when none was given, a
     usage error (before any model call) for a mode it does not have."""
     given = "verification" in config.from_command_line or "verification" in config.from_suite
@@ -130,7 +134,7 @@ def with_verification_mode(task: Task, config: RunConfig) -> RunConfig:
 
 
 @cache
-def get_task(name: str) -> Task:
+def get_task(name: str) -> Task[SelectableRow]:
     """The task a suite's `suite.toml` names (`[suite] task`)."""
-    task: Task = load_class(TASKS, name, what="task", where="suite.toml [suite] task")()
+    task: Task[SelectableRow] = load_class(TASKS, name, what="task", where="suite.toml [suite] task")()
     return task

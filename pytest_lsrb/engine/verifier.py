@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pytest_lsrb.core.errors import VERIFICATION_OUTCOME_DOMAINS
 from pytest_lsrb.core.registry import load_class
+from pytest_lsrb.core.selection import SelectableRow
+
+RowT_contra = TypeVar("RowT_contra", bound=SelectableRow, contravariant=True)
 
 
 @dataclass(frozen=True)
@@ -59,10 +62,12 @@ class VerifierConfig:
 
 
 @runtime_checkable
-class Verifier(Protocol):
+class Verifier(Protocol[RowT_contra]):
+    """Checks answers for rows of one family (`Verifier[TacticRow]`), or of any (`none`)."""
+
     mode: str
 
-    def verify(self, row: Any, proposal: str, *, attempt_seed: int) -> VerificationResult:
+    def verify(self, row: RowT_contra, proposal: str, *, attempt_seed: int) -> VerificationResult:
         """Check `proposal` for `row`. Never raises for a wrong answer or a broken toolchain."""
         ...
 
@@ -77,8 +82,8 @@ VERIFIERS: dict[str, str] = {
 }
 
 
-def create_verifier(config: VerifierConfig) -> Verifier:
-    """The verifier `--lsrb-verification` names."""
+def create_verifier(config: VerifierConfig) -> Verifier[SelectableRow]:
+    """The verifier `--lsrb-verification` names (for the rows of the task that declares the mode)."""
     cls = load_class(VERIFIERS, config.mode, what="mode", where="--lsrb-verification")
-    verifier: Verifier = cls(config)
+    verifier: Verifier[SelectableRow] = cls(config)
     return verifier

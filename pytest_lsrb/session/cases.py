@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_lsrb.core.selection import Case
+from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.session.pending import PendingAttempt
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def parametrize(metafunc: pytest.Metafunc, run: SuiteRun) -> None:
         metafunc.parametrize("lsrb_attempt", [PendingAttempt(c) for c in run.cases], ids=ids)
 
 
-def case_of(item: pytest.Item) -> Case | None:
+def case_of(item: pytest.Item) -> Case[SelectableRow] | None:
     callspec = getattr(item, "callspec", None)
     if callspec is None:
         return None
@@ -41,11 +41,13 @@ def case_of(item: pytest.Item) -> Case | None:
     return slot.case if isinstance(slot, PendingAttempt) else None
 
 
-def run_attempt(session: LsrbSession, item: pytest.Item, case: Case, runner: Runner) -> Attempt:
+def run_attempt(
+    session: LsrbSession, item: pytest.Item, case: Case[SelectableRow], runner: Runner
+) -> Attempt:
     """Run (or resume) `case`'s attempt for `item`'s setup; queue its record for logreport."""
     from pytest_lsrb.engine.runner import RunStopped
 
-    upcoming: list[Case] = []
+    upcoming: list[Case[SelectableRow]] = []
     if runner.concurrency > 1:
         for other in session.schedule.upcoming(item, runner.lookahead):
             other_case = case_of(other)

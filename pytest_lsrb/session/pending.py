@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_lsrb.core.selection import Case
+    from pytest_lsrb.core.selection import Case, SelectableRow
     from pytest_lsrb.engine.runner import Attempt
 
 
@@ -21,7 +21,7 @@ class PendingAttempt:
 
     __slots__ = ("attempt", "case")
 
-    def __init__(self, case: Case) -> None:
+    def __init__(self, case: Case[SelectableRow]) -> None:
         self.case = case
         self.attempt: Attempt | None = None
 

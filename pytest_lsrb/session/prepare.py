@@ -37,14 +37,14 @@ def prepare_suite_run(root: Path, getoption: Any, rootdir: Path, run_dir: Path |
     try:
         config = with_verification_mode(task, task.configure(config))
         task.check_options(config.values)
-        rows = task.load_rows(spec, Path(config["index"]))
-        keep_split = split_policy_predicate(config["split_policy"], Path(config["index"]))
-        keep_slice = task.slice_predicate(config["goal_slice"])
+        rows = task.load_rows(spec, config.index)
+        keep_split = split_policy_predicate(config.split_policy, config.index)
+        keep_slice = task.slice_predicate(config.goal_slice)
         selected = select(
             rows,
             keep=lambda row: keep_split(row) and keep_slice(row),
             seed=config.seed,
-            max_items=config["max_items"],
+            max_items=config.max_items,
         )
         mine = shard(selected, config.shard_count, config.shard_index)
         cases = expand(mine, config.samples, config.seed)
@@ -68,6 +68,6 @@ def choose_run_dir(config: RunConfig) -> Path:
     from pytest_lsrb.output.runs import new_run_dir, resumable_run_dir
 
     folder, config_hash = config.output_dir, config.config_hash()
-    if config["resume"]:
-        return resumable_run_dir(folder, config_hash, finished_too=bool(config["retry_errors"]))
+    if config.resume:
+        return resumable_run_dir(folder, config_hash, finished_too=config.retry_errors)
     return new_run_dir(folder, config_hash)

@@ -102,8 +102,9 @@ class LsrbSession:
             adapter = create_adapter(run.adapter_config())
             try:
                 adapter.check()
-                self.queue_depth = queue_depth(run.config["concurrency"] or adapter.default_concurrency)
-                self._warn_about_slots(adapter, int(run.config["concurrency"] or adapter.default_concurrency))
+                concurrency = run.config.concurrency or adapter.default_concurrency
+                self.queue_depth = queue_depth(concurrency)
+                self._warn_about_slots(adapter, concurrency)
             finally:
                 adapter.close()
             if not self.config.option.collectonly:  # listing tests must not touch a run's files
@@ -147,11 +148,11 @@ class LsrbSession:
         from pytest_lsrb.engine.cost import parse_price
         from pytest_lsrb.session.progress import Progress, ProgressReporter, interval_for
 
-        resumed = len(self.finished_judgements()) if run.config["resume"] else 0
+        resumed = len(self.finished_judgements()) if run.config.resume else 0
         progress = Progress(
             len(run.cases) - resumed,
-            interval_s=interval_for(run.config["progress"], sys.stdout.isatty()),
-            price=parse_price(run.config["price"]),
+            interval_s=interval_for(run.config.progress, sys.stdout.isatty()),
+            price=parse_price(run.config.price),
         )
         progress.resumed = resumed
         return ProgressReporter(progress, self.config.pluginmanager.get_plugin("terminalreporter"))
@@ -167,7 +168,7 @@ class LsrbSession:
     def finished_judgements(self) -> dict[tuple[str, int], Any]:
         """Attempts a resumed run must not redo (read in every process, controller or worker)."""
         run = self.run
-        if run is None or not run.config["resume"]:
+        if run is None or not run.config.resume:
             return {}
         from pytest_lsrb.output import rundir as outputs
 

@@ -77,7 +77,7 @@ class SrbenchTask:
         if success == "symbolic" and judge == "none":
             raise LsrbUsageError("--lsrb-sr-success=symbolic needs a symbolic judge (--lsrb-sr-judge=sympy).")
 
-    def slice_predicate(self, goal_slice: str) -> Callable[[Any], bool]:
+    def slice_predicate(self, goal_slice: str) -> Callable[[Problem], bool]:
         return problem_slice_predicate(goal_slice)
 
     def calls_per_attempt(self, values: Mapping[str, Any]) -> int:
@@ -88,11 +88,11 @@ class SrbenchTask:
         budget = int(values.get("sr_budget") or method.default_budget)
         return budget + (1 if str(values.get("sr_judge") or "sympy") in ("llm", "both") else 0)
 
-    def run_attempt(self, ctx: AttemptContext) -> dict[str, Any]:
+    def run_attempt(self, ctx: AttemptContext[Problem]) -> dict[str, Any]:
         from pytest_lsrb.srbench.methods import get_method
 
         started = time.perf_counter()  # --lsrb-sr-time-limit covers discovery and judging
-        problem: Problem = ctx.case.row
+        problem = ctx.case.row
         options = ctx.options
         method = get_method(str(options.get("sr_method") or "direct"))
         budget = options.get("sr_budget") or method.default_budget
@@ -167,7 +167,7 @@ class SrbenchTask:
             return Judgement("fail", f"the equation did not verify: {summary_message(record)}{note}")
         return Judgement("pass")
 
-    def row_keywords(self, row: Any) -> list[str]:
+    def row_keywords(self, row: Problem) -> list[str]:
         return list(row.keywords())
 
     def summary_accumulator(self, samples_per_item: int) -> SrbenchSummary:
@@ -230,7 +230,7 @@ def _count_cmp(spec: str) -> Callable[[int], bool]:
     }[op]
 
 
-def problem_slice_predicate(goal_slice: str) -> Callable[[Any], bool]:
+def problem_slice_predicate(goal_slice: str) -> Callable[[Problem], bool]:
     """`all`, or comma-separated conditions that must all hold:
 
     - `set:NAME`      problem set or table group (lsr_transform, lsr_synth, lsr_synth_matsci, llmsr)

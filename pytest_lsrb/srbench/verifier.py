@@ -8,10 +8,10 @@ fit any free constants on the training data, and succeed on Acc_0.1 of the in-do
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
 from pytest_lsrb.equations import EquationError, parse_equation
+from pytest_lsrb.srbench.problem import Problem
 
 
 class EquationVerifier:
@@ -20,7 +20,7 @@ class EquationVerifier:
     def __init__(self, config: VerifierConfig | None = None) -> None:
         self.config = config
 
-    def verify(self, row: Any, proposal: str, *, attempt_seed: int) -> VerificationResult:
+    def verify(self, row: Problem, proposal: str, *, attempt_seed: int) -> VerificationResult:
         from pytest_lsrb.srbench.evaluation import score
         from pytest_lsrb.srbench.fit import fit_program
         from pytest_lsrb.srbench.methods.base import DiscoveryResult

@@ -162,7 +162,7 @@ def _condition(part: str) -> RowPredicate:
     )
 
 
-def goal_slice_predicate(goal_slice: str) -> Callable[[Any], bool]:
+def goal_slice_predicate(goal_slice: str) -> Callable[[TacticRow], bool]:
     """The row filter for a slice expression (grammar in the module docstring)."""
     if goal_slice.strip() in ("", "all"):
         return lambda row: True

@@ -67,7 +67,7 @@ class TacticTask:
     def load_rows(self, suite: SuiteSpec, index_path: Path) -> Iterator[TacticRow]:
         return stream_jsonl(index_path, TacticRow)
 
-    def slice_predicate(self, goal_slice: str) -> Callable[[Any], bool]:
+    def slice_predicate(self, goal_slice: str) -> Callable[[TacticRow], bool]:
         return goal_slice_predicate(goal_slice)
 
     def configure(self, config: RunConfig) -> RunConfig:
@@ -96,7 +96,7 @@ class TacticTask:
         self._prompts: OrderedDict[tuple[str, str], _Prompt] = OrderedDict()
         self._prompts_lock = threading.Lock()
 
-    def _prompt(self, ctx: AttemptContext, row: TacticRow) -> _Prompt:
+    def _prompt(self, ctx: AttemptContext[TacticRow], row: TacticRow) -> _Prompt:
         suite = ctx.suite
         key = (str(suite.root), row.item_id)
         with self._prompts_lock:
@@ -116,8 +116,8 @@ class TacticTask:
                     self._prompts.popitem(last=False)
         return hit
 
-    def run_attempt(self, ctx: AttemptContext) -> dict[str, Any]:
-        row: TacticRow = ctx.case.row
+    def run_attempt(self, ctx: AttemptContext[TacticRow]) -> dict[str, Any]:
+        row = ctx.case.row
         messages, hashed, prompt = self._prompt(ctx, row)
         request = GenerationRequest(
             messages=messages,
@@ -196,7 +196,7 @@ class TacticTask:
     def check_options(self, values: Mapping[str, Any]) -> None:
         return None  # no options of its own
 
-    def row_keywords(self, row: Any) -> list[str]:
+    def row_keywords(self, row: TacticRow) -> list[str]:
         return list(row.keywords())
 
     def summary_accumulator(self, samples_per_item: int) -> TacticSummary:

@@ -26,6 +26,7 @@ from pytest_lsrb.tactic.profiles import (
     load_profiles,
     resolve_profiles_path,
 )
+from pytest_lsrb.tactic.rows import TacticRow
 
 # `stop tacs` is `repeat sorry`; the search tactics print `Try this: ...` and (apply?) admit the goal.
 _STOP: Final = re.compile(r"(?<![\w.'])stop(?![\w'?!])")
@@ -78,10 +79,8 @@ class LeanVerifierBase(ABC):
 
     # -- policy --------------------------------------------------------------------------------
 
-    def profile_for(self, row: Any) -> ReplayProfile:
-        return self.profiles.match(
-            str(getattr(row, "repo_remote", "")), str(getattr(row, "repo_lean_version", ""))
-        )
+    def profile_for(self, row: TacticRow) -> ReplayProfile:
+        return self.profiles.match(row.repo_remote, row.repo_lean_version)
 
     # -- preflight -----------------------------------------------------------------------------
 
@@ -153,7 +152,7 @@ class LeanVerifierBase(ABC):
             return result("forbidden_token", subkind="multiline", detail="a proposal is one tactic line")
         return None
 
-    def verify(self, row: Any, proposal: str, *, attempt_seed: int) -> VerificationResult:
+    def verify(self, row: TacticRow, proposal: str, *, attempt_seed: int) -> VerificationResult:
         start = time.monotonic()
         profile = self.profile_for(row)
         verdict = self.guard(proposal, profile) or self.check(row, proposal.strip(), profile)
@@ -170,7 +169,7 @@ class LeanVerifierBase(ABC):
         )
 
     @abstractmethod
-    def check(self, row: Any, tactic: str, profile: ReplayProfile) -> VerificationResult:
+    def check(self, row: TacticRow, tactic: str, profile: ReplayProfile) -> VerificationResult:
         """Lean's verdict on `tactic` for `row`'s goal (guards already passed)."""
 
     # -- backends ------------------------------------------------------------------------------

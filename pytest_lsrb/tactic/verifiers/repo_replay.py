@@ -40,6 +40,7 @@ from pytest_lsrb.tactic.lean.replbuild import repl_command
 from pytest_lsrb.tactic.lean.splice import SpliceError
 from pytest_lsrb.tactic.lean.toolchain import describe_toolchain
 from pytest_lsrb.tactic.profiles import ReplayProfile
+from pytest_lsrb.tactic.rows import TacticRow
 from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase, from_failed_run, from_verdict, result
 
 
@@ -73,7 +74,7 @@ class RepoReplayVerifier(LeanVerifierBase):
                 )
             return cache
 
-    def source_context(self, row: Any, lines: int) -> str | None:
+    def source_context(self, row: TacticRow, lines: int) -> str | None:
         """The file around the row's sorry for the prompt (`--lsrb-context`), from the checkout
         (cloned and built here if this is the first use); None when it cannot be read."""
         profile = self.profile_for(row)
@@ -95,7 +96,7 @@ class RepoReplayVerifier(LeanVerifierBase):
     def executables(self, profile: ReplayProfile) -> list[str]:
         return [profile.git_command, profile.lake_command, *super().executables(profile)]
 
-    def check(self, row: Any, tactic: str, profile: ReplayProfile) -> VerificationResult:
+    def check(self, row: TacticRow, tactic: str, profile: ReplayProfile) -> VerificationResult:
         # Without a toolchain nothing below can run: say so before cloning anything.
         for exe in (profile.git_command, profile.lake_command):
             if which(exe) is None:
@@ -130,7 +131,9 @@ class RepoReplayVerifier(LeanVerifierBase):
             return checked
         return dataclasses.replace(checked, toolchain=describe_toolchain(root))
 
-    def _check_in(self, root: Path, row: Any, tactic: str, profile: ReplayProfile) -> VerificationResult:
+    def _check_in(
+        self, root: Path, row: TacticRow, tactic: str, profile: ReplayProfile
+    ) -> VerificationResult:
         try:  # checked when the row was read; again here, where a symlink could lead out
             file = inside(root, row.path)
         except OutsideError as exc:
@@ -223,7 +226,7 @@ class RepoReplayVerifier(LeanVerifierBase):
         )
 
     def _baseline(
-        self, backend: LeanBackend, row: Any, prepared: Baseline
+        self, backend: LeanBackend, row: TacticRow, prepared: Baseline
     ) -> tuple[VerificationResult | None, LeanRun | None]:
         """The unpatched file (target named and probed), checked once per file and declaration;
         with a REPL, the lines before the target run once and later runs reuse that environment."""

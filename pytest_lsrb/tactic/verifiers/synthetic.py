@@ -27,6 +27,7 @@ from pytest_lsrb.tactic.lean.outcome import first_error
 from pytest_lsrb.tactic.lean.script import Script, choose_header, control_script, tactic_script
 from pytest_lsrb.tactic.lean.toolchain import describe_toolchain
 from pytest_lsrb.tactic.profiles import ReplayProfile
+from pytest_lsrb.tactic.rows import TacticRow
 from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase, from_failed_run, from_verdict, result
 
 SCRIPT_NAME = "LsrbSynthetic.lean"
@@ -46,11 +47,11 @@ class SyntheticVerifier(LeanVerifierBase):
     def uses_project(self, profile: ReplayProfile) -> bool:
         return profile.lean_project is not None
 
-    def check(self, row: Any, tactic: str, profile: ReplayProfile) -> VerificationResult:
+    def check(self, row: TacticRow, tactic: str, profile: ReplayProfile) -> VerificationResult:
         restated = restate(str(row.goal_text))
         if isinstance(restated, Unrestatable):
             return result("skipped_unrestatable", detail=restated.reason)
-        header = choose_header(profile.synthetic_header, row.goal_text, str(getattr(row, "repo_remote", "")))
+        header = choose_header(profile.synthetic_header, row.goal_text, row.repo_remote)
         project = self.project_for(profile)
         backend = self.backend(profile, project)
         missing = backend.unavailable()
