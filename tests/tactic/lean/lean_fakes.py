@@ -8,7 +8,8 @@
   of `at` (and reaching the end of the file when `to_end`). With no rule matching, a file with
   `sorry` gets Lean's `declaration uses 'sorry'` warning. A `#print axioms NAME` line gets Lean's
   report: the `axioms` of the last matching rule that has them, else `[sorryAx]` for a file with
-  `sorry` and `does not depend on any axioms` otherwise. Every call is appended to FAKE_LEAN_LOG.
+  `sorry` and `does not depend on any axioms` otherwise. Every call is appended to FAKE_LEAN_LOG
+  (its argv, cwd and the checked file's text).
 - `lake`: `lake env CMD...` runs CMD, `lake lean FILE -- ARGS` runs `lean ARGS FILE`;
   `lake build` / `lake exe cache get` are logged to FAKE_LAKE_LOG and exit with
   FAKE_LAKE_BUILD_RC (default 0).
@@ -31,7 +32,10 @@ log = os.environ.get("FAKE_LEAN_LOG")
 path = sys.argv[-1]
 if log:
     with open(log, "a") as fh:
-        fh.write(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd()}) + "\n")
+        entry = {"argv": sys.argv[1:], "cwd": os.getcwd()}
+        if os.path.isfile(path):
+            entry["text"] = open(path, encoding="utf-8").read()
+        fh.write(json.dumps(entry) + "\n")
 if sys.argv[1:] == ["--version"]:
     print("Lean (version 4.22.0, x86_64-unknown-linux-gnu, commit 4f1d6ea3b4ce, Release)")
     sys.exit(0)

@@ -55,6 +55,20 @@ def reply_for(code: str) -> dict[str, Any]:
                 ],
             }
         }
+    warning = {"severity": "warning", **at, "data": "declaration uses `sorry`"}
+    sorry_axiom = {"severity": "info", **at, "data": "'lsrb_goal' depends on axioms: [sorryAx]"}
+    if "stop simp" in code:  # `stop` is `repeat sorry`: the REPL lists the sorry it elaborates
+        row = _line_of(code, "stop simp")
+        span = {"pos": {"line": row, "column": 2}, "endPos": {"line": row, "column": 11}}
+        sorries = [{"proofState": 1, **span, "goal": GOAL}]
+        return {"response": {"env": 0, "sorries": sorries, "messages": [warning, sorry_axiom]}}
+    if "apply?" in code:  # suggests, then admits the goal: no sorry syntax, sorryAx all the same
+        row = _line_of(code, "apply?")
+        span = {"pos": {"line": row, "column": 2}, "endPos": {"line": row, "column": 8}}
+        suggestion = {"severity": "info", **span, "data": "Try this: refine ⟨hp, ?_⟩"}
+        return {"response": {"env": 0, "messages": [suggestion, warning, sorry_axiom]}}
+    if "admitted_upstream" in code:  # a lemma proved by sorry: no warning on this declaration
+        return {"response": {"env": 0, "messages": [sorry_axiom]}}
     if "native_decide" in code:
         data = "'lsrb_goal' depends on axioms: [Lean.ofReduceBool, Lean.trustCompiler]"
     else:
@@ -152,6 +166,21 @@ def test_synthetic_through_a_kimina_server(
     assert set(first) == {"snippets", "timeout", "debug", "reuse"} and first["reuse"] is True
     assert first["snippets"][0]["code"].rstrip().endswith("#print axioms lsrb_goal")
     assert len(kimina.requests) == 1 + 4  # the control once, then one snippet per answer
+
+
+@pytest.mark.parametrize(
+    ("tactic", "subkind"),
+    [("stop simp", "new_sorry"), ("apply?", "new_sorry"), ("exact admitted_upstream hp hq", "sorry_axiom")],
+)
+def test_sorry_equivalents_through_kimina_are_never_closed(
+    tmp_path: Path, kimina: FakeKimina, monkeypatch: pytest.MonkeyPatch, tactic: str, subkind: str
+) -> None:
+    """The same acceptance rule reads the server's REPL replies; check() skips the token guard."""
+    monkeypatch.setenv("PATH", "")
+    v = verifier(tmp_path, kimina.url)
+    res = v.check(row(), tactic, v.profile_for(row()))
+    v.close()
+    assert (res.outcome, res.subkind, res.success) == ("lean_error", subkind, False)
 
 
 def test_unreachable_server_is_the_environments(tmp_path: Path) -> None:
