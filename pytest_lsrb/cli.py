@@ -49,6 +49,9 @@ def cmd_import_sorrydb(args: argparse.Namespace, extra: list[str]) -> int:
         f"restatable {counts['restatable']}, spliceable by span {counts['spliceable_by_span']}, "
         f"flagged {counts['flagged']} (" + ", ".join(f"{tag} {n}" for tag, n in counts["flags"].items()) + ")"
     )
+    reasons = counts["unrestatable_reasons"]
+    if reasons:
+        print("not restatable: " + "; ".join(f"{reason} {n}" for reason, n in reasons.items()))
     return 0
 
 

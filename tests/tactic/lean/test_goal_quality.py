@@ -73,3 +73,11 @@ def test_sorrydb_sample_counts_and_slices(sorrydb_path: Path, tmp_path: Path) ->
         check=True,
     ).stdout
     assert "restatable 226, spliceable by span 291, flagged 77 (pp_failed 9, elided 36" in out
+    assert counts["unrestatable_reasons"] == {
+        "the goal elides a term as ⋯": 36,
+        "the goal contains sorry": 15,  # the 16th sorry_in_goal also elides, which is named first
+        "Lean failed to pretty-print the goal": 9,
+        "the goal holds a metavariable": 4,
+        "the goal names an inaccessible constant": 1,
+    }
+    assert "not restatable: the goal elides a term as ⋯ 36; the goal contains sorry 15;" in out
