@@ -157,3 +157,77 @@ def test_stand_ins_that_do_not_compile_fall_back_to_the_plain_copies(
     )
     runs = [json.loads(c) for c in (fake_lean / "lean.log").read_text().splitlines()]
     assert len([f for f in runs if f["argv"] != ["--version"]]) == 2 + 2  # both baselines, two answers
+
+
+def test_over_the_repl_a_lemma_proved_by_sorry_is_seen_despite_the_target_s_other_sorries(
+    tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SorryDB's own check (diff the REPL's sorry lists) cannot see a sorry that comes from another
+    declaration, and with other sorries in the target `sorryAx` was expected. With the stand-ins
+    the REPL's prefix holds the axiom, and `sorryAx` in the target's report is the answer's. The
+    fake REPL answers only this sequence: one prefix elaboration for the baseline and both answers."""
+    base = make_baseline(KEEPS, (ROW_LINE, ROW_COL), (ROW_LINE, ROW_COL + 5))
+    assert base is not None and base.probe is not None
+    cut = base.prefix_lines
+    prefix = "\n".join(base.text.split("\n")[:cut])
+    assert prefix.endswith(STAND_IN_AXIOM + "\n") and prefix.startswith("import Repo.Defs\n")
+
+    def body(text: str) -> str:
+        return "\n".join(text.split("\n")[cut:])
+
+    probe = base.probe.line - cut
+    at_probe = {"pos": {"line": probe, "column": 0}, "endPos": {"line": probe, "column": 13}}
+
+    def report(*axioms: str) -> dict[str, Any]:
+        return {"severity": "info", **at_probe, "data": f"'t' depends on axioms: [{', '.join(axioms)}]"}
+
+    row_in_body = (base.span[0][0] - cut, base.span[0][1])
+    sorry_here = {
+        "proofState": 0,
+        "pos": {"line": row_in_body[0], "column": row_in_body[1]},
+        "endPos": {"line": row_in_body[0], "column": row_in_body[1] + 5},
+        "goal": "p q : Prop\nhp : p\nhq : q\n⊢ p",
+    }
+    warning = {
+        "severity": "warning",
+        "pos": {"line": 1, "column": 8},
+        "endPos": {"line": 1, "column": 9},
+        "data": "declaration uses `sorry`",
+    }
+    other = {**warning, "pos": {"line": 3, "column": 8}, "endPos": {"line": 3, "column": 13}}
+    exchanges = [
+        ({"cmd": prefix}, {"env": 0, "messages": [other]}),
+        (
+            {"cmd": body(base.text), "env": 0},
+            {"env": 1, "sorries": [sorry_here], "messages": [warning, report(STAND_IN, "sorryAx")]},
+        ),
+        (
+            {"cmd": body(make_patched(base, "exact hp").text), "env": 0},
+            {"env": 2, "messages": [report(STAND_IN)]},
+        ),
+        (
+            {"cmd": body(make_patched(base, "exact admitted_upstream hp").text), "env": 0},
+            {"env": 3, "messages": [report(STAND_IN, "sorryAx")]},
+        ),
+    ]
+    session = tmp_path / "session"
+    session.with_suffix(".in").write_text(
+        "\n\n".join(json.dumps(q, ensure_ascii=False) for q, _ in exchanges) + "\n\n"
+    )
+    session.with_suffix(".expected.out").write_text(
+        "\n\n".join(json.dumps(r, ensure_ascii=False) for _, r in exchanges) + "\n\n"
+    )
+    v = _replay_with(
+        tmp_path,
+        monkeypatch,
+        KEEPS,
+        f'replay_method = "repl"\nrepl_command = ["{tmp_path / "bin" / "repl"}", "{session}"]\n',
+    )
+    try:
+        r = row(start_line=ROW_LINE, start_column=ROW_COL, end_line=ROW_LINE, end_column=ROW_COL + 5)
+        results = [v.check(r, t, v.profile_for(r)) for t in ("exact hp", "exact admitted_upstream hp")]
+    finally:
+        v.close()
+    assert [(x.outcome, x.subkind) for x in results] == [("closed", None), ("lean_error", "sorry_axiom")], [
+        x.detail for x in results
+    ]
