@@ -16,10 +16,12 @@ Profiles (choose one with the environment variable HYPOTHESIS_PROFILE, default `
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 PROFILE_ENV = "HYPOTHESIS_PROFILE"
+SUITES = Path(__file__).resolve().parent / "suites"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -27,8 +29,17 @@ def pytest_configure(config: pytest.Config) -> None:
         # Listing tests runs none, so syrupy finds every snapshot "unused" and would exit 1.
         config.option.warn_unused_snapshots = True
     # Suite runs started by the tests block hypothesis' plugin to start faster: no import then.
-    if not config.pluginmanager.is_blocked("hypothesispytest"):
+    # A run of the suites alone (what a user of a clone does) uses no hypothesis either: importing
+    # it would cost every process of the run ~0.3 s.
+    if not config.pluginmanager.is_blocked("hypothesispytest") and not only_suites(config):
         load_hypothesis_profile()
+
+
+def only_suites(config: pytest.Config) -> bool:
+    """The command line names only paths inside suites/ (the benchmark suites, no project test)."""
+    base = Path(config.invocation_params.dir)
+    paths = [arg.split("::")[0] for arg in config.args]
+    return bool(paths) and all((base / p).resolve().is_relative_to(SUITES) for p in paths)
 
 
 def load_hypothesis_profile() -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
 
+# Frozen: every attempt can share the one result.
+_NOT_ATTEMPTED = VerificationResult.not_attempted()
+
 
 class NoVerifier:
     mode = "none"
@@ -12,7 +15,7 @@ class NoVerifier:
         self.config = config
 
     def verify(self, row: object, proposal: str, *, attempt_seed: int) -> VerificationResult:
-        return VerificationResult.not_attempted()
+        return _NOT_ATTEMPTED
 
     def close(self) -> None:
         return None

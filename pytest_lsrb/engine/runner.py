@@ -87,6 +87,13 @@ class Runner:
             temperature=None if temperature is None else float(temperature),
             max_tokens=config.max_tokens,
         )
+        # The identity fields every record of this run shares, after its item, sample and seed.
+        self._run_fields: dict[str, Any] = {
+            "suite": config.suite.name,
+            "adapter": adapter.name,
+            "model": adapter.model,
+            "config_hash": config_hash,
+        }
         # How many upcoming tests to start early (0: run each attempt inline).
         self.lookahead = 2 * self.concurrency if self.concurrency > 1 else 0
         self._fatal: str | None = None
@@ -103,16 +110,6 @@ class Runner:
 
     def build_record(self, case: Case) -> dict[str, Any]:
         """Run one attempt and assemble its full record. Never raises for model/tool failures."""
-        base: dict[str, Any] = {
-            "record_schema_version": RECORD_SCHEMA_VERSION,
-            "item_id": case.item_id,
-            "sample_index": case.sample_index,
-            "attempt_seed": case.attempt_seed,
-            "suite": self.config.suite.name,
-            "adapter": self.adapter.name,
-            "model": self.adapter.model,
-            "config_hash": self.config_hash,
-        }
         ctx = AttemptContext(
             case=case,
             adapter=self.adapter,
@@ -129,8 +126,15 @@ class Runner:
                 "generation_error_domain": "harness",
                 "generation_error_message": f"{type(exc).__name__}: {exc}",
             }
-        record = {**base, **fields}
-        record["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        record: dict[str, Any] = {
+            "record_schema_version": RECORD_SCHEMA_VERSION,
+            "item_id": case.item_id,
+            "sample_index": case.sample_index,
+            "attempt_seed": case.attempt_seed,
+            **self._run_fields,
+            **fields,
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+        }
         kind = record.get("generation_error_kind")
         if kind in FATAL_GENERATION_KINDS and self._fatal is None:
             self.stop(

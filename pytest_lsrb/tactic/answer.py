@@ -12,6 +12,7 @@ What a chat or reasoning model wraps around its tactic, in the order it is remov
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -131,6 +132,9 @@ def balanced(text: str) -> bool:
     return not stack
 
 
+# Pure in the text, and answers repeat (the same model output for many goals, the mock's few
+# shapes): each distinct output is read once. TacticAnswer is frozen, so sharing it is safe.
+@functools.lru_cache(maxsize=4096)
 def read_tactic(raw: str) -> TacticAnswer:
     tactic = first_tactic_line(raw)
     nonempty = bool(tactic)

@@ -32,8 +32,13 @@ TASK_NAME = "goal_to_tactic_proposal_v1"
 SAMPLED_TEMPERATURE = 0.8
 
 
+# json.dumps(..., ensure_ascii=False) with its default separators, built once (json.dumps builds
+# a new encoder on every call that sets an option).
+_CANONICAL = json.JSONEncoder(ensure_ascii=False)
+
+
 def prompt_hash(messages: tuple[Message, ...]) -> str:
-    canonical = json.dumps([[m.role, m.content] for m in messages], ensure_ascii=False)
+    canonical = _CANONICAL.encode([[m.role, m.content] for m in messages])
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
