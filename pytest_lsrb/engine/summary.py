@@ -17,6 +17,7 @@ from pytest_lsrb.engine.outcomes import (
     SKIPPED,
     UNJUDGED_VERIFICATION_DOMAINS,
     generation_infrastructure,
+    judged,
     status,
     success,
     verifying,
@@ -172,3 +173,37 @@ class Summarizer:
         if self.task_acc is not None:
             out.update(self.task_acc.finish())
         return out
+
+
+class GroupCounts:
+    """One group's attempts (a repository, a Lean version, a tag), by `outcomes`' rule: the same
+    numbers the whole run's summary gives, over this group's attempts. summary.json's
+    by_repository and by_lean_version, and the report's breakdowns, are these."""
+
+    def __init__(self) -> None:
+        self.attempts = 0
+        self.judged = 0
+        self.successes = 0
+        self.per_item: dict[str, list[int]] = {}
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        self.attempts += 1
+        counts = self.per_item.setdefault(str(record["item_id"]), [0, 0])
+        if judged(record):
+            won = success(record)
+            self.judged += 1
+            self.successes += won
+            counts[0] += 1
+            counts[1] += won
+
+    def finish(self, samples_per_item: int) -> dict[str, Any]:
+        per_item = {k: (v[0], v[1]) for k, v in sorted(self.per_item.items()) if v[0]}
+        curve = pass_at_k_curve(per_item, pass_at_k_ladder(samples_per_item))
+        return {
+            "attempts": self.attempts,
+            "items": len(self.per_item),
+            "judged_attempts": self.judged,
+            "success_rate": rate(self.successes, self.judged),
+            "pass_at_1": curve.values[1],
+            "pass_at_k_items": curve.items,
+        }

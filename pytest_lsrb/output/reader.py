@@ -68,13 +68,17 @@ def summarize_file(
 @dataclass
 class RunDir:
     """One run as read back: run.json, summary.json (None when the run did not finish) and the
-    latest record of each attempt."""
+    latest record of each attempt. Every reader of runs (gate, compare, merge, report) uses this;
+    fields a run may lack are read defensively."""
 
     dir: Path
     header: dict[str, Any]
     summary: dict[str, Any] | None
     records: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
+    # The run's index rows by item id, when a reader joined them (`lsrb report`: for breakdowns
+    # by repository, Lean version and tag of records that do not carry those fields).
+    index_rows: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def head(self) -> dict[str, Any]:
@@ -88,7 +92,55 @@ class RunDir:
 
     @property
     def samples(self) -> int:
-        return int(self.config.get("samples") or 1)
+        """Samples per item: the run's config (checked when read), else the most any item has."""
+        samples = self.config.get("samples")
+        if isinstance(samples, int) and samples > 0:
+            return samples
+        per_item: dict[str, int] = {}
+        for rec in self.records:
+            per_item[str(rec["item_id"])] = per_item.get(str(rec["item_id"]), 0) + 1
+        return max(per_item.values(), default=1)
+
+    @property
+    def suite(self) -> str:
+        for source in (self.header, self.summary or {}, self.config):
+            if isinstance(source.get("suite"), str):
+                return str(source["suite"])
+        return next((str(r["suite"]) for r in self.records if r.get("suite")), "unknown suite")
+
+    @property
+    def task_name(self) -> str:
+        return str(self.config.get("task") or self.suite)
+
+    @property
+    def model(self) -> str:
+        for rec in self.records:
+            if rec.get("model"):
+                return str(rec["model"])
+        return str(self.config.get("model") or self.config.get("adapter") or "unknown model")
+
+    @property
+    def selected_rows_hash(self) -> str:
+        for source in (self.header, self.summary or {}):
+            if isinstance(source.get("selected_rows_hash"), str):
+                return str(source["selected_rows_hash"])
+        return ""
+
+    @property
+    def verification_on(self) -> bool:
+        """True when answers were checked by a verifier (then pass@k counts verified attempts)."""
+        mode = self.config.get("verification")
+        if isinstance(mode, str):
+            return mode != "none"
+        return any(r.get("verification_mode", "none") != "none" for r in self.records)
+
+    @property
+    def label(self) -> str:
+        short = self.selected_rows_hash[:8]
+        return f"{self.model}" + (f" · {short}" if short else "")
+
+    def keys(self) -> set[tuple[str, int]]:
+        return {record_key(r) for r in self.records}
 
 
 def checked_header(file: Path, data: Any) -> dict[str, Any]:

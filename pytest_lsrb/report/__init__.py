@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report.compare import Flip, comparison_lines, find_flips, format_comparison
-from pytest_lsrb.report.data import RunData, load_run
+from pytest_lsrb.report.data import load_run
 from pytest_lsrb.report.page import Page, build_report
 
 
@@ -51,7 +52,7 @@ def report_command(
 
 __all__ = [
     "Flip",
-    "RunData",
+    "RunDir",
     "build_report",
     "comparison_lines",
     "find_flips",

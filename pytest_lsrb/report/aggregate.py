@@ -1,23 +1,24 @@
 """The numbers a report shows, derived from attempt records: pure functions over scored attempts.
 
-The summary already holds the headline rates; what it does not hold (the whole pass@k curve, the
-latency distribution, breakdowns by repository, Lean version, tag, problem set and domain) is
-computed here from the records, with the same formulas (`metrics.py`).
+The summary already holds the headline rates and the breakdowns by repository and Lean version;
+what it does not hold (the whole pass@k curve, the latency distribution, breakdowns by tag) is
+computed here from the records, with the same formulas (`metrics.py`, `summary.GroupCounts`).
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_lsrb.core.metrics import pass_at_k_curve as curve_over_items
-from pytest_lsrb.core.metrics import pass_at_k_ladder, percentile
 from pytest_lsrb.engine import outcomes
+from pytest_lsrb.engine.summary import GroupCounts
 from pytest_lsrb.engine.task import Judgement
-from pytest_lsrb.report.data import RunData, item_facets
+from pytest_lsrb.output.reader import RunDir
+from pytest_lsrb.report.data import item_facets, judge_for
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,8 @@ class Scored:
         return str(self.record["item_id"])
 
 
-def score(run: RunData) -> list[Scored]:
-    judge = run.judge()
+def score(run: RunDir) -> list[Scored]:
+    judge = judge_for(run.task_name)
     out = []
     for rec in run.records:
         out.append(
@@ -132,58 +133,35 @@ def _sorted_counts(counts: Counter[tuple[str, str]]) -> list[KindCount]:
 # -- breakdowns --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GroupStats:
-    name: str
-    items: int
-    attempts: int
-    judged: int
-    answered: int
-    passed: int
-    valid: int
-    errors: int  # infrastructure errors (and profile skips): not held against the model
-    pass_at_1: float | None
-    latency_p50: float | None
-
-    @property
-    def pass_rate(self) -> float | None:
-        """Successes of the judged attempts (`outcomes`)."""
-        return self.passed / self.judged if self.judged else None
-
-    @property
-    def valid_rate(self) -> float | None:
-        """Valid answers of the answered attempts (`outcomes`)."""
-        return self.valid / self.answered if self.answered else None
+# summary.json's own breakdowns, by the facet the report groups by.
+SUMMARY_BREAKDOWNS = {"repo": "by_repository", "lean_version": "by_lean_version"}
 
 
-def breakdown(
-    scored: Iterable[Scored], keys_of: Callable[[Scored], Iterable[str]], samples: int = 1
-) -> list[GroupStats]:
-    """Stats per group; an attempt may belong to several groups (tags). pass@1 is over the
-    group's items with `samples` judged samples, as summary.json's."""
-    groups: dict[str, list[Scored]] = defaultdict(list)
+def breakdown(run: RunDir, scored: Iterable[Scored], facet: str) -> dict[str, dict[str, Any]]:
+    """Per group of `facet`: summary.json's `by_repository` / `by_lean_version` when the run's
+    summary has them; else (tags, older runs, records without repository fields that the index
+    join fills in) the same aggregation (`summary.GroupCounts`) over the records."""
+    key = SUMMARY_BREAKDOWNS.get(facet)
+    from_summary = (run.summary or {}).get(key) if key else None
+    if isinstance(from_summary, dict) and from_summary and all(map(_group_ok, from_summary.values())):
+        return {str(name): group for name, group in from_summary.items()}
+    groups: dict[str, GroupCounts] = {}
+    keys_of = facet_keys(facet)
     for s in scored:
-        for key in keys_of(s):
-            groups[key].append(s)
-    out = []
-    for name, members in groups.items():
-        lat = sorted(latencies(members))
-        answered = [m for m in members if outcomes.answered(m.record)]
-        out.append(
-            GroupStats(
-                name=name,
-                items=len({m.item_id for m in members}),
-                attempts=len(members),
-                judged=sum(m.judged for m in members),
-                answered=len(answered),
-                passed=sum(m.success for m in members),
-                valid=sum(bool(m.record.get("valid")) for m in answered),
-                errors=sum(not m.judged for m in members),
-                pass_at_1=curve_over_items(per_item_counts(members), pass_at_k_ladder(samples)).values[1],
-                latency_p50=percentile(lat, 50),
-            )
-        )
-    return sorted(out, key=lambda g: (-g.attempts, g.name))
+        for name in keys_of(s):
+            groups.setdefault(name, GroupCounts()).add(s.record)
+    return {name: group.finish(run.samples) for name, group in sorted(groups.items())}
+
+
+def _group_ok(group: Any) -> bool:
+    """A summary group the report can show (summary.json is read data: it may be tampered)."""
+    if not isinstance(group, dict):
+        return False
+    counts = [group.get(k) for k in ("attempts", "items", "judged_attempts")]
+    rates = [group.get(k) for k in ("success_rate", "pass_at_1")]
+    return all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts) and all(
+        r is None or (isinstance(r, (int, float)) and not isinstance(r, bool) and 0 <= r <= 1) for r in rates
+    )
 
 
 NO_TAG = "(no tag)"

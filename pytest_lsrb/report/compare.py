@@ -14,8 +14,9 @@ from typing import Any, Literal
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.output.files import SUMMARY_FILE, read_json
+from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report.aggregate import Scored, per_item_counts, score
-from pytest_lsrb.report.data import RunData, load_run
+from pytest_lsrb.report.data import load_run
 
 Better = Literal["higher", "lower"] | None
 Kind = Literal["rate", "ms", "s", "count", "number"]
@@ -238,8 +239,8 @@ def format_comparison(
 
 @dataclass
 class Comparison:
-    baseline: RunData
-    current: RunData
+    baseline: RunDir
+    current: RunDir
     baseline_scored: list[Scored]
     current_scored: list[Scored]
     deltas: list[Delta]
@@ -265,7 +266,7 @@ class Comparison:
         return sum(diffs) / len(diffs), interval[0], interval[1], len(diffs)
 
 
-def compare(baseline: RunData, current: RunData) -> Comparison:
+def compare(baseline: RunDir, current: RunDir) -> Comparison:
     b, c = score(baseline), score(current)
     return Comparison(
         baseline, current, b, c, metric_deltas(baseline.summary, current.summary), flips_between(b, c)

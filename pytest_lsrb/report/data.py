@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.engine.records import record_key
 from pytest_lsrb.engine.task import Judgement, Task
 from pytest_lsrb.output.reader import RunDir, read_run
+from pytest_lsrb.tactic.rows import repo_name
 
 # Index files larger than this are not joined (the report then groups by record fields only).
 MAX_INDEX_BYTES = 256 * 1024 * 1024
@@ -23,80 +22,10 @@ MAX_INDEX_BYTES = 256 * 1024 * 1024
 Judge = Callable[[Mapping[str, Any]], Judgement]
 
 
-@dataclass
-class RunData(RunDir):
-    """One run as the report sees it: what `output.reader` read, joined with the index rows."""
-
-    index_rows: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    @property
-    def suite(self) -> str:
-        for source in (self.header, self.summary or {}, self.config):
-            if isinstance(source.get("suite"), str):
-                return str(source["suite"])
-        return next((str(r["suite"]) for r in self.records if r.get("suite")), "unknown suite")
-
-    @property
-    def task_name(self) -> str:
-        return str(self.config.get("task") or self.suite)
-
-    @property
-    def model(self) -> str:
-        for rec in self.records:
-            if rec.get("model"):
-                return str(rec["model"])
-        return str(self.config.get("model") or self.config.get("adapter") or "unknown model")
-
-    @property
-    def selected_rows_hash(self) -> str:
-        for source in (self.header, self.summary or {}):
-            if isinstance(source.get("selected_rows_hash"), str):
-                return str(source["selected_rows_hash"])
-        return ""
-
-    @property
-    def samples_per_item(self) -> int:
-        samples = self.config.get("samples")
-        if isinstance(samples, int) and samples > 0:
-            return samples
-        per_item: dict[str, int] = {}
-        for rec in self.records:
-            per_item[str(rec["item_id"])] = per_item.get(str(rec["item_id"]), 0) + 1
-        return max(per_item.values(), default=1)
-
-    @property
-    def verification_on(self) -> bool:
-        """True when answers were checked by a verifier (then pass@k counts verified attempts)."""
-        mode = self.config.get("verification")
-        if isinstance(mode, str):
-            return mode != "none"
-        return any(r.get("verification_mode", "none") != "none" for r in self.records)
-
-    @property
-    def label(self) -> str:
-        short = self.selected_rows_hash[:8]
-        return f"{self.model}" + (f" · {short}" if short else "")
-
-    def judge(self) -> Judge:
-        return judge_for(self.task_name)
-
-    def answer_field(self) -> str:
-        try:
-            from pytest_lsrb.engine.task import get_task
-
-            return str(get_task(self.task_name).answer_field)
-        except (LsrbUsageError, ImportError, AttributeError):
-            return "proposal"
-
-    def keys(self) -> set[tuple[str, int]]:
-        return {record_key(r) for r in self.records}
-
-
-def load_run(path: Path) -> RunData:
-    """Read an output directory (`output.reader.read_run`); a directory with no run in it is a
-    usage error."""
-    read = read_run(Path(path), "lsrb report", need_attempts=False)
-    run = RunData(read.dir, read.header, read.summary, read.records, read.warnings)
+def load_run(path: Path) -> RunDir:
+    """Read an output directory (`output.reader.read_run`) and join the index rows of its items;
+    a directory with no run in it is a usage error."""
+    run = read_run(Path(path), "lsrb report", need_attempts=False)
     records, warnings = run.records, run.warnings
     index = find_index(run.config, run.suite) if records else None
     if index is not None:
@@ -111,11 +40,11 @@ def load_run(path: Path) -> RunData:
     return run
 
 
-def provisional_summary(run: RunData) -> dict[str, Any]:
+def provisional_summary(run: RunDir) -> dict[str, Any]:
     """What summary.json would say about the records so far (for a run that did not finish)."""
     from pytest_lsrb.engine.summary import Summarizer
 
-    summarizer = Summarizer(run.samples_per_item)
+    summarizer = Summarizer(run.samples)
     for rec in run.records:
         summarizer.add(rec)
     keys = (
@@ -183,6 +112,16 @@ def _read_index(path: Path, wanted: set[str], warnings: list[str]) -> dict[str, 
 # -- judgement ---------------------------------------------------------------------------------
 
 
+def answer_field(task_name: str) -> str:
+    """The record field holding the task's extracted answer (`proposal` for an unknown task)."""
+    try:
+        from pytest_lsrb.engine.task import get_task
+
+        return str(get_task(task_name).answer_field)
+    except (LsrbUsageError, ImportError, AttributeError):
+        return "proposal"
+
+
 def judge_for(task_name: str) -> Judge:
     """The judgement the test saw (`outcomes.judgement`): the task's own, or the generic one for
     a task this version does not know or a record from another version of the task."""
@@ -205,10 +144,6 @@ def judge_for(task_name: str) -> Judge:
 
 
 # -- grouping fields ---------------------------------------------------------------------------
-
-
-def repo_name(remote: str) -> str:
-    return remote.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1]
 
 
 def item_facets(record: Mapping[str, Any], row: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report.analysis_charts import CategorySeries, LabelledPoint, category_chart, labelled_scatter
 from pytest_lsrb.report.charts import PALETTE, fmt_num
-from pytest_lsrb.report.data import RunData
 from pytest_lsrb.srbench.analyses import COMPLEXITY_BUCKETS, COMPLEXITY_SETS, bucket_label
 from pytest_lsrb.srbench.table import COLUMNS as TABLE1_COLUMNS
 from pytest_lsrb.srbench.table import group_label, ordered_groups
@@ -27,13 +27,13 @@ def esc(value: object) -> str:
     return escape(str(value), quote=True)
 
 
-def run_label(run: RunData) -> str:
+def run_label(run: RunDir) -> str:
     summary = run.summary or {}
     methods = "+".join(sorted((summary.get("sr_methods") or {}).keys())) or "?"
     return f"{methods} · {run.model}"
 
 
-def _labelled(runs: Sequence[RunData]) -> list[tuple[str, Mapping[str, Any]]]:
+def _labelled(runs: Sequence[RunDir]) -> list[tuple[str, Mapping[str, Any]]]:
     out: list[tuple[str, Mapping[str, Any]]] = []
     for run in runs:
         summary = run.summary or {}
@@ -164,7 +164,7 @@ def complexity_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str | Non
     )
 
 
-def methods_section(runs: Sequence[RunData]) -> str:
+def methods_section(runs: Sequence[RunDir]) -> str:
     labelled = _labelled(runs)
     if not labelled:
         return ""

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.core.metrics import rate
+from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report import aggregate as agg
 from pytest_lsrb.report import charts
 from pytest_lsrb.report.compare import (
@@ -28,7 +29,7 @@ from pytest_lsrb.report.compare import (
     fmt_value,
     metric_deltas,
 )
-from pytest_lsrb.report.data import RunData
+from pytest_lsrb.report.data import answer_field
 from pytest_lsrb.report.items import item_payload, json_for_script
 from pytest_lsrb.report.methods import methods_section
 from pytest_lsrb.srbench.table import COLUMNS as TABLE1_COLUMNS
@@ -67,7 +68,7 @@ class Page:
     """Builds the report's sections for one run and an optional baseline."""
 
     def __init__(
-        self, current: RunData, baseline: RunData | None = None, others: Sequence[RunData] = ()
+        self, current: RunDir, baseline: RunDir | None = None, others: Sequence[RunDir] = ()
     ) -> None:
         self.cur = current
         self.base = baseline
@@ -120,7 +121,7 @@ class Page:
     def payload(self) -> dict[str, Any]:
         return item_payload(
             self.scored,
-            self.cur.answer_field(),
+            answer_field(self.cur.task_name),
             self.base_scored if self.base is not None else None,
             self.flips,
         )
@@ -289,14 +290,12 @@ class Page:
     def charts_section(self) -> str:
         figs = []
         verified = self.cur.verification_on
-        curve = agg.pass_at_k_curve(self.scored, self.cur.samples_per_item) or agg.curve_from_summary(
-            self.cur.summary
-        )
+        curve = agg.pass_at_k_curve(self.scored, self.cur.samples) or agg.curve_from_summary(self.cur.summary)
         series = [charts.Series(self.cur.label, curve, charts.PALETTE[0])]
         if self.base is not None:
-            base_curve = agg.pass_at_k_curve(
-                self.base_scored, self.base.samples_per_item
-            ) or agg.curve_from_summary(self.base.summary)
+            base_curve = agg.pass_at_k_curve(self.base_scored, self.base.samples) or agg.curve_from_summary(
+                self.base.summary
+            )
             series.append(charts.Series("baseline " + self.base.label, base_curve, "#888", dashed=True))
         what = "verified" if verified else "judged pass (no verifier ran)"
         figs.append(
@@ -360,19 +359,10 @@ class Page:
             ("tags", "Tag", "By tag"),
         )
         for facet, label, heading in facets:
-            groups = agg.breakdown(self.scored, agg.facet_keys(facet), self.cur.samples_per_item)
-            if not groups or [g.name for g in groups] == [agg.NO_TAG]:
+            groups = agg.breakdown(self.cur, self.scored, facet)
+            if not groups or list(groups) == [agg.NO_TAG]:
                 continue
-            base = (
-                {
-                    g.name: g
-                    for g in agg.breakdown(
-                        self.base_scored, agg.facet_keys(facet), self.base.samples_per_item
-                    )
-                }
-                if self.base is not None
-                else None
-            )
+            base = agg.breakdown(self.base, self.base_scored, facet) if self.base is not None else None
             parts.append(f"<h3>{heading}</h3>" + _group_table(label, groups, base))
         if not parts:
             return ""
@@ -421,7 +411,7 @@ class Page:
             "item": "item",
             "k": "sample",
             "outcome": "outcome",
-            "answer": self.cur.answer_field(),
+            "answer": answer_field(self.cur.task_name),
             "verdict": "verdict",
             "latency": "ms",
             "group": "group",
@@ -468,7 +458,7 @@ class Page:
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _first(run: RunData | None, key: str) -> Any:
+def _first(run: RunDir | None, key: str) -> Any:
     if run is None:
         return None
     value = run.header.get(key)
@@ -513,27 +503,32 @@ def _figure(caption: str, svg: str) -> str:
     return f"<figure><figcaption>{esc(caption)}</figcaption>{svg}</figure>"
 
 
-def _group_table(label: str, groups: Sequence[agg.GroupStats], base: dict[str, agg.GroupStats] | None) -> str:
+def _group_table(
+    label: str, groups: Mapping[str, Mapping[str, Any]], base: Mapping[str, Mapping[str, Any]] | None
+) -> str:
+    """One breakdown (summary.json's by_repository shape): pass rate = successes of the judged
+    attempts, pass@1 over the group's items with every sample judged, `not judged` =
+    infrastructure errors and profile skips."""
     head = (
         f"<tr><th>{esc(label)}</th><th class='num'>items</th><th class='num'>attempts</th>"
         "<th>pass rate</th>"
         + ("<th class='num'>baseline</th>" if base is not None else "")
-        + "<th class='num'>pass@1</th><th class='num'>valid</th><th class='num'>errors</th>"
-        "<th class='num'>latency p50 ms</th></tr>"
+        + "<th class='num'>pass@1</th><th class='num'>not judged</th></tr>"
     )
     rows = []
-    for g in groups:
-        width = 0 if g.pass_rate is None else round(g.pass_rate * 100)
+    for name, g in sorted(groups.items(), key=lambda kv: (-kv[1]["attempts"], kv[0])):
+        rate = g.get("success_rate")
+        width = 0 if rate is None else round(rate * 100)
         base_cell = ""
         if base is not None:
-            old = base.get(g.name)
-            base_cell = f"<td class='num'>{pct(old.pass_rate) if old else '–'}</td>"
+            old = base.get(name)
+            base_cell = f"<td class='num'>{pct(old.get('success_rate')) if old else '–'}</td>"
         rows.append(
-            f"<tr><td class='mono'>{esc(g.name)}</td><td class='num'>{g.items}</td>"
-            f"<td class='num'>{g.attempts}</td>"
-            f"<td><span class='bar' style='width:{width}px'></span>{pct(g.pass_rate)}</td>{base_cell}"
-            f"<td class='num'>{pct(g.pass_at_1)}</td><td class='num'>{pct(g.valid_rate)}</td>"
-            f"<td class='num'>{g.errors}</td><td class='num'>{num(g.latency_p50)}</td></tr>"
+            f"<tr><td class='mono'>{esc(name)}</td><td class='num'>{g['items']}</td>"
+            f"<td class='num'>{g['attempts']}</td>"
+            f"<td><span class='bar' style='width:{width}px'></span>{pct(rate)}</td>{base_cell}"
+            f"<td class='num'>{pct(g.get('pass_at_1'))}</td>"
+            f"<td class='num'>{g['attempts'] - g['judged_attempts']}</td></tr>"
         )
     return f"<table class='grid'>{head}{''.join(rows)}</table>"
 
@@ -627,5 +622,5 @@ def _grouped_table(
     )
 
 
-def build_report(current: RunData, baseline: RunData | None = None) -> str:
+def build_report(current: RunDir, baseline: RunDir | None = None) -> str:
     return Page(current, baseline).html()

@@ -32,6 +32,11 @@ GitRemote = Annotated[str, _rule(remote_problem)]
 RepoPath = Annotated[str, _rule(relative_path_problem)]
 
 
+def repo_name(remote: str) -> str:
+    """`https://github.com/owner/name.git` -> `name` (what `-k`, the summary and the report show)."""
+    return remote.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1]
+
+
 class TacticRow(BaseModel):
     """One goal of goal_to_tactic_proposal_v1, compatible with SorryDB's sorry records."""
 
@@ -71,7 +76,7 @@ class TacticRow(BaseModel):
     @property
     def repo_name(self) -> str:
         """`owner/name` -> `name`; what a person types after `-k`."""
-        return self.repo_remote.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1]
+        return repo_name(self.repo_remote)
 
     def keywords(self) -> list[str]:
         """Extra words `-k` can match: the repo name, the file path and its parts, the tags."""

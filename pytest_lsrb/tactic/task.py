@@ -13,15 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.adapters.base import GenerationRequest, Message
 from pytest_lsrb.adapters.usage import result_fields
-from pytest_lsrb.core.metrics import pass_at_k_curve, pass_at_k_ladder, rate
+from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.core.rows import stream_jsonl
-from pytest_lsrb.engine.outcomes import answered, judged, success
+from pytest_lsrb.engine.outcomes import answered, judged
 from pytest_lsrb.engine.suite import SuiteSpec
+from pytest_lsrb.engine.summary import GroupCounts
 from pytest_lsrb.engine.task import AttemptContext, Judgement
 from pytest_lsrb.tactic.answer import read_tactic
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
-from pytest_lsrb.tactic.rows import TacticRow
+from pytest_lsrb.tactic.rows import TacticRow, repo_name
 from pytest_lsrb.tactic.slices import goal_slice_predicate
 
 if TYPE_CHECKING:
@@ -276,42 +277,4 @@ class TacticSummary:
             "profile_match_counts": dict(sorted(self.profiles.items())),
             "by_repository": {k: v.finish(self.samples_per_item) for k, v in sorted(self.by_repo.items())},
             "by_lean_version": {k: v.finish(self.samples_per_item) for k, v in sorted(self.by_lean.items())},
-        }
-
-
-def repo_name(remote: str) -> str:
-    """`https://github.com/owner/name.git` -> `name` (what the report and `-k` show)."""
-    return remote.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1]
-
-
-class GroupCounts:
-    """One repository's (or Lean version's) attempts, by `outcomes`' rule: the same numbers the
-    whole run's summary gives, over this group's attempts."""
-
-    def __init__(self) -> None:
-        self.attempts = 0
-        self.judged = 0
-        self.successes = 0
-        self.per_item: dict[str, list[int]] = {}
-
-    def add(self, record: Mapping[str, Any]) -> None:
-        self.attempts += 1
-        counts = self.per_item.setdefault(str(record["item_id"]), [0, 0])
-        if judged(record):
-            won = success(record)
-            self.judged += 1
-            self.successes += won
-            counts[0] += 1
-            counts[1] += won
-
-    def finish(self, samples_per_item: int) -> dict[str, Any]:
-        per_item = {k: (v[0], v[1]) for k, v in sorted(self.per_item.items()) if v[0]}
-        curve = pass_at_k_curve(per_item, pass_at_k_ladder(samples_per_item))
-        return {
-            "attempts": self.attempts,
-            "items": len(self.per_item),
-            "judged_attempts": self.judged,
-            "success_rate": rate(self.successes, self.judged),
-            "pass_at_1": curve.values[1],
-            "pass_at_k_items": curve.items,
         }

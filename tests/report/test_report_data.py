@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from synthetic_runs import equation_run, tactic_run
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report import aggregate as agg
 from pytest_lsrb.report.data import load_run
 
@@ -20,7 +22,7 @@ def test_a_real_mock_run_reads_back_with_its_summary_and_index(mock_run: Path) -
     assert run.summary == summary
     assert run.selected_rows_hash == summary["selected_rows_hash"]
     assert len(run.records) == summary["attempts"]
-    assert run.samples_per_item == 2
+    assert run.samples == 2
     assert not run.verification_on
     # Every record's item is joined with its index row: repo and Lean version come from there.
     scored = agg.score(run)
@@ -31,7 +33,7 @@ def test_a_real_mock_run_reads_back_with_its_summary_and_index(mock_run: Path) -
 
 def test_the_pass_at_k_curve_matches_the_summary_where_both_exist(tmp_path: Path) -> None:
     run = load_run(tactic_run(tmp_path / "r", items=40, samples=6, seed=7))
-    curve = dict(agg.pass_at_k_curve(agg.score(run), run.samples_per_item))
+    curve = dict(agg.pass_at_k_curve(agg.score(run), run.samples))
     assert sorted(curve) == [1, 2, 3, 4, 5, 6]
     from_summary = dict(agg.curve_from_summary(run.summary))
     assert sorted(from_summary) == [1, 2, 4, 6]  # the summary's ladder
@@ -79,7 +81,30 @@ def test_a_moved_index_leaves_breakdowns_to_the_record_fields(tmp_path: Path) ->
     run = load_run(out)
     assert any("is not here" in w for w in run.warnings)
     assert all(s.facets["repo"] is None for s in agg.score(run))
-    assert agg.breakdown(agg.score(run), agg.facet_keys("repo")) == []
+    assert agg.breakdown(run, agg.score(run), "repo") == {}
+
+
+def test_the_repository_and_lean_version_breakdowns_are_the_summarys(mock_run: Path) -> None:
+    """by_repository / by_lean_version come from summary.json (one aggregation): the same numbers
+    the report would compute from the records and index, and what the summary says wins."""
+    run = load_run(mock_run)
+    scored = agg.score(run)
+    assert run.summary is not None
+    for facet, key in (("repo", "by_repository"), ("lean_version", "by_lean_version")):
+        assert run.summary[key], key  # tactic records carry repo_remote / repo_lean_version
+        assert agg.breakdown(run, scored, facet) == run.summary[key]
+        recomputed = agg.breakdown(dataclasses.replace(run, summary={}), scored, facet)
+        assert recomputed == run.summary[key]
+    name = next(iter(run.summary["by_repository"]))
+    run.summary["by_repository"][name]["success_rate"] = 0.125
+    assert agg.breakdown(run, scored, "repo")[name]["success_rate"] == 0.125
+    # A tampered group (a count that is not a count) is not shown: the records are used instead.
+    run.summary["by_repository"][name]["attempts"] = "many"
+    assert agg.breakdown(run, scored, "repo") == recomputed_repo(run, scored)
+
+
+def recomputed_repo(run: RunDir, scored: list[agg.Scored]) -> dict[str, dict[str, object]]:
+    return agg.breakdown(dataclasses.replace(run, summary={}), scored, "repo")
 
 
 def test_an_index_that_changed_since_the_run_is_not_joined(tmp_path: Path) -> None:
@@ -94,14 +119,16 @@ def test_an_index_that_changed_since_the_run_is_not_joined(tmp_path: Path) -> No
 def test_breakdowns_count_attempts_and_items_per_group(tmp_path: Path) -> None:
     run = load_run(tactic_run(tmp_path / "r", items=9, samples=2, seed=3))
     scored = agg.score(run)
-    repos = agg.breakdown(scored, agg.facet_keys("repo"))
-    assert {g.name for g in repos} == {"mathlib4", "pfr", "builtin-goals"}
-    assert sum(g.attempts for g in repos) == 18 and all(g.items == 3 for g in repos)
-    for g in repos:
-        members = [s for s in scored if s.facets["repo"] == g.name]
-        assert g.passed == sum(s.success for s in members)
-    tags = agg.breakdown(scored, agg.facet_keys("tags"))
-    assert sum(g.attempts for g in tags) >= 18  # an attempt counts once per tag
+    repos = agg.breakdown(run, scored, "repo")  # the records carry no repo: the index join's
+    assert set(repos) == {"mathlib4", "pfr", "builtin-goals"}
+    assert sum(g["attempts"] for g in repos.values()) == 18 and all(g["items"] == 3 for g in repos.values())
+    for name, g in repos.items():
+        members = [s for s in scored if s.facets["repo"] == name]
+        assert g["judged_attempts"] == sum(s.judged for s in members)
+        won = sum(s.success for s in members)
+        assert g["success_rate"] == (won / g["judged_attempts"] if g["judged_attempts"] else None)
+    tags = agg.breakdown(run, scored, "tags")
+    assert sum(g["attempts"] for g in tags.values()) >= 18  # an attempt counts once per tag
 
 
 def test_the_report_shows_the_summarys_table1(tmp_path: Path) -> None:
