@@ -40,7 +40,10 @@ SUBKIND_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         ),
     )
 )
-SORRY_WARNINGS: Final[frozenset[str]] = frozenset({"declaration uses 'sorry'", "declaration uses `sorry`"})
+# Lean's one warning per declaration that depends on sorryAx: `declaration uses 'sorry'`, with
+# backticks since the sorry is pretty-printed (lean4#10034), and naming the declaration in the
+# form lean4#11414 proposes (`declaration `foo` uses `sorry``).
+SORRY_WARNING: Final = re.compile(r"^declaration (?:`[^`\n]+` |'[^'\n]+' )?uses ['`]sorry['`]$")
 # REPL replies that say the request itself was wrong: the harness's fault, not the tactic's.
 REPL_PROTOCOL_ERRORS: Final[tuple[str, ...]] = (
     "Unknown environment",
@@ -67,7 +70,7 @@ class LeanMessage:
 
     @property
     def is_sorry_warning(self) -> bool:
-        return self.severity == "warning" and self.data.strip() in SORRY_WARNINGS
+        return self.severity == "warning" and SORRY_WARNING.match(self.data.strip()) is not None
 
     def shifted(self, lines: int) -> LeanMessage:
         """The same message with its line numbers moved by `lines`."""

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_lsrb.tactic.lean.backend import FileBackend, ReplBackend, make_repl_backend, split_imports
-from pytest_lsrb.tactic.lean.outcome import parse_lean_output
+from pytest_lsrb.tactic.lean.outcome import LeanMessage, parse_lean_output
 from pytest_lsrb.tactic.lean.process import run_bounded
 from pytest_lsrb.tactic.lean.repl import (
     ReplClient,
@@ -242,3 +242,18 @@ def test_repl_backend_without_executable_is_toolchain_missing(tmp_path: Path) ->
         repl_command=[str(tmp_path / "no-repl")],
     )
     assert b.unavailable() is not None
+
+
+@pytest.mark.parametrize(
+    ("data", "severity", "counts"),
+    [
+        ("declaration uses 'sorry'", "warning", True),
+        ("declaration uses `sorry`", "warning", True),
+        ("declaration `Foo.bar` uses `sorry`", "warning", True),  # lean4#11414's wording
+        ("declaration uses 'sorry'", "error", False),
+        ("declaration uses 'sorry' -- and more", "warning", False),
+        ("unused variable `sorry`", "warning", False),
+    ],
+)
+def test_the_sorry_warning_in_each_wording_lean_has_used(data: str, severity: str, counts: bool) -> None:
+    assert LeanMessage(severity, (1, 0), None, data).is_sorry_warning is counts
