@@ -44,6 +44,7 @@ class RepoHistory:
     git_command: str = "git"
     timeout_s: float = 120.0
     _files: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    _head: Change | None = None
 
     def _git(self, *args: str, ok_codes: tuple[int, ...] = (0,)) -> tuple[int, str]:
         result = run_bounded(
@@ -73,9 +74,12 @@ class RepoHistory:
         return path
 
     def head(self) -> Change:
-        _, out = self._git("log", "-1", "--format=%H%x09%cI", "HEAD", "--")
-        sha, _, date = out.strip().partition("\t")
-        return Change(sha, date)
+        """The clone's HEAD (asked once: the clone is not expected to move during a check)."""
+        if self._head is None:
+            _, out = self._git("log", "-1", "--format=%H%x09%cI", "HEAD", "--")
+            sha, _, date = out.strip().partition("\t")
+            self._head = Change(sha, date)
+        return self._head
 
     def resolve(self, commit: str) -> str | None:
         """The full hash of `commit` when the clone has it, else None."""
