@@ -10,18 +10,22 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fakes.ollama_server import FakeOllama
 from lean_fakes import install_toolchain, path_with, path_without_lean
 
 REPO = Path(__file__).resolve().parents[3]
 
 
-def test_without_lean_the_run_is_refused_before_any_model_call(run_suite: Any) -> None:
+@pytest.mark.parametrize(("mode", "missing"), [("synthetic", "lean"), ("repo_replay", "lake")])
+def test_without_lean_the_run_is_refused_before_any_model_call(
+    run_suite: Any, mode: str, missing: str
+) -> None:
     """No toolchain for a mode that needs one: one sentence, exit 4 (usage error), and not one
     request reaches the model server (every answer would have been paid for, then unjudged)."""
     with FakeOllama() as server:
         res = run_suite(
-            "--lsrb-verification=synthetic",
+            f"--lsrb-verification={mode}",
             "--lsrb-max-items=3",
             "--lsrb-adapter=ollama",
             "--lsrb-model=qwen2.5:7b",
@@ -30,7 +34,9 @@ def test_without_lean_the_run_is_refused_before_any_model_call(run_suite: Any) -
         )
         requests = list(server.requests)
     assert res.returncode == 4, res.stdout + res.stderr
-    assert "--lsrb-verification=synthetic needs `lean` (profile default), which is not on PATH" in res.stderr
+    assert (
+        f"--lsrb-verification={mode} needs `{missing}` (profile default), which is not on PATH" in res.stderr
+    )
     assert "--lsrb-verification=none" in res.stderr and "Traceback" not in res.stderr
     assert requests == []
     assert not (res.out_dir / "attempts.jsonl").exists()
