@@ -10,9 +10,12 @@ numeric-gradient BFGS on built-in and real LLM-SR skeletons), only faster:
 - the gradient is exact (`BoundProgram.value_and_jacobian`, one reverse pass) where the reference
   spends 11 loss evaluations per gradient on forward differences;
 - the parameter-independent part of the program is computed once per candidate (`bind`);
-- a skeleton linear in its parameters (prediction = c + J p) is minimised on its QR-reduced form
-  `(|R p - Q^T (y - c)|^2 + |residual orthogonal to J|^2) / n`: the same function of p, so the
-  same BFGS steps, at O(n_params^2) per evaluation instead of O(rows);
+- a skeleton linear in its parameters (prediction = c + J p) gets the point BFGS converges to in
+  closed form: on that quadratic, BFGS from all-ones (inverse-Hessian estimate starting at the
+  identity) only ever moves within ones + the row space of J, where the minimiser is ones plus
+  the minimum-norm least-squares correction `lstsq(J, y - c - J·1)`; its loss is the quadratic's
+  minimum, so never above the reference's (scipy stops once the gradient is ≤ 1e-5), and an
+  unused or redundant parameter keeps the value BFGS would leave it at;
 - a near-exact fit (training NMSE <= 1e-6 where scipy's test would stop) is polished on to a
   gradient of 1e-8: relative comparisons of losses at the noise floor (1e-12) are otherwise
   decided by where each gradient happened to cross 1e-5; this only ever lowers such losses;
@@ -42,7 +45,6 @@ from pytest_lsrb.srbench.objective import (
     FitPolicy,
     FitResult,
     FitStatus,
-    LossAndGradient,
     Objective,
     Stop,
     linear_design,
@@ -106,9 +108,10 @@ def _fit_reference(
     """BFGS from all-ones on the raw MSE with scipy's default stop: the reference's procedure."""
     design = linear_design(bound.value_and_jacobian, n, seed)
     if design is not None:
-        obj = Objective(n, stop_at, limits.max_evals, loss_and_gradient=_reduced_quadratic(*design, y))
-    else:
-        obj = Objective(n, stop_at, limits.max_evals, value_and_jacobian=bound.value_and_jacobian, y=y)
+        optimum = _linear_optimum(*design, y)
+        values = tuple(float(v) for v in optimum)
+        return make_result(bound.evaluate(optimum), y, values, "lstsq", 3, 1, start)
+    obj = Objective(n, stop_at, limits.max_evals, value_and_jacobian=bound.value_and_jacobian, y=y)
     var_y = float(np.var(y))
     polish_below = NEAR_EXACT_NMSE * var_y
 
@@ -126,18 +129,10 @@ def _fit_reference(
     return result.with_status(status) if result.valid and status != "ok" else result
 
 
-def _reduced_quadratic(J: np.ndarray, c: np.ndarray, y: np.ndarray) -> LossAndGradient:
-    """mean((c + J p - y)**2) and its gradient through J = QR: the same function of p, evaluated
-    in O(n^2). The part of y - c outside J's column space is summed once, directly."""
-    rows = y.shape[0]
-    z = y - c
-    Q, R = np.linalg.qr(J)
-    w = Q.T @ z
-    outside = z - Q @ w
-    rest = float(outside @ outside)
-
-    def loss_and_gradient(p: np.ndarray) -> tuple[float, np.ndarray]:
-        d = R @ p - w
-        return (float(d @ d) + rest) / rows, (2.0 / rows) * (R.T @ d)
-
-    return loss_and_gradient
+def _linear_optimum(J: np.ndarray, c: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Where BFGS from all-ones ends on mean((c + J p - y)**2), exactly: ones plus the
+    minimum-norm least-squares correction (see the module docstring)."""
+    ones = np.ones(J.shape[1])
+    with np.errstate(all="ignore"):
+        delta, *_ = np.linalg.lstsq(J, y - c - J @ ones, rcond=None)
+    return ones + np.asarray(delta, dtype=np.float64)

@@ -88,13 +88,11 @@ class Stop(Exception):
 
 # value_and_jacobian(p) -> (prediction, d prediction / d p)
 ValueAndJacobian = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-# loss_and_gradient(p) -> (loss, gradient); for objectives reduced to a few numbers per point
-LossAndGradient = Callable[[np.ndarray], tuple[float, np.ndarray]]
 
 
 class Objective:
-    """`mean((f(p) - y)**2) / scale` and its exact gradient, or a precomputed `loss_and_gradient`;
-    remembers the best finite point and enforces the caps (evaluations, deadline)."""
+    """`mean((f(p) - y)**2) / scale` and its exact gradient; remembers the best finite point and
+    enforces the caps (evaluations, deadline)."""
 
     def __init__(
         self,
@@ -102,20 +100,16 @@ class Objective:
         deadline: float,
         max_evals: int,
         *,
-        value_and_jacobian: ValueAndJacobian | None = None,
-        y: np.ndarray | None = None,
+        value_and_jacobian: ValueAndJacobian,
+        y: np.ndarray,
         scale: float = 1.0,
-        loss_and_gradient: LossAndGradient | None = None,
     ) -> None:
-        if loss_and_gradient is None and (value_and_jacobian is None or y is None):
-            raise ValueError("an objective needs value_and_jacobian and y, or loss_and_gradient")
         self.n_params = n_params
         self.deadline = deadline
         self.max_evals = max_evals
         self.value_and_jacobian = value_and_jacobian
         self.y = y
         self.scale = scale
-        self.loss_and_gradient = loss_and_gradient
         self.evals = 0  # objective evaluations so far
         self.best_loss = math.inf
         self.best_x: np.ndarray | None = None
@@ -148,9 +142,6 @@ class Objective:
         return self(np.array(x, dtype=np.float64))[1]
 
     def _evaluate(self, p: np.ndarray) -> tuple[float, np.ndarray]:
-        if self.loss_and_gradient is not None:
-            return self.loss_and_gradient(p)
-        assert self.value_and_jacobian is not None and self.y is not None
         yhat, jac = self.value_and_jacobian(p)
         r = yhat - self.y
         n = r.shape[0] * self.scale
