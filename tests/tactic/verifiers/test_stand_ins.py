@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_lean_verifiers import _replay_with, row, rules
 
 from pytest_lsrb.tactic.lean.patch import STAND_IN, STAND_IN_AXIOM, make_baseline, make_patched
@@ -231,3 +233,34 @@ def test_over_the_repl_a_lemma_proved_by_sorry_is_seen_despite_the_target_s_othe
     assert [(x.outcome, x.subkind) for x in results] == [("closed", None), ("lean_error", "sorry_axiom")], [
         x.detail for x in results
     ]
+
+
+@settings(max_examples=60)
+@given(
+    pieces=st.lists(
+        st.sampled_from(["sorry", "h", "sorry", "-- sorry", "⟨sorry, h⟩"]), min_size=1, max_size=6
+    ),
+    which=st.integers(min_value=0, max_value=20),
+)
+def test_the_span_always_lands_on_its_sorry_whatever_stands_in_around_it(
+    pieces: list[str], which: int
+) -> None:
+    """Sorries before the row's on its line, after it, and on other lines: the instrumented copy's
+    span still holds exactly `sorry`, every other sorry outside comments is the stand-in, and
+    the axiom is declared once."""
+    body = [
+        f"  have h{i} : True := by exact {p}" if not p.startswith("--") else f"  {p}"
+        for i, p in enumerate(pieces)
+    ]
+    line = "  exact ⟨" + ", ".join(["sorry"] * (len(pieces) + 1)) + "⟩"
+    source = "\n".join([TARGET, *body, line, ""])
+    cols = [i for i in range(len(line)) if line.startswith("sorry", i)]
+    col = cols[which % len(cols)]
+    row_line = len(body) + 2
+    base = make_baseline(source, (row_line, col), (row_line, col + 5))
+    assert base is not None
+    assert span_text(base.text, *base.span) == "sorry"
+    code_sorries = sum(p.count("sorry") for p in pieces if not p.startswith("--")) + len(cols) - 1
+    assert base.stand_ins == code_sorries
+    assert base.text.count(STAND_IN_AXIOM) == 1
+    assert base.text.count(STAND_IN) == code_sorries + 1  # the axiom names it once more
