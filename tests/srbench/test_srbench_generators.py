@@ -162,6 +162,14 @@ def test_generate_problems_writes_a_loadable_index(tmp_path: Path, feynman_csv: 
     )
     problems = load_problems(tmp_path / "out" / "index.jsonl")
     assert report["problems"] == len(problems) == 3 + 4  # I.10.7 for m_0, v and c
+    import json
+
+    from pytest_lsrb.srbench.generate.model_free import SOLVED_NMSE
+    from pytest_lsrb.srbench.generate.synth import MIN_OOD_SPREAD
+
+    filters = json.loads((tmp_path / "out" / "manifest.json").read_text("utf-8"))["settings"]["filters"]
+    assert filters["lsr_synth"]["min_ood_spread"] == MIN_OOD_SPREAD  # the thresholds travel with the set
+    assert f"{SOLVED_NMSE:g}" in filters["lsr_transform"]["model_free"]
     assert {p.group for p in problems} == {
         "lsr_transform",
         "lsr_synth_chem_react",

@@ -106,11 +106,35 @@ def generate_problems(
         "equations": list(equations) if equations else None,
         "solve_budget_s": solve_budget_s,
         "feynman_table": Path(feynman_csv).name if feynman_csv else None,
+        "filters": filter_settings(),
     }
     report["manifest"] = str(write_manifest(index, settings))
     report["problems"] = len(problems)
     report["index"] = str(index)
     return report
+
+
+def filter_settings() -> dict[str, Any]:
+    """The generators' filters and checks with their thresholds, for manifest.json: what decides
+    which candidates a set keeps."""
+    from pytest_lsrb.srbench.generate import complexity, model_free, symmetry, synth
+
+    return {
+        "lsr_transform": {
+            "dedupe": "one pivot per orbit of the equation's input swaps and double swaps "
+            f"(equal to {symmetry.REL_TOL:g} relative at {symmetry.POINTS} points)",
+            "model_free": "linear or power-law least squares reaching test NMSE "
+            f"<= {model_free.SOLVED_NMSE:g}",
+            "complexity": f"node count matched to the source's quantile bins {list(complexity.QUANTILES)} "
+            "(whole table only)",
+        },
+        "lsr_synth": {
+            "max_rhs_evals": synth.MAX_RHS_EVALS,
+            "stiffness_limit": synth.STIFFNESS_LIMIT,
+            "min_ood_spread": synth.MIN_OOD_SPREAD,
+            "window_scales": list(synth.WINDOW_SCALES),
+        },
+    }
 
 
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:

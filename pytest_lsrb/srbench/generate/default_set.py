@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from pytest_lsrb.srbench.generate import filter_settings
 from pytest_lsrb.srbench.generate.manifest import write_manifest
 from pytest_lsrb.srbench.generate.synth import generate_synth
 from pytest_lsrb.srbench.generate.terms import DOMAINS
@@ -38,6 +39,7 @@ SETTINGS: Final = {
     "per_domain": PER_DOMAIN,
     "transform_problems": list(TRANSFORM_PROBLEMS),
     "feynman_table": "FeynmanEquations.csv (AI-Feynman)",
+    "filters": filter_settings(),
 }
 
 
