@@ -45,7 +45,9 @@ def row_fates(rows: Sequence[Any], repos_dir: Path, *, git_command: str = "git")
     for row in rows:
         clone = clone_dir(repos_dir, str(row.repo_remote))
         if not (clone / ".git").exists():
-            fates[str(row.item_id)] = Fate("unchecked", f"no clone of {row.repo_remote} at {clone}")
+            fates[str(row.item_id)] = Fate(
+                "unchecked", f"no clone of {row.repo_remote} at {clone}", reason="no_clone"
+            )
             continue
         history = histories.setdefault(clone, RepoHistory(clone, git_command))
         fates[str(row.item_id)] = sorry_fate(
@@ -83,9 +85,7 @@ def leakage_report(
         fate = fates[item_id]
         by_status[fate.status].append(item_id)
         if fate.status == "unchecked":
-            unchecked_reasons[
-                fate.detail.split(" (")[0] if "no clone" not in fate.detail else "no clone"
-            ] += 1
+            unchecked_reasons[fate.reason or "other"] += 1
             continue
         items[item_id] = {"split": split_of.get(item_id), **fate.as_json()}
         if fate.status != "filled":

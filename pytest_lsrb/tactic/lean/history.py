@@ -17,7 +17,12 @@ from pytest_lsrb.tactic.lean.process import run_bounded
 
 
 class HistoryError(Exception):
-    """git could not answer (not a repository, a refused value, a timeout): one sentence."""
+    """git could not answer (not a repository, a timeout): one sentence."""
+
+
+class RefusedValue(HistoryError):
+    """A commit or path that must not reach git (it could be read as an option, or leave the
+    repository): refused before git runs."""
 
 
 def path_problem(path: str) -> str | None:
@@ -63,14 +68,14 @@ class RepoHistory:
     def _commit(commit: str) -> str:
         problem = commit_problem(commit)
         if problem is not None:
-            raise HistoryError(f"commit {commit!r} refused: it {problem}")
+            raise RefusedValue(f"commit {commit!r} refused: it {problem}")
         return commit
 
     @staticmethod
     def _path(path: str) -> str:
         problem = path_problem(path)
         if problem is not None:
-            raise HistoryError(f"path {path!r} refused: it {problem}")
+            raise RefusedValue(f"path {path!r} refused: it {problem}")
         return path
 
     def head(self) -> Change:

@@ -12,8 +12,9 @@ the commits that changed its file (through renames of the file):
   the file: renamed, moved elsewhere or deleted; the answer, if any, is not known;
 - `file_gone`: the file was deleted (a rename is followed, not counted);
 - `open`: the sorry is still there at the clone's HEAD;
-- `unchecked`: the clone lacks the commit, the commit is not an ancestor of HEAD, or the row's
-  position holds no sorry at its commit.
+- `unchecked`, with a `reason`: `no_clone`, `commit_missing`, `not_on_head` (the commit is not an
+  ancestor of the clone's HEAD), `no_file`, `no_declaration`, `no_sorry_there` (the row's position
+  holds no sorry at its commit), `refused` (a value git must not see) or `git_failed`.
 
 A sorry filled in one commit while another is added to the same declaration keeps the count and
 is not seen; lines moving, declarations added around it and edits elsewhere are not mistaken for
@@ -26,7 +27,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from pytest_lsrb.tactic.lean.declaration import declaration_key, declarations, find_by_key, find_declaration
-from pytest_lsrb.tactic.lean.history import HistoryError, RepoHistory
+from pytest_lsrb.tactic.lean.history import HistoryError, RefusedValue, RepoHistory
 from pytest_lsrb.tactic.lean.splice import sorry_holes
 
 FateStatus = Literal["open", "filled", "declaration_gone", "file_gone", "unchecked"]
@@ -42,6 +43,7 @@ class Fate:
     commit: str | None = None  # where the status was decided (for `open`: the clone's HEAD)
     date: str | None = None  # that commit's committer date
     path: str | None = None  # the file's path there (after renames)
+    reason: str | None = None  # why `unchecked`, as a short code (no_clone, commit_missing, ...)
 
     def as_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -52,29 +54,41 @@ def sorry_fate(history: RepoHistory, commit: str, path: str, line: int, column: 
     try:
         return _fate(history, commit, path, line, column)
     except HistoryError as exc:
-        return Fate("unchecked", str(exc))
+        return Fate(
+            "unchecked", str(exc), reason="refused" if isinstance(exc, RefusedValue) else "git_failed"
+        )
 
 
 def _fate(history: RepoHistory, commit: str, path: str, line: int, column: int) -> Fate:
     full = history.resolve(commit)
     if full is None:
-        return Fate("unchecked", f"the clone has no commit {commit} (fetch the branch that holds it)")
+        return Fate(
+            "unchecked",
+            f"the clone has no commit {commit} (fetch the branch that holds it)",
+            reason="commit_missing",
+        )
     head = history.head()
     if not history.is_ancestor(full, head.commit):
         return Fate(
-            "unchecked", f"commit {commit[:12]} is not an ancestor of the clone's HEAD {head.commit[:12]}"
+            "unchecked",
+            f"commit {commit[:12]} is not an ancestor of the clone's HEAD {head.commit[:12]}",
+            reason="not_on_head",
         )
     text = history.file_at(full, path)
     if text is None:
-        return Fate("unchecked", f"commit {commit[:12]} has no file {path}")
+        return Fate("unchecked", f"commit {commit[:12]} has no file {path}", reason="no_file")
     decl = find_declaration(text, line)
     if decl is None:
-        return Fate("unchecked", f"{path}:{line}: no declaration holds the sorry")
+        return Fate("unchecked", f"{path}:{line}: no declaration holds the sorry", reason="no_declaration")
     key = declaration_key(text, decl)
     ordinal = [d.keyword_line for k, d in declarations(text) if k == key].index(decl.keyword_line)
     holes = sorry_holes(text, decl.keyword_line, decl.last_line)
     if (line, column) not in holes:
-        return Fate("unchecked", f"{path}:{line}:{column} holds no sorry at commit {commit[:12]}")
+        return Fate(
+            "unchecked",
+            f"{path}:{line}:{column} holds no sorry at commit {commit[:12]}",
+            reason="no_sorry_there",
+        )
     before = len(holes)
     since, current = full, path
     while True:
@@ -96,7 +110,7 @@ def _fate(history: RepoHistory, commit: str, path: str, line: int, column: int) 
                 current, since = moved, change.commit
                 new_text = history.file_at(change.commit, current)
                 if new_text is None:  # pragma: no cover - git reported a rename to a missing file
-                    return Fate("unchecked", f"{moved} missing at {change.commit[:12]}")
+                    return Fate("unchecked", f"{moved} missing at {change.commit[:12]}", reason="git_failed")
                 found = _judge(new_text, key, ordinal, before, change.commit, change.date, current)
                 if found is not None:
                     return found

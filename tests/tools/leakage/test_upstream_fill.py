@@ -117,7 +117,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     )
     c4 = repo.commit("tidy", {"Goals/Core.lean": gone})
     c5 = repo.commit("drop old", {"Goals/Old.lean": None})
-    return SimpleNamespace(root=root, c=[c0, c1, c2, c3, c4, c5], old=old)
+    repo.git("checkout", "-q", "-b", "side", c0)  # a branch the clone's HEAD does not contain
+    side = repo.commit("elsewhere", {"Goals/Side.lean": old})
+    repo.git("checkout", "-q", "main")
+    return SimpleNamespace(root=root, c=[c0, c1, c2, c3, c4, c5], old=old, side=side)
 
 
 def fate(world: SimpleNamespace, needle: str, nth: int = 0, path: str = "Goals/Basic.lean") -> object:
@@ -164,15 +167,19 @@ def test_open_deleted_declaration_example_and_deleted_file(world: SimpleNamespac
 
 def test_what_cannot_be_followed_is_unchecked_with_the_reason(world: SimpleNamespace) -> None:
     history = RepoHistory(world.root)
-    assert "has no commit" in sorry_fate(history, "ab" * 20, "Goals/Basic.lean", 4, 2).detail
-    assert "holds no sorry" in sorry_fate(history, world.c[0], "Goals/Basic.lean", 3, 0).detail
-    assert "has no file" in sorry_fate(history, world.c[0], "Goals/Nope.lean", 4, 2).detail
-    # Values that would reach git as options are refused before git runs.
-    for commit, path in (("--output=/tmp/x", "Goals/Basic.lean"), (world.c[0], "--exec=touch x")):
-        refused = sorry_fate(history, commit, path, 4, 2)
-        assert refused.status == "unchecked" and "refused" in refused.detail
-    outside = sorry_fate(history, world.c[0], "../x", 4, 2)
-    assert outside.status == "unchecked" and "refused" in outside.detail
+    cases = [
+        (("ab" * 20, "Goals/Basic.lean", 4, 2), "commit_missing", "has no commit"),
+        ((world.c[0], "Goals/Basic.lean", 3, 0), "no_sorry_there", "holds no sorry"),
+        ((world.c[0], "Goals/Nope.lean", 4, 2), "no_file", "has no file"),
+        ((world.side, "Goals/Side.lean", 2, 2), "not_on_head", "not an ancestor"),
+        # values that would reach git as options, or leave the repository, are refused first
+        (("--output=/tmp/x", "Goals/Basic.lean", 4, 2), "refused", "refused"),
+        ((world.c[0], "--exec=touch x", 4, 2), "refused", "refused"),
+        ((world.c[0], "../x", 4, 2), "refused", "refused"),
+    ]
+    for args, reason, words in cases:
+        got = sorry_fate(history, *args)
+        assert (got.status, got.reason) == ("unchecked", reason) and words in got.detail, args
 
 
 def _row(item_id: str, needle: str, nth: int = 0, **extra: object) -> dict[str, object]:
@@ -218,7 +225,7 @@ def test_lsrb_split_upstream_reports_fills_dates_cutoff_and_inclusion(
     assert up["filled_before_cutoff"]["item_ids"] == ["fill", "late"]
     assert up["filled_after_inclusion"]["item_ids"] == ["fill"]
     assert up["filled_before_inclusion"]["item_ids"] == ["late"]
-    assert up["unchecked_reasons"] == {"no clone": 1}
+    assert up["unchecked_reasons"] == {"no_clone": 1}
     printed = capsys.readouterr().out
     assert "sorries followed upstream: filled 2, declaration_gone 1" in printed
     assert "answers public before the cutoff" in printed
