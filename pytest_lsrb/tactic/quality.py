@@ -5,8 +5,9 @@
 - `elided`: the goal holds `⋯` (Lean elided a term: the model sees less than the goal);
 - `sorry_in_goal`: the goal itself mentions `sorry` (an earlier sorry leaked into it);
 - `stop_span`: the span covers several lines (SorryDB records a `stop` block as one sorry);
-- `benchmark_source`: the repository or path names a published benchmark (miniF2F, PutnamBench,
-  ProofNet, compfiles, ...), whose solutions may be in a model's training data.
+- `benchmark_source`: the repository or path names a published benchmark or problem collection
+  (miniF2F, PutnamBench, ProofNet, compfiles, formal-conjectures, formal-imo, IMOLean, VERINA,
+  ...), whose solutions may be in a model's training data.
 
 `quality_counts` gives, over rows, how many are restatable (synthetic mode can check them),
 spliceable by their span (a `sorry` token or a `stop` block: repo_replay can place a tactic
@@ -26,7 +27,9 @@ QUALITY_TAGS: Final = ("pp_failed", "elided", "sorry_in_goal", "stop_span", "ben
 _SORRY: Final = re.compile(r"(?<![\w.'])sorry(?![\w'])")
 _BENCHMARKS: Final = re.compile(
     r"mini-?f2f|putnam-?bench|proofnet|compfiles|formal-?conjectures|lean-?workbook|imo-?steps|"
-    r"fate-?[mhx]\b|deepseek-?prover|mathlib-?bench|proverbench",
+    r"fate-?[mhx]\b|deepseek-?prover|mathlib-?bench|proverbench|"
+    # competition problems with published solutions, and benchmarks with reference solutions
+    r"formal-?imo|imo-?lean|verina|minictx|minif2f",
     re.I,
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -53,9 +54,18 @@ def test_sorrydb_sample_counts_and_slices(sorrydb_path: Path, tmp_path: Path) ->
         "elided": 36,
         "sorry_in_goal": 16,
         "stop_span": 10,
-        "benchmark_source": 16,
+        "benchmark_source": 34,
     }
-    assert counts["flagged"] == 77
+    flagged_repos = Counter(r.repo_remote.rsplit("/", 1)[1] for r in rows if "benchmark_source" in r.tags)
+    assert flagged_repos == {  # the sample's published benchmarks and competition collections
+        "IMOLean": 9,
+        "formal-conjectures": 7,
+        "formal-imo": 6,
+        "miniF2F-lean4": 5,
+        "compfiles": 4,
+        "verina": 3,
+    }
+    assert counts["flagged"] == 94
     assert sum(goal_slice_predicate("tag:stop_span")(r) for r in rows) == 10
     out = subprocess.run(
         [
@@ -72,7 +82,7 @@ def test_sorrydb_sample_counts_and_slices(sorrydb_path: Path, tmp_path: Path) ->
         text=True,
         check=True,
     ).stdout
-    assert "restatable 226, spliceable by span 291, flagged 77 (pp_failed 9, elided 36" in out
+    assert "restatable 226, spliceable by span 291, flagged 94 (pp_failed 9, elided 36" in out
     assert counts["unrestatable_reasons"] == {
         "the goal elides a term as ⋯": 36,
         "the goal contains sorry": 15,  # the 16th sorry_in_goal also elides, which is named first
