@@ -31,6 +31,9 @@ from pytest_lsrb.tactic.rows import TacticRow
 # `stop tacs` is `repeat sorry`; the search tactics print `Try this: ...` and (apply?) admit the goal.
 _STOP: Final = re.compile(r"(?<![\w.'])stop(?![\w'?!])")
 _SEARCH_TACTIC: Final = re.compile(r"(?<![\w.'])(?:exact\?|apply\?|rw\?|hint|library_search)(?![\w'?!])")
+# Lean's verdict on the same text is the same (heartbeats are deterministic); a wall-clock
+# timeout, a crash or the environment's failure may not be, so those are checked again.
+REUSABLE_OUTCOMES: Final = frozenset({"closed", "progress", "lean_error"})
 
 
 def result(outcome: str, *, subkind: str | None = None, detail: str | None = None) -> VerificationResult:
@@ -76,6 +79,9 @@ class LeanVerifierBase(ABC):
         self.profiles: ProfileSet = load_profiles(path)
         self._backends: dict[tuple[Any, ...], LeanBackend] = {}
         self._lock = threading.Lock()
+        # Lean's verdicts by (goal row, profile, answer): k identical samples cost one check.
+        self._verdicts: dict[tuple[Any, ...], VerificationResult] = {}
+        self._verdict_locks: dict[tuple[Any, ...], threading.Lock] = {}
 
     # -- policy --------------------------------------------------------------------------------
 
@@ -155,7 +161,7 @@ class LeanVerifierBase(ABC):
     def verify(self, row: TacticRow, proposal: str, *, attempt_seed: int) -> VerificationResult:
         start = time.monotonic()
         profile = self.profile_for(row)
-        verdict = self.guard(proposal, profile) or self.check(row, proposal.strip(), profile)
+        verdict = self.guard(proposal, profile) or self._checked_once(row, proposal.strip(), profile)
         elapsed = (time.monotonic() - start) * 1000.0
         return VerificationResult(
             attempted=verdict.attempted,
@@ -167,6 +173,21 @@ class LeanVerifierBase(ABC):
             profile_id=profile.id,
             toolchain=verdict.toolchain,
         )
+
+    def _checked_once(self, row: TacticRow, tactic: str, profile: ReplayProfile) -> VerificationResult:
+        """`check`, or the verdict an earlier sample with the same answer to the same goal got
+        (samples at temperature 0 repeat: each repeat would elaborate the file again)."""
+        key = (row.content_hash(), profile.id, tactic)
+        with self._lock:
+            lock = self._verdict_locks.setdefault(key, threading.Lock())
+        with lock:  # a concurrent identical sample waits for the first one's verdict
+            known = self._verdicts.get(key)
+            if known is not None:
+                return known
+            verdict = self.check(row, tactic, profile)
+            if verdict.outcome in REUSABLE_OUTCOMES:
+                self._verdicts[key] = verdict
+            return verdict
 
     @abstractmethod
     def check(self, row: TacticRow, tactic: str, profile: ReplayProfile) -> VerificationResult:
