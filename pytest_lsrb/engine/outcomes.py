@@ -6,8 +6,10 @@ Every reader of attempt records (summary.json, the gate and `lsrb compare`, the 
 - an attempt is **infrastructure** when generation failed on the transport, the provider or the
   harness (`generation_error_domain` not a model domain), or verification failed on the
   environment or the harness (`verification_error_domain`): the model was never judged;
-- an attempt is **skipped** when a replay profile says its row is not verified (outcome
-  `skipped`): counted and shown, never judged;
+- an attempt is **skipped** when the checker has, by design, no verdict to give: a replay profile
+  says its row is not verified (outcome `skipped`), or an equation is to be judged by a symbolic
+  match that cannot be had (outcome `not_applicable`: no ground truth, the judge off, the check
+  undecided). Counted and shown, never judged;
 - every other attempt is **judged**: the model answered (or failed to, by its own fault) and the
   checker gave a verdict. `success` is that verdict: `verification_success` when the run checks
   answers (`verification_mode` other than `none`), else `valid`.
@@ -40,6 +42,9 @@ SKIPPED: Final = "skipped"
 UNJUDGED_VERIFICATION_DOMAINS: Final = frozenset({"environment", "harness"})
 # The verification outcome of a row a replay profile marks `skip`.
 SKIPPED_OUTCOME: Final = "skipped"
+# Verification outcomes that say the checker has no verdict to give (llm_srbench: no symbolic
+# verdict for --lsrb-sr-success=symbolic).
+SKIPPED_OUTCOMES: Final = frozenset({SKIPPED_OUTCOME, "not_applicable"})
 
 
 def generation_infrastructure(record: Record) -> bool:
@@ -54,7 +59,7 @@ def status(record: Record) -> Status:
         return INFRASTRUCTURE
     if record.get("verification_error_domain") in UNJUDGED_VERIFICATION_DOMAINS:
         return INFRASTRUCTURE
-    if record.get("verification_outcome") == SKIPPED_OUTCOME:
+    if record.get("verification_outcome") in SKIPPED_OUTCOMES:
         return SKIPPED
     return JUDGED
 
@@ -104,7 +109,7 @@ def judgement(task: Task | None, record: Record) -> Judgement:
         outcome = record.get("verification_outcome")
         return Judgement("error", f"verification could not judge: {outcome} ({detail})")
     if st == SKIPPED:
-        detail = record.get("verification_detail") or "the profile says skip"
+        detail = record.get("verification_detail") or f"no verdict ({record.get('verification_outcome')})"
         return Judgement("skip", f"not verified: {detail}")
     kind = record.get("generation_error_kind")
     if kind:

@@ -82,7 +82,11 @@ class Summary(BaseModel):
         description="attempts an infrastructure error (transport, provider, environment, harness) "
         "kept from being judged",
     )
-    skipped_attempts: int | None = Field(None, ge=0, description="attempts a replay profile marks skip")
+    skipped_attempts: int | None = Field(
+        None,
+        ge=0,
+        description="attempts the checker has no verdict for (a profile skip, no symbolic verdict)",
+    )
     valid_rate: Rate | None = Field(description="of answered attempts")
     nonempty_rate: Rate | None = Field(description="of answered attempts")
     contains_sorry_rate: Rate | None = Field(None, description="tactic suite only; of answered attempts")

@@ -39,7 +39,11 @@ def not_judged(summary: Mapping[str, Any]) -> str | None:
     if not infra and not skipped:
         return None
     parts = [f"{infra} infrastructure errors (tests errored)"] if infra else []
-    parts += [f"{skipped} skipped by a replay profile"] if skipped else []
+    parts += (
+        [f"{skipped} skipped (no verdict to give: a replay profile's skip, no symbolic verdict)"]
+        if skipped
+        else []
+    )
     return f"{' and '.join(parts)} of {summary.get('attempts')} attempts; none counts against the model"
 
 

@@ -133,7 +133,11 @@ def score(
             verification_outcome="not_attempted",
         )
         return fields
-    outcome = _outcome(result, id_m, verdict, success)
+    # A search whose result is not the model's (no valid candidate of its own: LLM-SR's starting
+    # skeleton won) gave no equation, however well that skeleton fits: the test fails on it, so
+    # the verdict the summary, gate and merge count says so too.
+    the_models = bool(result.extra.get("model_valid_candidates", 1))
+    outcome = _outcome(result, id_m, verdict, success) if the_models else "no_equation"
     attempted = outcome != "not_applicable"
     ok = attempted and VERIFICATION_OUTCOME_DOMAINS[outcome] is None
     fields.update(
@@ -145,6 +149,10 @@ def score(
         verification_error_domain=None if ok or not attempted else VERIFICATION_OUTCOME_DOMAINS[outcome],
         sr_success=success,
     )
+    if not attempted:  # no symbolic verdict: the attempt is skipped (`outcomes`), saying why
+        fields["verification_detail"] = (
+            f"no symbolic verdict ({verdict.method}): {verdict.detail or 'no detail'}"
+        )
     return fields
 
 

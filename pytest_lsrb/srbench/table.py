@@ -14,7 +14,9 @@ method (`method` in each row); records of several methods are keyed `<method>:<g
 Symbolic accuracy is over the problems with a ground truth (None when none has one): a verdict
 that could not be reached (an undecided check, an unreadable or failed judge) counts as not a
 match and is shown as `symbolic_undecided`. An invalid equation counts as +inf NMSE in the median
-and as a miss in Acc_0.1.
+and as a miss in Acc_0.1. An attempt that failed on infrastructure (`outcomes`: the transport, the
+provider or the harness; the model never answered) is no result of the model's: it stays out of
+Table 1 (summary.json's `infrastructure_attempts` counts it), like every other model metric.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, status
 from pytest_lsrb.srbench.analyses import Analyses
 from pytest_lsrb.srbench.metrics import median_or_none
 
@@ -149,7 +152,9 @@ class SrbenchSummary:
         self.methods[method] = self.methods.get(method, 0) + 1
         if record.get("sr_per_problem") == "best_train":
             self.rule = "best_train"
-        if self.rule == "best_train":
+        if status(record) == INFRASTRUCTURE:
+            pass  # not the model's result (see the module's note)
+        elif self.rule == "best_train":
             key = (method, group_of(record), str(record.get("item_id")))
             kept, seen = self.best.get(key, (None, 0))
             slim = {k: record.get(k) for k in _TABLE_FIELDS}

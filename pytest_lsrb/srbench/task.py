@@ -153,7 +153,7 @@ class SrbenchTask:
                 f"{record.get('model_calls') or 0} answers gave a valid equation "
                 f"(candidate errors: {record.get('candidate_errors') or 'none'})",
             )
-        if not record.get("valid") and record.get("verification_outcome") != "not_applicable":
+        if not record.get("valid"):  # (no symbolic verdict, `not_applicable`, never gets here: skipped)
             kind = record.get("proposal_error_kind") or record.get("verification_outcome") or "no_equation"
             shown = (record.get("proposal") or record.get("raw_output") or "")[:80]
             return Judgement("fail", f"no usable equation ({kind}): {shown!r}")

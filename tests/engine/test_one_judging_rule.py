@@ -1,6 +1,8 @@
 """One judging rule, one set of numbers: summary.json, `lsrb compare` (the gate), the HTML report
 and `lsrb merge` agree on every metric for any mix of successes, model failures, each kind of
-infrastructure error, profile skips and several samples per item (issue #15).
+infrastructure error, attempts without a verdict (profile skips; llm_srbench's undecided or
+inapplicable symbolic check) and several samples per item, for both task families (issue #15).
+Each test's pytest outcome (the task's `judge` through `outcomes.judgement`) agrees with the rule.
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pytest_lsrb.core.metrics import pass_at_k_ladder
 from pytest_lsrb.core.seeds import shard_of
 from pytest_lsrb.engine.options import identity_hash
-from pytest_lsrb.engine.outcomes import judged, status
+from pytest_lsrb.engine.outcomes import judged, status, success
 from pytest_lsrb.engine.summary import Summarizer
 from pytest_lsrb.engine.task import get_task
 from pytest_lsrb.report import aggregate as agg
@@ -27,6 +29,7 @@ from pytest_lsrb.tools.gate import GateConfig, compare_dirs, parse_thresholds
 from pytest_lsrb.tools.merge import merge_shards
 
 TASK = "goal_to_tactic_proposal_v1"
+SRBENCH = "llm_srbench"
 
 # What one attempt can end as, in the fields the tactic task and its verifiers record.
 OUTCOMES: dict[str, dict[str, Any]] = {
@@ -95,25 +98,165 @@ OUTCOMES: dict[str, dict[str, Any]] = {
     },
 }
 
+_EQ_FAILED = {
+    "verification_attempted": True,
+    "verification_success": False,
+    "verification_error_domain": "model",
+}
+_NO_EQUATION = {
+    "valid": False,
+    "nonempty": False,
+    "proposal": "",
+    "nmse_id": None,
+    "acc_tau_id": False,
+    "symbolic_match": False,
+    "symbolic_method": "no_proposal",
+    **_EQ_FAILED,
+    "verification_outcome": "no_equation",
+    "verification_error_kind": "no_equation",
+}
+
+
+def _no_symbolic_verdict(method: str) -> dict[str, Any]:
+    return {
+        "symbolic_match": None,
+        "symbolic_method": method,
+        "verification_attempted": False,
+        "verification_success": None,
+        "verification_outcome": "not_applicable",
+        "verification_detail": f"no symbolic verdict ({method})",
+        "sr_success": "symbolic",
+    }
+
+
+def _infrastructure(kind: str, domain: str) -> dict[str, Any]:
+    """Every model call failed outside the model: no equation, and the generation error."""
+    return {**_NO_EQUATION, "generation_error_kind": kind, "generation_error_domain": domain}
+
+
+# What one llm_srbench attempt can end as, in the fields `srbench.evaluation.score` and the task
+# record (Acc_0.1 success unless `sr_success` says symbolic).
+SR_OUTCOMES: dict[str, dict[str, Any]] = {
+    "accurate": {
+        "nmse_id": 1e-6,
+        "acc_tau_id": True,
+        "symbolic_match": True,
+        "symbolic_method": "structure",
+        "verification_attempted": True,
+        "verification_success": True,
+        "verification_outcome": "accurate",
+    },
+    "inaccurate": {
+        "nmse_id": 0.4,
+        "acc_tau_id": False,
+        "symbolic_match": False,
+        "symbolic_method": "no_match",
+        **_EQ_FAILED,
+        "verification_outcome": "inaccurate",
+        "verification_error_kind": "inaccurate",
+    },
+    "invalid_equation": {
+        "valid": False,
+        "nmse_id": None,
+        "acc_tau_id": False,
+        "symbolic_match": False,
+        "symbolic_method": "no_match",
+        **_EQ_FAILED,
+        "verification_outcome": "not_finite",
+        "verification_error_kind": "not_finite",
+    },
+    "no_equation": _NO_EQUATION,
+    # LLM-SR's starting skeleton fitted best: none of the model's answers was a valid equation.
+    # (Its fit may be accurate; Table 1 reads that, the verdict says no equation of the model's.)
+    "starting_skeleton": {
+        "valid": False,
+        "nmse_id": 0.05,
+        "acc_tau_id": True,
+        "result_is_starting_skeleton": True,
+        "model_valid_candidates": 0,
+        "symbolic_match": False,
+        "symbolic_method": "no_match",
+        **_EQ_FAILED,
+        "verification_outcome": "no_equation",
+        "verification_error_kind": "no_equation",
+    },
+    "symbolic_match": {
+        "nmse_id": 0.02,
+        "acc_tau_id": True,
+        "symbolic_match": True,
+        "symbolic_method": "refit+sympy",
+        "verification_attempted": True,
+        "verification_success": True,
+        "verification_outcome": "symbolic_match",
+        "sr_success": "symbolic",
+    },
+    "symbolic_mismatch": {
+        "nmse_id": 0.02,
+        "acc_tau_id": True,
+        "symbolic_match": False,
+        "symbolic_method": "no_match",
+        **_EQ_FAILED,
+        "verification_outcome": "symbolic_mismatch",
+        "verification_error_kind": "symbolic_mismatch",
+        "sr_success": "symbolic",
+    },
+    "sa_undecided": {"nmse_id": 0.01, "acc_tau_id": True, **_no_symbolic_verdict("undecided")},
+    "sa_not_applicable": {"nmse_id": 0.3, "acc_tau_id": False, **_no_symbolic_verdict("not_applicable")},
+    "timeout": _infrastructure("timeout", "transport"),
+    "connection": _infrastructure("connection", "transport"),
+    "server_error": _infrastructure("server_error", "provider"),
+    "rate_limit": _infrastructure("rate_limit", "provider"),
+    "harness": _infrastructure("harness", "harness"),
+    "empty_output": {
+        **_NO_EQUATION,
+        "generation_error_kind": "empty_output",
+        "generation_error_domain": "model_output",
+    },
+}
+GROUPS = ("lsr_transform", "lsr_synth_chem_react", "lsr_synth_matsci")
+
 CONFIG_BASE = {"samples": 1, "task": TASK, "suite": TASK, "verification": "synthetic", "shard_count": 2}
 HASH = "a" * 64
 
 
-def record(item: str, sample: int, outcome: str, config_hash: str) -> dict[str, Any]:
-    return {
+def record(task: str, item: str, sample: int, outcome: str, config_hash: str) -> dict[str, Any]:
+    common = {
         "record_schema_version": 1,
         "item_id": item,
         "sample_index": sample,
         "attempt_seed": sample,
-        "suite": TASK,
+        "suite": task,
         "adapter": "mock",
         "model": "m",
         "config_hash": config_hash,
         "valid": True,
         "nonempty": True,
-        "contains_sorry": False,
         "latency_ms": 1.0,
         "model_calls": 1,
+    }
+    number = int(item[1:])
+    if task == SRBENCH:
+        group = GROUPS[number % len(GROUPS)]
+        ood = group != "lsr_transform"
+        return {
+            **common,
+            "proposal": "x * params[0]",
+            "sr_method": "direct",
+            "sr_per_problem": "sample0",
+            "problem_set": "lsr_transform" if not ood else "lsr_synth",
+            "problem_group": group,
+            "has_ood": ood,
+            "nmse_ood": 0.5 if ood else None,
+            "acc_tau_ood": False if ood else None,
+            "verification_mode": "equation",
+            "sr_success": "acc_0.1",
+            **SR_OUTCOMES[outcome],
+        }
+    return {
+        **common,
+        "contains_sorry": False,
+        "repo_remote": f"https://github.com/o/repo{number % 2}",
+        "repo_lean_version": f"v4.{20 + number % 3}.0",
         "verification_mode": "synthetic",
         "verification_attempted": False,
         "verification_success": None,
@@ -123,20 +266,23 @@ def record(item: str, sample: int, outcome: str, config_hash: str) -> dict[str, 
 
 
 @st.composite
-def runs(draw: st.DrawFn) -> tuple[int, list[tuple[str, int, str]]]:
+def runs(draw: st.DrawFn) -> tuple[str, int, list[tuple[str, int, str]]]:
+    task = draw(st.sampled_from((TASK, SRBENCH)))
     samples = draw(st.integers(1, 4))
     items = draw(st.integers(1, 6))
     cells = [(f"i{i}", k) for i in range(items) for k in range(samples)]
-    outcomes = draw(st.lists(st.sampled_from(sorted(OUTCOMES)), min_size=len(cells), max_size=len(cells)))
-    return samples, [(item, k, o) for (item, k), o in zip(cells, outcomes, strict=True)]
+    kinds = sorted(SR_OUTCOMES if task == SRBENCH else OUTCOMES)
+    outcomes = draw(st.lists(st.sampled_from(kinds), min_size=len(cells), max_size=len(cells)))
+    return task, samples, [(item, k, o) for (item, k), o in zip(cells, outcomes, strict=True)]
 
 
 def write_shard(out: Path, records: list[dict[str, Any]], config: dict[str, Any], index: int) -> None:
+    task = str(config["task"])
     out.mkdir(parents=True)
     (out / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
     header = {
         "schema_version": 1,
-        "suite": TASK,
+        "suite": task,
         "config": {**config, "shard_index": index},
         "config_hash": identity_hash(config),
         "selected_rows_hash": HASH,
@@ -151,16 +297,21 @@ def write_shard(out: Path, records: list[dict[str, Any]], config: dict[str, Any]
 METRIC_KEYS = ("valid_rate", "nonempty_rate", "verification_success_rate")
 
 
-@settings(max_examples=40)
+@settings(max_examples=80)
 @given(runs())
+# Before issue #15's fix: the srbench task passed an attempt with no symbolic verdict while the
+# summary counted it as a judged failure.
+@example(drawn=(SRBENCH, 1, [("i0", 0, "sa_not_applicable")]))
 def test_summary_compare_report_and_merge_agree_on_every_metric(
-    drawn: tuple[int, list[tuple[str, int, str]]],
+    drawn: tuple[str, int, list[tuple[str, int, str]]],
 ) -> None:
-    samples, cells = drawn
-    config = {**CONFIG_BASE, "samples": samples}
+    task_name, samples, cells = drawn
+    verification = "equation" if task_name == SRBENCH else "synthetic"
+    config = {**CONFIG_BASE, "samples": samples, "task": task_name, "suite": task_name}
+    config["verification"] = verification
     config_hash = identity_hash(config)
-    records = [record(item, k, o, config_hash) for item, k, o in cells]
-    task = get_task(TASK)
+    records = [record(task_name, item, k, o, config_hash) for item, k, o in cells]
+    task = get_task(task_name)
     summarizer = Summarizer(samples, task.summary_accumulator(samples))
     for rec in records:
         summarizer.add(rec)
@@ -204,6 +355,23 @@ def test_summary_compare_report_and_merge_agree_on_every_metric(
             passed = sum(s.judgement.outcome == "pass" for s in judged_scored)
             assert passed / len(judged_scored) == pytest.approx(summary["verification_success_rate"])
         assert all(s.judgement.outcome in ("error", "skip") for s in scored if not s.judged)
+        # Each test's outcome is the rule's: infrastructure errors, no verdict skips, a judged
+        # attempt passes exactly when it succeeded.
+        for s in scored:
+            expected = {"infrastructure": "error", "skipped": "skip"}.get(status(s.record))
+            assert s.judgement.outcome == (expected or ("pass" if success(s.record) else "fail")), s.record
+        # The report's breakdowns are the summary's (tactic: by repository and Lean version).
+        for facet, key in agg.SUMMARY_BREAKDOWNS.items():
+            if key in summary:
+                assert agg.breakdown(run, scored, facet) == summary[key]
+        # One Table 1 (llm_srbench): the report's is the summary's.
+        if task_name == SRBENCH:
+            from pytest_lsrb.srbench.table import table1
+
+            assert table1(s.record for s in scored) == summary["srbench_table"]
+            # One result per problem (its sample 0), none from an attempt the model never answered.
+            results = [r for r in records if r["sample_index"] == 0 and status(r) != "infrastructure"]
+            assert sum(row["attempts"] for row in summary["srbench_table"].values()) == len(results)
         assert run.summary is not None
         for key in (*METRIC_KEYS, "verification_pass_at_k_items"):
             assert run.summary[key] == summary[key]

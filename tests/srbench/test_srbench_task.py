@@ -3,6 +3,7 @@ suite end to end with the mock adapter (in a subprocess, as a user runs it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.outcomes import judgement, status, success
 from pytest_lsrb.engine.records import strip_timing
 from pytest_lsrb.equations import parse_expression
 from pytest_lsrb.srbench.evaluation import score
@@ -81,7 +83,22 @@ def test_csv_problem_has_no_symbolic_accuracy(shared_data: Path) -> None:
     assert fields["nmse_id"] is not None and fields["num_points_ood"] == 10000
     sym = score(osc, _result(osc, "c0*x + c1*v", (-0.5, -0.1)), success="symbolic")
     assert sym["verification_attempted"] is False and sym["verification_success"] is None
-    assert SrbenchTask().judge({**sym, "valid": True}).outcome == "pass"
+    # No symbolic verdict to give: the attempt is skipped (counted, never judged), and its test too.
+    assert status(sym) == "skipped" and judgement(SrbenchTask(), sym).outcome == "skip"
+    assert "no symbolic verdict (not_applicable)" in judgement(SrbenchTask(), sym).message
+
+
+def test_a_result_that_is_not_the_models_is_no_equation(builtin: list[Problem]) -> None:
+    """LLM-SR's starting skeleton won (no valid candidate of the model's): the test fails, and the
+    verdict the summary counts says the same, however well the skeleton fits."""
+    crk = next(p for p in builtin if p.name == "gen-CRK0")
+    skeleton = dataclasses.replace(
+        _result(crk, crk.expression), extra={"model_valid_candidates": 0, "result_is_starting_skeleton": True}
+    )
+    rec = {**score(crk, skeleton), **skeleton.extra}
+    assert rec["acc_tau_id"] is True and rec["valid"] is False  # Table 1 still sees its fit
+    assert rec["verification_outcome"] == "no_equation" and rec["verification_success"] is False
+    assert not success(rec) and judgement(SrbenchTask(), rec).outcome == "fail"
 
 
 def test_judge() -> None:
