@@ -84,3 +84,33 @@ def test_prediction_samples_are_true_and_predicted_values_of_the_test_rows() -> 
     assert prediction_sample(problem, result, "ood_test") is None  # this problem has no OOD split
     fields: dict[str, Any] = score(problem, result, judge="none")
     assert fields["pred_sample_id"] == points and fields["pred_sample_ood"] is None
+
+
+@pytest.mark.parametrize("method", ["llmsr", "lasr", "sga"])
+def test_every_call_failing_is_the_commonest_failure_of_every_search(method: str) -> None:
+    """One rule (`DiscoveryResult.note_generation_failure`) for each search: when no model call
+    answered, the attempt's generation error is the commonest kind of failure (a tie: the first)."""
+    from pytest_lsrb.srbench.methods import get_method
+
+    def answer(_req: Any, n: int) -> GenerationResult:
+        kind = "timeout" if n % 3 == 0 else "server_error"
+        return GenerationResult.failure(kind, f"failure {n}", 1.0)
+
+    result = get_method(method).discover(make_problem(), ScriptedAdapter(answer), SamplingConfig(), 1, 6)
+    assert result.generation_error_kind == "server_error"
+    calls = result.model_calls
+    assert result.generation_error_message == f"every one of {calls} model call(s) failed (server_error)"
+
+
+def test_the_generation_failure_rule() -> None:
+    from pytest_lsrb.srbench.methods.base import DiscoveryResult
+
+    fatal = DiscoveryResult(program=None)
+    fatal.note_generation_failure(("quota", "over quota"), 1, {"quota": 1})
+    assert (fatal.generation_error_kind, fatal.generation_error_message) == ("quota", "over quota")
+    tie = DiscoveryResult(program=None)
+    tie.note_generation_failure(None, 4, {"timeout": 2, "connection": 2})
+    assert tie.generation_error_kind == "timeout"  # the first seen of the commonest
+    answered = DiscoveryResult(program=None)
+    answered.note_generation_failure(None, 4, {"timeout": 3})  # one call answered
+    assert answered.generation_error_kind is None and answered.generation_error_message is None

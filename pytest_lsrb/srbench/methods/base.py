@@ -59,6 +59,19 @@ class DiscoveryResult:
             return ""
         return self.program.to_expression(self.params if self.program.n_params else None)
 
+    def note_generation_failure(
+        self, fatal: tuple[str | None, str | None] | None, calls: int, errors: Mapping[str, int]
+    ) -> None:
+        """Set the attempt's generation error: a fatal one (quota, auth: the search stopped there),
+        else, when every one of the `calls` model calls failed, the commonest kind of `errors` (a
+        search that got some answer has none)."""
+        if fatal is not None:
+            self.generation_error_kind, self.generation_error_message = fatal
+        elif calls and calls <= sum(errors.values()):
+            kind = max(errors, key=lambda k: errors[k])  # the commonest; the first seen on a tie
+            self.generation_error_kind = kind
+            self.generation_error_message = f"every one of {calls} model call(s) failed ({kind})"
+
     def record_fields(self) -> dict[str, Any]:
         return {
             "proposal": self.proposal,

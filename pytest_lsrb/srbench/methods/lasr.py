@@ -454,12 +454,7 @@ class LaSRRun:
                 "wall_time_s": round(time.perf_counter() - start, 3),
             },
         )
-        if self.fatal is not None:
-            result.generation_error_kind, result.generation_error_message = self.fatal
-        elif self.calls and self.calls == sum(self.generation_errors.values()):
-            kind = self.generation_errors.most_common(1)[0][0]
-            result.generation_error_kind = kind
-            result.generation_error_message = f"every one of {self.calls} model call(s) failed ({kind})"
+        result.note_generation_failure(self.fatal, self.calls, self.generation_errors)
         return result
 
 

@@ -115,7 +115,6 @@ class LLMSRResult:
 
     def discovery_result(self) -> DiscoveryResult:
         best = self.best
-        answered = self.model_calls > sum(self.generation_errors.values())
         error = self.fatal
         result = DiscoveryResult(
             program=best.program,
@@ -135,13 +134,8 @@ class LLMSRResult:
             extra=self.extra_fields(),
             trace=list(self.trace),
         )
-        if error is not None:
-            result.generation_error_kind = error.error_kind
-            result.generation_error_message = error.error_message
-        elif self.model_calls and not answered:
-            kind = self.generation_errors.most_common(1)[0][0]
-            result.generation_error_kind = kind
-            result.generation_error_message = f"every one of {self.model_calls} model call(s) failed ({kind})"
+        fatal = (error.error_kind, error.error_message) if error is not None else None
+        result.note_generation_failure(fatal, self.model_calls, self.generation_errors)
         return result
 
     def record_fields(self) -> dict[str, Any]:

@@ -394,12 +394,7 @@ class SGARun:
                 "wall_time_s": round(seconds, 3),
             },
         )
-        if self.fatal is not None:
-            out.generation_error_kind, out.generation_error_message = self.fatal
-        elif self.calls and self.calls == sum(self.generation_errors.values()):
-            kind = self.generation_errors.most_common(1)[0][0]
-            out.generation_error_kind = kind
-            out.generation_error_message = f"every one of {self.calls} model call(s) failed ({kind})"
+        out.note_generation_failure(self.fatal, self.calls, self.generation_errors)
         return out
 
 
