@@ -186,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="FIELD",
         help="keep every item sharing this row field in one split; `repo` = repo_remote, `file` = "
-        "repo_remote + path (the sorries of one declaration stay together)",
+        "repo_remote + path (the sorries of one declaration stay together), `declaration` = the "
+        "declaration around the sorry (needs --upstream)",
     )
     split.add_argument(
         "--cutoff",

@@ -56,6 +56,25 @@ def row_fates(rows: Sequence[Any], repos_dir: Path, *, git_command: str = "git")
     return fates
 
 
+def declaration_groups(rows: Sequence[Any], fates: Mapping[str, Fate]) -> dict[str, str]:
+    """`--group-by declaration`: each row's group is its sorry's declaration (repository, path,
+    declaration name); a file with a row whose declaration could not be read stays whole, so no
+    declaration of it can straddle splits."""
+
+    def file_of(row: Any) -> str:
+        return normalise_repo(str(row.repo_remote)) + "\x1f" + str(row.path)
+
+    unread = {file_of(row) for row in rows if fates[str(row.item_id)].declaration is None}
+    groups = {}
+    for row in rows:
+        where, name = file_of(row), fates[str(row.item_id)].declaration
+        whole = where in unread or name is None
+        groups[str(row.item_id)] = (
+            "file\x1f" + where if whole else "declaration\x1f" + where + "\x1f" + str(name)
+        )
+    return groups
+
+
 def _before(date: str | None, other: Any) -> bool | None:
     if not date or not other:
         return None

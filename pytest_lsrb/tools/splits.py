@@ -12,8 +12,8 @@ machine, after any change to the splitting code) evaluates exactly the same item
                                declarations shared across splits (`leakage.py`)
 
 Assignment is a pure function of the item ids, the group keys, the seed and the fractions: groups
-(an item alone, all items of a repository with `--group-by repo`, or of one file with `--group-by
-file`, which keeps the sorries of one declaration together) are ordered by a stable hash
+(an item alone, all items of a repository with `--group-by repo`, of one file with `--group-by
+file`, or of one declaration with `--group-by declaration`, read from clones) are ordered by a stable hash
 of (seed, group) and laid end to end; each group goes to the split whose share of the line holds
 the group's midpoint. Split sizes are therefore within one group of their targets.
 """
@@ -34,7 +34,7 @@ from pytest_lsrb.core.seeds import stable_hash
 from pytest_lsrb.core.selection import split_predicate
 from pytest_lsrb.output.files import read_json, write_json_atomic
 from pytest_lsrb.tools.contamination import contamination_report, normalise_repo, report_headline
-from pytest_lsrb.tools.leakage import leakage_headline, leakage_report, row_fates
+from pytest_lsrb.tools.leakage import declaration_groups, leakage_headline, leakage_report, row_fates
 
 MANIFEST_FILE: Final = "split_manifest.json"
 CONTAMINATION_FILE: Final = "contamination_report.json"
@@ -213,8 +213,23 @@ def make_split(
 ) -> SplitResult:
     """Assign, write split_manifest.json and contamination_report.json into `out_dir`.
 
-    `upstream`: a folder of repository clones with history (see `leakage.py`)."""
-    units = [(str(row.item_id), group_key(row, config.group_by)) for row in rows]
+    `upstream`: a folder of repository clones with history (see `leakage.py`); `--group-by
+    declaration` reads each sorry's declaration there."""
+    fates = None
+    if upstream is not None:
+        if not upstream.is_dir():
+            raise LsrbUsageError(f"--upstream: {upstream} is not a folder of repository clones.")
+        fates = row_fates(rows, upstream)
+    if config.group_by == "declaration":
+        if fates is None:
+            raise LsrbUsageError(
+                "--group-by declaration needs --upstream CLONES: the declaration around each sorry is "
+                "read from the repository at the row's commit."
+            )
+        groups = declaration_groups(rows, fates)
+        units = [(str(row.item_id), groups[str(row.item_id)]) for row in rows]
+    else:
+        units = [(str(row.item_id), group_key(row, config.group_by)) for row in rows]
     assignment = assign_splits(units, config)
     source_hash = source_sha256(source)
     manifest = build_manifest(rows, assignment, config, source=source, source_hash=source_hash, suite=suite)
@@ -224,10 +239,7 @@ def make_split(
         "config": config.as_json(),
         **contamination_report(rows, assignment, cutoff),
     }
-    if upstream is not None:
-        if not upstream.is_dir():
-            raise LsrbUsageError(f"--upstream: {upstream} is not a folder of repository clones.")
-        fates = row_fates(rows, upstream)
+    if upstream is not None and fates is not None:
         report.update(leakage_report(rows, assignment, fates, cutoff, upstream))
     manifest_path, report_path = out_dir / MANIFEST_FILE, out_dir / CONTAMINATION_FILE
     write_json_atomic(manifest_path, manifest)

@@ -16,8 +16,8 @@ import pytest
 
 from pytest_lsrb.cli import main as lsrb
 from pytest_lsrb.tactic.lean.history import RepoHistory
-from pytest_lsrb.tactic.lean.upstream import sorry_fate
-from pytest_lsrb.tools.leakage import leakage_report, row_fates
+from pytest_lsrb.tactic.lean.upstream import Fate, sorry_fate
+from pytest_lsrb.tools.leakage import declaration_groups, leakage_report, row_fates
 
 GIT = shutil.which("git")
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is not on PATH")
@@ -254,3 +254,50 @@ def test_sorries_of_one_declaration_in_two_splits_are_reported(world: SimpleName
     }
     together = leakage_report(rows, {"dev": ["h0", "h1"], "test": ["f"]}, fates, cutoff, world.root.parent)
     assert together["shared_declarations"]["groups"] == 0
+
+
+def test_group_by_declaration_keeps_a_declaration_s_sorries_together(
+    world: SimpleNamespace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        _row("h0", "theorem two_holes", 0, repo_commit=world.c[0]),
+        _row("h1", "theorem two_holes", 1, repo_commit=world.c[0]),
+        _row("f", "theorem fill_me", repo_commit=world.c[0]),
+        _row("o", "theorem stays_open", repo_commit=world.c[0]),
+    ]
+    index = tmp_path / "index.jsonl"
+    index.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    base = ["split", str(index), "--splits", "a=0.5,b=0.5", "--group-by", "declaration"]
+    apart = 0
+    for seed in range(8):
+        out = tmp_path / f"s{seed}"
+        assert (
+            lsrb([*base, "--out", str(out), "--seed", str(seed), "--upstream", str(world.root.parent)]) == 0
+        )
+        manifest = json.loads((out / "split_manifest.json").read_text("utf-8"))
+        split_of = {i: name for name, split in manifest["splits"].items() for i in split["items"]}
+        assert split_of["h0"] == split_of["h1"]
+        assert manifest["config"]["group_by"] == "declaration"
+        report = json.loads((out / "contamination_report.json").read_text("utf-8"))
+        assert report["shared_declarations"]["groups"] == 0
+        apart += split_of["f"] != split_of["h0"]
+    assert apart > 0  # finer than --group-by file, which keeps the whole file in one split
+    capsys.readouterr()
+    assert lsrb([*base, "--out", str(tmp_path / "x")]) == 2
+    assert "--group-by declaration needs --upstream CLONES" in capsys.readouterr().err
+
+
+def test_a_file_with_an_unread_row_stays_whole() -> None:
+    def row(item_id: str, path: str) -> SimpleNamespace:
+        return SimpleNamespace(item_id=item_id, repo_remote=REMOTE, path=path)
+
+    rows = [row("a", "A.lean"), row("b", "A.lean"), row("c", "B.lean"), row("d", "B.lean")]
+    fates = {
+        "a": Fate("open", "", declaration="x"),
+        "b": Fate("unchecked", "", reason="commit_missing"),
+        "c": Fate("open", "", declaration="y"),
+        "d": Fate("filled", "", declaration="z"),
+    }
+    groups = declaration_groups(rows, fates)
+    assert groups["a"] == groups["b"] == "file\x1fgithub.com/acme/goals\x1fA.lean"
+    assert groups["c"] != groups["d"] and groups["c"].startswith("declaration\x1f")
