@@ -1,7 +1,8 @@
 """The declaration that holds a sorry: where it starts and ends, and the name `#print axioms` needs.
 
 Read from the source text the way Mathlib-style files are laid out: a declaration's keyword line
-starts at column 0 (after its doc comment and attributes), its proof is indented, and the next
+starts at column 0 (after its doc comment, attributes and `set_option ... in` lines, which belong
+to it), its proof is indented, and the next
 command starts again at column 0. Equation arms (`| 0 => ...`), `where`, `deriving`,
 `termination_by`/`decreasing_by` and comments at column 0 continue the declaration.
 
@@ -26,6 +27,9 @@ _KEYWORD: Final = re.compile(
 )
 _PRIORITY: Final = re.compile(r"^\s*\(priority\s*:=[^)]*\)")
 _NAME: Final = re.compile(r"^\s*(?P<name>[^\s:({\[⦃⟨]+)")
+# `set_option maxHeartbeats 400000 in` (also open/variable/omit/include ... in) on the line above
+# a declaration applies to it alone: it belongs to the declaration's command.
+_SCOPED_TO_NEXT: Final = re.compile(r"^(?:set_option|open|variable|omit|include|attribute)\b.*\bin\s*$")
 _CONTINUES: Final = re.compile(r"^(?:\||--|/-|where\b|deriving\b|termination_by\b|decreasing_by\b|[)\]}⟩])")
 
 
@@ -63,6 +67,9 @@ def find_declaration(text: str, line: int) -> Declaration | None:
     first = keyword_line
     while first > 1:
         above = lines[first - 2].strip()
+        if _SCOPED_TO_NEXT.match(lines[first - 2]):  # `set_option ... in`: part of this command
+            first -= 1
+            continue
         if above.startswith("@[") or above.endswith("-/"):
             first -= 1
             # walk to the start of a doc comment block

@@ -178,6 +178,13 @@ def test_brace_block_is_recorded_for_progress() -> None:
         ),
         ("/-- doc -/\nprivate lemma bar : True := by\n  trivial\n  sorry\n\ndef z := 1\n", 4, "bar", "lemma"),
         ("example : True := by\n  sorry\n", 2, None, "example"),
+        (
+            "set_option maxHeartbeats 400000 in\nopen Nat in\n/-- doc -/\ntheorem big : True := by\n"
+            "  sorry\n",
+            5,
+            "big",
+            "theorem",
+        ),
         ("instance (priority := 10) : Inhabited Nat := by\n  sorry\n", 2, None, "instance"),
     ],
 )
@@ -191,3 +198,22 @@ def test_the_declaration_around_a_sorry(text: str, line: int, name: str | None, 
     assert named is not None and named[1] == (name or TARGET_NAME)
     if name is None:
         assert f" {TARGET_NAME}" in named[0].split("\n")[decl.keyword_line - 1]
+
+
+def test_set_option_in_belongs_to_the_declaration_below_it() -> None:
+    """`set_option maxHeartbeats N in` applies to the next command only: the REPL's prefix must not
+    end with it, and nothing may be put between it and the declaration (the stand-in axiom)."""
+    from pytest_lsrb.tactic.lean.declaration import find_declaration
+    from pytest_lsrb.tactic.lean.patch import STAND_IN_AXIOM, make_baseline
+
+    text = (
+        "import Mathlib\n\nset_option maxHeartbeats 400000 in\nopen Nat in\n/-- doc -/\n"
+        "theorem big (p : Prop) (hp : p) : p ∧ p := by\n  constructor\n  · sorry\n  · sorry\n"
+    )
+    decl = find_declaration(text, 8)
+    assert decl is not None and (decl.first_line, decl.keyword_line) == (3, 6)
+    base = make_baseline(text, (8, 4), (8, 9))
+    assert base is not None and base.stand_ins == 1
+    lines = base.text.split("\n")
+    assert lines[2:5] == [STAND_IN_AXIOM, "", "set_option maxHeartbeats 400000 in"]
+    assert "\n".join(lines[: base.prefix_lines]).rstrip().endswith(STAND_IN_AXIOM)
