@@ -10,6 +10,8 @@ Prints, from one run of this script (the machine is noisy, so only same-run rati
   < 1), and the plugin's memory growth per attempt (run minus collection, lsrb minus bare). Each
   ratio is given for wall time (what the criterion says) and for CPU time (user + system, xdist
   workers included): on a shared machine wall time moves with other people's load, CPU time less.
+- the same `-n 2` / serial ratio for the bare file: xdist's own cost per test (six messages per
+  test between worker and controller), which no plugin can go below.
 
 Usage: python bench/bench_overhead.py [--sizes 1000 10000] [--repeat 3] [--no-xdist]
 """
@@ -51,6 +53,7 @@ def main() -> None:
     ratios: list[str] = []
     criteria: list[str] = []
     lsrb_by_mode: dict[tuple[int, str], Measured] = {}
+    bare_by_mode: dict[tuple[int, str], Measured] = {}
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
         print(
@@ -90,6 +93,7 @@ def main() -> None:
                 )
                 label = "-n 2" if mode else "serial"
                 lsrb_by_mode[(n, label)] = lsrb
+                bare_by_mode[(n, label)] = bare
                 ratios.append(
                     f"{n} {label}: {lsrb.seconds / bare.seconds:.2f}x "
                     f"(cpu {lsrb.cpu_seconds / bare.cpu_seconds:.2f}x)"
@@ -115,6 +119,14 @@ def main() -> None:
                 print(
                     f"{n} lsrb -n 2 / lsrb serial (target < 1): {par.seconds / serial.seconds:.2f}x wall, "
                     f"{par.cpu_seconds / serial.cpu_seconds:.2f}x cpu"
+                )
+            bare_serial, bare_par = bare_by_mode.get((n, "serial")), bare_by_mode.get((n, "-n 2"))
+            if bare_serial is not None and bare_par is not None:
+                # xdist's own floor: what -n 2 costs for tests that do nothing at all
+                print(
+                    f"{n} bare -n 2 / bare serial (xdist alone): "
+                    f"{bare_par.seconds / bare_serial.seconds:.2f}x wall, "
+                    f"{bare_par.cpu_seconds / bare_serial.cpu_seconds:.2f}x cpu"
                 )
         for line in criteria:
             print(line)
