@@ -1,0 +1,45 @@
+"""The gate in a pytest run: its options checked against the baseline before any model call, and
+the verdict after the run (gate.json, the session's exit status)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_lsrb.output.files import write_json_atomic
+from pytest_lsrb.output.reader import read_run
+from pytest_lsrb.tools.gate.checks import EXIT_REGRESSION, GateResult
+from pytest_lsrb.tools.gate.compare import check_compatible, compare_dirs
+from pytest_lsrb.tools.gate.terminal import GATE_FILE
+from pytest_lsrb.tools.gate.thresholds import GateConfig, gate_config
+
+
+def preflight(values: Mapping[str, Any], suite: str) -> GateConfig | None:
+    """The gate's config from a run's options, checked against the baseline before the run.
+
+    None when no gate option is set.
+    """
+    config = gate_config(
+        values.get("baseline"), values.get("max_drop"), values.get("min"), values.get("alpha")
+    )
+    if not config.active:
+        return None
+    if config.baseline is not None:
+        header = read_run(config.baseline, "--lsrb-baseline").head
+        samples = int(values.get("samples") or 1)
+        check_compatible(config, header, suite, samples, str(config.baseline))
+    return config
+
+
+def finish_session(config: GateConfig, output_dir: Path, exitstatus: int) -> tuple[GateResult, int]:
+    """Evaluate after the run, write gate.json, and give the session's new exit status.
+
+    A regression replaces 0 (all passed) or 1 (some tests failed); interrupted, internal and
+    usage errors keep their own codes.
+    """
+    result = compare_dirs(config, output_dir)
+    write_json_atomic(output_dir / GATE_FILE, result.to_json())
+    if result.regressed and exitstatus in (0, 1):
+        return result, EXIT_REGRESSION
+    return result, exitstatus
