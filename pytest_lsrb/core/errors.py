@@ -42,8 +42,12 @@ VERIFICATION_OUTCOME_DOMAINS: Final[dict[str, str | None]] = {
     "progress": None,
     "lean_error": "model",
     "forbidden_token": "model",
-    "timeout": "model",
-    "oom_or_crash": "model",
+    # A Lean process that ran past the profile's wall-clock check_timeout_s, or that died without
+    # Lean's own messages (a signal not from the memory cap, a segfault, an abnormal exit): the
+    # machine's load and health decide these, not the answer. The answer's deterministic budget
+    # is maxHeartbeats, whose exhaustion Lean reports as an error (`lean_error`/`heartbeats`).
+    "timeout": "environment",
+    "oom_or_crash": "environment",
     "toolchain_missing": "environment",
     "checkout_failed": "environment",
     "build_failed": "environment",

@@ -36,7 +36,7 @@ VERIFY = [
     ("lean_error", "model", "parse"),
     ("lean_error", "model", "unknown_identifier"),
     ("lean_error", "model", "tactic_failed"),
-    ("timeout", "model", None),
+    ("timeout", "environment", None),  # a wall-clock timeout: the environment's
     ("toolchain_missing", "environment", None),
 ]
 

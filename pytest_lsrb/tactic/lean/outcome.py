@@ -19,7 +19,16 @@ Pos = tuple[int, int]  # (line, column)
 SUBKIND_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
     (kind, re.compile(pattern, re.I | re.S))
     for kind, pattern in (
-        ("timeout", r"\(deterministic\) timeout|maximum recursion depth|heartbeats"),
+        # The answer ran out of its deterministic budget (maxHeartbeats): Lean's
+        # "(deterministic) timeout at `whnf`, maximum number of heartbeats (200000) has been
+        # reached" (older: "... at 'isDefEq' ..."), also nested in "Tactic `simp` failed with a
+        # nested error:", and the kernel's "(kernel) deterministic timeout". The model's, unlike a
+        # wall-clock `timeout` outcome.
+        (
+            "heartbeats",
+            r"\(deterministic\) timeout|\(kernel\) deterministic timeout|maximum number of heartbeats",
+        ),
+        ("max_recursion", r"maximum recursion depth"),
         (
             "parse",
             r"^<input>:\d+:\d+:|unexpected token|unexpected identifier|unexpected end of input"

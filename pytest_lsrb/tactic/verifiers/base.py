@@ -50,8 +50,10 @@ def from_verdict(verdict: Verdict) -> VerificationResult:
 def from_failed_run(run: LeanRun, *, stage: str) -> VerificationResult | None:
     """The result for a run that did not get to Lean's verdict, or None when it did.
 
-    `stage` is `tactic` (a hang or crash is the tactic's: `timeout`/`oom_or_crash`) or the
-    environment outcome to use when the harness's own check failed (`reconstruction_failed`,
+    `stage` is `tactic` (a wall-clock hang is `timeout`, a crash or an exit without Lean's own
+    messages `oom_or_crash`: both the environment's, core/errors.py, since the answer's own
+    budget is maxHeartbeats, whose exhaustion Lean reports as an error) or the environment
+    outcome to use when the harness's own check failed (`reconstruction_failed`,
     `baseline_failed`).
     """
     if run.status == "ok":
@@ -246,6 +248,8 @@ _ENVIRONMENT_HINTS = {
     "skipped_unrestatable": "a goal could not be restated faithfully",
     "skipped_unspliceable": "no tactic can stand where the sorry is (e.g. inside conv)",
     "memory_limit": "a Lean process hit the profile's memory cap (memory_mb)",
+    "timeout": "a Lean process ran past the profile's check_timeout_s (wall clock)",
+    "oom_or_crash": "a Lean process crashed (signal, segfault, exit without Lean's messages)",
 }
 
 

@@ -6,8 +6,9 @@
    harness's fault: `reconstruction_failed`.
 3. Check the tactic by the acceptance rule (lean/acceptance.py): an error is `lean_error` (with a
    subkind), goals left are `progress`, a sorry or a forbidden axiom in what remains is
-   `lean_error` too; only a clean proof is `closed`. A hang is `timeout`, a killed process
-   `oom_or_crash`.
+   `lean_error` too; only a clean proof is `closed`. Running out of maxHeartbeats is Lean's
+   error (`lean_error`/`heartbeats`, the answer's); a wall-clock hang is `timeout` and a crash
+   `oom_or_crash`, both the environment's (never counted against the model).
 
 With `replay_method = "repl"` the script's imports run once as a REPL command and every script
 runs in that environment: a goal's k samples share one elaboration of `import Mathlib`.

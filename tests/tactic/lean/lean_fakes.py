@@ -1,7 +1,9 @@
 """Fake Lean executables for tests at the process boundary (no Lean toolchain exists here).
 
-- `lean`: `lean --json FILE` prints messages chosen by rules, or hangs / dies / floods memory
-  (FAKE_LEAN_MODE=hang|die|flood, or hang-if:TEXT for files holding TEXT). Rules (JSON in
+- `lean`: `lean --json FILE` prints messages chosen by rules, or misbehaves as FAKE_LEAN_MODE
+  says: `hang`, `die` (SIGKILL), `segv` (SIGSEGV), `flood` (allocates until refused) or `abort`
+  (a stack trace on stderr, exit 134, no message of Lean's); `ACTION-if:TEXT` only for files
+  holding TEXT; several `;`-separated entries, the first that applies wins. Rules (JSON in
   FAKE_LEAN_RULES): a list of
   `{"contains": text, "messages": [{"severity", "data", "at": text, "to_end": bool}]}`; each
   rule whose `contains` occurs in the file emits its messages, placed at the first occurrence
@@ -39,14 +41,28 @@ if log:
 if sys.argv[1:] == ["--version"]:
     print("Lean (version 4.22.0, x86_64-unknown-linux-gnu, commit 4f1d6ea3b4ce, Release)")
     sys.exit(0)
-if mode == "hang" or (mode.startswith("hang-if:") and mode[8:] in open(path, encoding="utf-8").read()):
-    time.sleep(3600)
-if mode == "die":
-    os.kill(os.getpid(), signal.SIGKILL)
-if mode == "flood":
-    hog = []
-    while True:
-        hog.append(bytearray(32 * 1024 * 1024))
+checked = open(path, encoding="utf-8").read() if os.path.isfile(path) else ""
+for entry in mode.split(";"):
+    action, _, needle = entry.partition("-if:")
+    if needle and needle not in checked:
+        continue
+    if action == "hang":
+        time.sleep(3600)
+    if action == "die":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if action == "segv":
+        import resource
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if action == "abort":
+        sys.stderr.write("terminate called after throwing an instance of 'lean::exception'\n")
+        sys.exit(134)
+    if action == "flood":
+        hog = []
+        while True:
+            hog.append(bytearray(32 * 1024 * 1024))
+    if action in ("hang", "die", "segv", "abort", "flood"):
+        break
 text = open(path, encoding="utf-8").read()
 lines = text.split("\n")
 

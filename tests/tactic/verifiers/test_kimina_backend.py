@@ -158,9 +158,10 @@ def test_synthetic_through_a_kimina_server(
     assert [(r.outcome, r.subkind) for r in outcomes] == [
         ("closed", None),
         ("lean_error", "native_decide"),
-        ("timeout", None),  # Lean ran out of time on the answer, as with a local process
+        ("timeout", None),  # the server's wall-clock limit: the environment's, as with a local process
         ("toolchain_missing", None),  # the server's own failure is not the model's
     ]
+    assert [r.error_domain for r in outcomes[2:]] == ["environment", "environment"]
     assert all(r["path"] == "/api/check" and r["auth"] == "Bearer k3y" for r in kimina.requests)
     first = kimina.requests[0]["body"]
     assert set(first) == {"snippets", "timeout", "debug", "reuse"} and first["reuse"] is True

@@ -115,12 +115,49 @@ def test_control_failure_is_reconstruction_failed(
     assert len((fake_lean / "lean.log").read_text().splitlines()) == 1  # control result cached
 
 
-def test_tactic_hang_is_timeout(
-    synthetic: SyntheticVerifier, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+# Lean 4.2x's words when an answer uses up maxHeartbeats (Lean's throwMaxHeartbeat; older Leans
+# say `at 'whnf'` and `(use 'set_option maxHeartbeats <num>' to set the limit)`).
+HEARTBEATS = (
+    "(deterministic) timeout at `whnf`, maximum number of heartbeats (200000) has been reached\n\n"
+    "Note: Use `set_option maxHeartbeats <num>` to set the limit.\n\n"
+    "Hint: Additional diagnostic information may be available using the "
+    "`set_option diagnostics true` command."
+)
+
+
+@pytest.mark.parametrize(
+    ("mode", "tactic", "outcome", "subkind", "domain"),
+    [
+        ("hang-if:decide", "decide", "timeout", None, "environment"),  # past check_timeout_s
+        ("segv-if:decide", "decide", "oom_or_crash", None, "environment"),  # SIGSEGV
+        ("die-if:decide", "decide", "oom_or_crash", None, "environment"),  # SIGKILL, not our cap
+        ("abort-if:decide", "decide", "oom_or_crash", "process_failed", "environment"),  # exit 134
+        ("rules", "simp_all", "lean_error", "heartbeats", "model"),  # the answer's own budget
+        ("rules", "simp_nested", "lean_error", "heartbeats", "model"),
+    ],
+)
+def test_who_is_blamed_for_a_check_that_ends_badly(
+    synthetic: SyntheticVerifier,
+    fake_lean: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    mode: str,
+    tactic: str,
+    outcome: str,
+    subkind: str | None,
+    domain: str,
 ) -> None:
-    monkeypatch.setenv("FAKE_LEAN_MODE", "hang-if:decide")
-    res = synthetic.verify(row(), "decide", attempt_seed=1)
-    assert (res.outcome, res.error_domain) == ("timeout", "model")
+    """A wall-clock timeout or a crash says nothing about the answer (the machine's load and health
+    decide it): the environment's. Running out of maxHeartbeats, the deterministic per-answer
+    budget, is Lean's error on the answer: the model's."""
+    monkeypatch.setenv("FAKE_LEAN_MODE", mode)
+    rules(
+        monkeypatch,
+        error_at("simp_all", HEARTBEATS, "simp_all"),
+        error_at("simp_nested", "Tactic `simp` failed with a nested error:\n" + HEARTBEATS, "simp_nested"),
+    )
+    res = synthetic.verify(row(), tactic, attempt_seed=1)
+    assert (res.outcome, res.subkind, res.error_domain) == (outcome, subkind, domain), res.detail
+    assert res.success is False
 
 
 def test_guards_before_lean(synthetic: SyntheticVerifier, fake_lean: Path) -> None:
