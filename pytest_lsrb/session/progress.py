@@ -72,7 +72,8 @@ class Progress:
         if kind:
             self.errors[str(kind)] += 1
         elif record.get("verification_error_domain") in UNJUDGED_VERIFICATION_DOMAINS:
-            self.errors[str(record.get("verification_error_kind") or "verification")] += 1
+            # `check timeout` (Lean's wall clock) is not the model call's `timeout`
+            self.errors["check " + str(record.get("verification_error_kind") or "failed")] += 1
         p_tok = _count(record.get("prompt_tokens"))
         c_tok = _count(record.get("completion_tokens"))
         self.prompt_tokens += p_tok

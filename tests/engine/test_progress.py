@@ -28,15 +28,16 @@ def test_the_line_counts_done_rate_eta_errors_tokens_cost_and_cache_hits() -> No
         {"prompt_tokens": 100, "completion_tokens": 10, "cached": True},
         {"generation_error_kind": "timeout"},
         {"verification_error_kind": "toolchain_missing", "verification_error_domain": "environment"},
+        {"verification_error_kind": "timeout", "verification_error_domain": "environment"},  # Lean's clock
         {"verification_error_kind": "lean_error", "verification_error_domain": "model"},  # the model's
     ]
     for rec in records:
         clock.now += 2.0
         progress.add(rec)
     line = progress.line()
-    # 5 done; the rate counts from the first: 4 more in 8 s = 0.5/s, so 5 left take 10 s.
-    assert line.startswith("lsrb 5/10 (50%) · 0.50/s · ETA 10s")
-    assert "errors: timeout 1, toolchain_missing 1" in line
+    # 6 done; the rate counts from the first: 5 more in 10 s = 0.5/s, so 4 left take 8 s.
+    assert line.startswith("lsrb 6/10 (60%) · 0.50/s · ETA 8s")
+    assert "errors: check timeout 1, check toolchain_missing 1, timeout 1 ·" in line
     assert "tokens 200 in / 20 out" in line
     assert "cost 0.1200" in line  # only the uncached 100 in / 10 out are paid: 0.1 + 0.02
     assert line.endswith("cache hits 1")
