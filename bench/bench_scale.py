@@ -42,7 +42,7 @@ BENCH = Path(__file__).resolve().parent
 SELECT_SCRIPT = """
 import sys
 from pathlib import Path
-from pytest_lsrb.engine.options import dest
+from pytest_lsrb.engine.option_table import dest
 from pytest_lsrb.session.prepare import prepare_suite_run
 values = {dest("index"): sys.argv[1], dest("max-items"): sys.argv[2]}
 run = prepare_suite_run(Path(sys.argv[3]), values.get, Path(sys.argv[4]))

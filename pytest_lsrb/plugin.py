@@ -24,7 +24,7 @@ import pytest
 # module-level imports stay light: the engine is imported only once a suite is actually run.
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.selection import Case, SelectableRow
-from pytest_lsrb.engine.options import add_options
+from pytest_lsrb.engine.option_table import add_options
 from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import deep_load_scheduler
 from pytest_lsrb.session import cases, xdist

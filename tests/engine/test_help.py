@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from pytest_lsrb.cli import build_parser
-from pytest_lsrb.engine.options import OPTIONS
+from pytest_lsrb.engine.option_table import OPTIONS
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

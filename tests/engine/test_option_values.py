@@ -15,7 +15,7 @@ from lsrb_testing import REPO, TACTIC_SUITE
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.selection import MAX_CASES, expand
 from pytest_lsrb.engine.option_checks import BOUNDS, check_values
-from pytest_lsrb.engine.options import OPTIONS, dest, key
+from pytest_lsrb.engine.option_table import OPTIONS, dest, key
 from pytest_lsrb.session.prepare import prepare_suite_run
 
 SECONDS = "expected a finite number of seconds > 0 and <= 86400"

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from pytest_lsrb.adapters import AdapterConfig, create_adapter
 from pytest_lsrb.core.rows import load_jsonl
-from pytest_lsrb.engine.options import dest
+from pytest_lsrb.engine.option_table import dest
 from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.runner import Runner
 from pytest_lsrb.engine.verifier import VerifierConfig, create_verifier

@@ -19,7 +19,7 @@ from hostile_kit import assert_one_sentence, byte_mutations, field_mutations, js
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_lsrb.engine.options import dest
+from pytest_lsrb.engine.option_table import dest
 from pytest_lsrb.output import rundir as outputs
 from pytest_lsrb.session.prepare import prepare_suite_run
 from pytest_lsrb.tools import gate

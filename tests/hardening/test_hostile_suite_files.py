@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_hostile_profiles import toml_value
 
-from pytest_lsrb.engine.options import OPTIONS, key
+from pytest_lsrb.engine.option_table import OPTIONS, key
 from pytest_lsrb.session.prepare import prepare_suite_run
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from lsrb_testing import REPO, SUITES, TACTIC_SUITE, RunSuite
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.textfiles import lone_surrogate
-from pytest_lsrb.engine.options import dest
+from pytest_lsrb.engine.option_table import dest
 from pytest_lsrb.session.prepare import prepare_suite_run
 
 BUILTIN = [json.loads(x) for x in (TACTIC_SUITE / "index.jsonl").read_text("utf-8").splitlines() if x]

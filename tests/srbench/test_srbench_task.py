@@ -258,7 +258,7 @@ def test_real_llmsr_data_in_the_task(shared_data: Path) -> None:
 def _prepare(*args: str) -> object:
     import argparse
 
-    from pytest_lsrb.engine.options import OPTIONS, dest
+    from pytest_lsrb.engine.option_table import OPTIONS, dest
     from pytest_lsrb.session.prepare import prepare_suite_run
 
     values = {dest(o.name): None for o in OPTIONS}
@@ -433,7 +433,7 @@ def test_table_lines_follow_the_paper_layout() -> None:
 def test_methods_sample_at_the_references_settings_unless_told(
     given: dict[str, str], method: str, expected: float | None
 ) -> None:
-    from pytest_lsrb.engine.options import dest
+    from pytest_lsrb.engine.option_table import dest
     from pytest_lsrb.session.prepare import prepare_suite_run
 
     values = {dest(k): v for k, v in {**given, "sr-method": method, "max-items": "1"}.items()}

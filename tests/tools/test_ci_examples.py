@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lsrb.engine.options import OPTIONS
+from pytest_lsrb.engine.option_table import OPTIONS
 
 yaml = pytest.importorskip("yaml")
 

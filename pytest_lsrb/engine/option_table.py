@@ -1,0 +1,377 @@
+"""The run options' table: one spelling. The option `--lsrb-<name>`, the suite.toml default
+`<name>` and the run-config key share the name (dashes become underscores); `options.resolve`
+turns the table, the command line and the suite's defaults into a `RunConfig`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    type: Callable[[str], Any]
+    default: Any
+    help: str
+    # Part of the run's identity (config_hash): changing it changes what the run measures.
+    identity: bool = True
+    choices: tuple[str, ...] | None = None
+    flag: bool = False
+    # The tasks the option means something for (None: every task). Another task's options stay
+    # out of a run's identity, so adding an option to one suite never changes another's hashes.
+    tasks: tuple[str, ...] | None = None
+
+
+def _int(text: str) -> int:
+    return int(text)
+
+
+def _int_or_auto(text: str) -> int | str:
+    return "auto" if str(text).strip() == "auto" else int(text)
+
+
+def _opt_int(text: str) -> int | None:
+    return None if text in ("", "none", "None") else int(text)
+
+
+def _opt_float(text: str) -> float | None:
+    return None if text in ("", "none", "None") else float(text)
+
+
+SRBENCH = ("llm_srbench",)
+TACTIC = ("goal_to_tactic_proposal_v1",)
+
+OPTIONS: list[Option] = [
+    Option("adapter", str, "mock", "model adapter: mock (offline baseline), ollama or openai"),
+    Option("model", str, "", "model name sent to the endpoint (default: the adapter's)"),
+    Option("base-url", str, None, "endpoint base URL (default: the adapter's)"),
+    Option(
+        "api-key-env",
+        str,
+        None,
+        "name of the environment variable holding the API key (the key itself is never recorded)",
+        identity=False,
+    ),
+    Option(
+        "max-tokens-field",
+        str,
+        "max_tokens",
+        "request field for the token limit (max_tokens or max_completion_tokens)",
+    ),
+    Option("timeout", float, 120.0, "seconds before one model call times out", identity=False),
+    Option("max-retries", _int, 4, "retries for transient model-call errors", identity=False),
+    Option(
+        "concurrency",
+        _opt_int,
+        None,
+        "attempts in flight at once per process (default: the adapter's)",
+        identity=False,
+    ),
+    Option("cache-dir", str, None, "response cache directory (off unless given)", identity=False),
+    Option(
+        "cache-journal",
+        str,
+        "auto",
+        "the response cache's SQLite journal: wal (local disks), delete (network filesystems: NFS, "
+        "Lustre, CIFS, FUSE), auto picks by the filesystem the cache is on",
+        identity=False,
+        choices=("auto", "wal", "delete"),
+    ),
+    Option(
+        "price",
+        str,
+        None,
+        "in=X,out=Y: prices per million prompt/completion tokens; the summary and progress line "
+        "then show the run's cost",
+        identity=False,
+    ),
+    Option(
+        "progress",
+        _opt_float,
+        None,
+        "seconds between progress lines (done/total, rate, ETA, errors, tokens, cost, cache hits); "
+        "default 5 on a terminal, 30 in a log; 0: none",
+        identity=False,
+    ),
+    Option("seed", _int, 0, "run seed: selection and every per-attempt seed derive from it"),
+    Option("samples", _int, 1, "samples per item (pass@k is reported for k up to this)"),
+    Option("temperature", float, 0.0, "sampling temperature"),
+    Option("max-tokens", _int, 256, "maximum tokens per model call"),
+    Option(
+        "split-policy",
+        str,
+        "all",
+        "which items: all, dev (stable 20%), test (the other 80%), or manifest:PATH#SPLIT "
+        "(a frozen split written by `lsrb split`)",
+    ),
+    Option("goal-slice", str, "all", "filter items, e.g. 'tag:nat,hyps:<=2' (see README: goal slices)"),
+    Option("max-items", _opt_int, None, "evaluate a seeded subset of at most this many items"),
+    Option(
+        "shard-count",
+        _int_or_auto,
+        1,
+        "split the selection into this many shards (stable hash of item_id); auto: the scheduler's",
+    ),
+    Option(
+        "shard-index",
+        _int_or_auto,
+        0,
+        "which shard this run evaluates (0-based); auto: from Slurm, Kubernetes, GitLab or "
+        "LSRB_SHARD_INDEX (README: sharding)",
+    ),
+    Option("index", str, None, "index file to use instead of the suite's built-in one"),
+    Option("verification", str, "none", "how answers are checked (suite-specific modes)"),
+    Option("profiles", str, None, "replay profile file or folder (repo_replay/synthetic)"),
+    Option(
+        "allow-local-remotes",
+        bool,
+        False,
+        "repo_replay may clone index rows whose repo_remote is a local path or file:// URL "
+        "(off: an index from elsewhere cannot point git at this machine's repositories)",
+        identity=False,
+        flag=True,
+    ),
+    Option(
+        "allow-native-decide",
+        bool,
+        False,
+        "Lean verification accepts proofs that trust the compiler (native_decide: Lean.ofReduceBool); "
+        "off: such a proof is lean_error/native_decide (a profile's allow_native_decide also allows it)",
+        flag=True,
+        tasks=TACTIC,
+    ),
+    Option(
+        "context",
+        _int,
+        0,
+        "repo_replay: show the model the file around the sorry - its open/namespace/variable lines "
+        "and the declaration up to the sorry, at most N lines before it (0: the goal only)",
+        tasks=TACTIC,
+    ),
+    Option(
+        "max-heartbeats",
+        _opt_int,
+        None,
+        "Lean's maxHeartbeats for checking an answer (synthetic, and repo_replay with lean --json); "
+        "overrides the profile's max_heartbeats; unset: the profile's, else Lean's default",
+        tasks=TACTIC,
+    ),
+    Option(
+        "outcome",
+        str,
+        "strict",
+        "strict: a wrong answer fails its test; record: every completed attempt passes",
+        choices=("strict", "record"),
+    ),
+    Option(
+        "output-dir",
+        str,
+        None,
+        "the run's directory (default: a new lsrb-out/<suite>/<UTC time>-<config hash> for each run, "
+        "lsrb-out/<suite>/latest naming the last one)",
+        identity=False,
+    ),
+    Option(
+        "resume",
+        bool,
+        False,
+        "continue the run in --lsrb-output-dir (default: the latest unfinished run of the same "
+        "options) without redoing finished attempts",
+        identity=False,
+        flag=True,
+    ),
+    Option(
+        "retry-errors",
+        bool,
+        False,
+        "with --lsrb-resume: also redo attempts that ended in an error",
+        identity=False,
+        flag=True,
+    ),
+    Option(
+        "overwrite",
+        bool,
+        False,
+        "replace an existing run in --lsrb-output-dir instead of refusing",
+        identity=False,
+        flag=True,
+    ),
+    # Regression gate (pytest_lsrb/tools/gate.py): a regression exits with status 6.
+    Option(
+        "baseline",
+        str,
+        None,
+        "a previous output directory: exit 6 when this run is significantly worse (README: gating)",
+        identity=False,
+    ),
+    Option(
+        "max-drop",
+        str,
+        None,
+        "METRIC=X[,...]: allowed drop below the baseline, e.g. pass_at_1=0.02 (default with a "
+        "baseline: pass_at_1=0, any significant drop)",
+        identity=False,
+    ),
+    Option(
+        "min", str, None, "METRIC=X[,...]: exit 6 when METRIC is below X, e.g. valid_rate=0.9", identity=False
+    ),
+    Option(
+        "alpha",
+        float,
+        0.05,
+        "significance level of the paired test (McNemar/bootstrap) that a drop is not noise",
+        identity=False,
+    ),
+    # llm_srbench (pytest_lsrb/srbench/task.py): equation discovery.
+    Option(
+        "sr-method",
+        str,
+        "direct",
+        "llm_srbench discovery method: direct (the reference's Direct), llmsr (LLM-SR) or "
+        "direct-expression (a one-line-expression prompt from the suite's templates)",
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-budget",
+        _opt_int,
+        None,
+        "llm_srbench: model calls per discovery run (default: the method's; direct 5, llmsr 1000, "
+        "direct-expression 4)",
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-time-limit",
+        _opt_float,
+        None,
+        "llm_srbench: wall-clock seconds per discovery run; the search stops there and keeps its "
+        "best equation, and the symbolic check gets what is left (at least 1 s) (default: no limit)",
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-judge-time-limit",
+        _opt_float,
+        60.0,
+        "llm_srbench: wall-clock seconds for the sympy check of one answer (it runs in a child "
+        "process with 2 GB of memory; beyond either its verdict is recorded as undecided)",
+        identity=False,
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-fit-time-limit",
+        _opt_float,
+        5.0,
+        "llm_srbench: wall-clock seconds for fitting one candidate's parameters",
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-fit",
+        str,
+        "reference",
+        "llm_srbench: how a candidate's parameters are fitted: reference (the reference's BFGS from "
+        "all-ones on the training MSE, same optimum, exact gradients) or enhanced (least squares, "
+        "normalised loss, stall stop, seeded restarts: scores differ from the reference's)",
+        choices=("reference", "enhanced"),
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-reset-every",
+        _opt_int,
+        None,
+        "llm_srbench llmsr: reset the weaker half of the islands every N registered skeletons "
+        "(default: the reference's schedule, every 4 hours of wall clock)",
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-metrics",
+        str,
+        "reference",
+        "llm_srbench: which test points count: reference (points with a NaN prediction dropped, as "
+        "the reference does) or strict (an equation not finite on every point is invalid)",
+        choices=("reference", "strict"),
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-per-problem",
+        str,
+        "sample0",
+        "llm_srbench Table 1: which result stands for a problem: sample0 (its first sample; the "
+        "paper runs one search per problem) or best_train (of its --lsrb-samples runs, the one with "
+        "the lowest training MSE: best-of-k chosen without test data)",
+        choices=("sample0", "best_train"),
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-judge",
+        str,
+        "sympy",
+        "llm_srbench symbolic accuracy: sympy (model-free checker), llm (the paper's judge through "
+        "the adapter), both (reports their agreement) or none",
+        choices=("sympy", "llm", "both", "none"),
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-judge-model",
+        str,
+        None,
+        "llm_srbench: the LLM judge's model (the paper: GPT-4o); required with --lsrb-sr-judge=llm|both "
+        "on a real adapter, so the model under test never grades itself",
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-judge-base-url",
+        str,
+        None,
+        "llm_srbench: the LLM judge's endpoint (default: --lsrb-base-url)",
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-judge-adapter",
+        str,
+        None,
+        "llm_srbench: the LLM judge's adapter, mock|ollama|openai (default: --lsrb-adapter)",
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-success",
+        str,
+        "acc_0.1",
+        "llm_srbench: what verification_success means: acc_0.1 (on the test data) or symbolic",
+        choices=("acc_0.1", "symbolic"),
+        tasks=SRBENCH,
+    ),
+]
+
+# Run-config keys that may differ between the shards of one run.
+PER_SHARD_KEYS = frozenset({"shard_index"})
+
+
+def dest(name: str) -> str:
+    return "lsrb_" + name.replace("-", "_")
+
+
+def key(name: str) -> str:
+    return name.replace("-", "_")
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("lsrb", "pytest-lsrb: LLM reasoning benchmarks")
+    for opt in OPTIONS:
+        # argparse formats help text with `%` (`%(default)s`): a literal percent sign is `%%`.
+        help_text = opt.help.replace("%", "%%")
+        if opt.flag:
+            group.addoption(
+                f"--lsrb-{opt.name}", action="store_true", default=None, dest=dest(opt.name), help=help_text
+            )
+        else:
+            group.addoption(
+                f"--lsrb-{opt.name}",
+                action="store",
+                default=None,
+                dest=dest(opt.name),
+                help=help_text,
+                choices=opt.choices,
+            )
