@@ -34,11 +34,10 @@ from pytest_lsrb.output.files import (
     RUN_FILE,
     SUMMARY_FILE,
     AttemptsWriter,
-    read_json,
     write_json_atomic,
 )
 from pytest_lsrb.output.models import RunHeader
-from pytest_lsrb.output.reader import latest_records
+from pytest_lsrb.output.reader import read_run
 
 # Summary keys a merge sets itself rather than recomputing or copying from a shard.
 _HEADER_KEYS = frozenset(
@@ -69,6 +68,7 @@ class Shard:
     dir: Path
     run: dict[str, Any]
     summary: dict[str, Any] | None
+    records: list[dict[str, Any]]  # the latest record of each attempt, each checked
 
     @property
     def index(self) -> int:
@@ -84,12 +84,13 @@ class Shard:
 
 
 def read_shard(path: Path) -> Shard:
+    """A shard read by the one reader (`output.reader.read_run`), with what a merge needs of its
+    run.json on top: every header field, a whole number of samples and the task."""
     run_file = path / RUN_FILE
     if not run_file.is_file():
         raise LsrbUsageError(f"{path} is not a run output directory (it has no {RUN_FILE}).")
-    run = read_json(run_file)
-    if not isinstance(run, dict):
-        raise LsrbUsageError(f"{run_file}: not a run header (expected a JSON object).")
+    read = read_run(path, "lsrb merge", need_attempts=False)
+    run = read.header
     missing = [k for k in _RUN_KEYS if k not in run]
     if missing:
         raise LsrbUsageError(f"{run_file}: not a run header (missing {', '.join(missing)}).")
@@ -104,9 +105,7 @@ def read_shard(path: Path) -> Shard:
             f"{run_file}: field 'shard_index': {header.shard_index} is not below shard_count "
             f"{header.shard_count}."
         )
-    summary_file = path / SUMMARY_FILE
-    summary = read_json(summary_file) if summary_file.is_file() else None
-    return Shard(dir=path, run=run, summary=summary if isinstance(summary, dict) else None)
+    return Shard(dir=path, run=run, summary=read.summary, records=read.records)
 
 
 def _disagreement(shards: Sequence[Shard], key: str) -> str | None:
@@ -162,7 +161,7 @@ def check_shards(shards: Sequence[Shard]) -> None:
 
 def shard_records(shard: Shard, samples: int) -> list[dict[str, Any]]:
     """The shard's latest records, after checking each belongs to it and the shard is finished."""
-    records = list(latest_records(shard.dir / ATTEMPTS_FILE))  # each checked, named by file and line
+    records = shard.records
     for rec in records:
         item_id, sample = record_key(rec)
         home = shard_of(item_id, shard.count)
