@@ -140,7 +140,11 @@ def test_complexity_match_keeps_the_sources_shares() -> None:
 
 
 def test_whole_table_counts_and_filters(feynman_csv: Path) -> None:
-    rep = generate_transform(feynman_csv, seed=0, n_train=60, n_test=30)
+    from pytest_lsrb.srbench.generate.default_set import SEED, TRANSFORM_PROBLEMS
+
+    rep = generate_transform(feynman_csv, seed=SEED, n_train=60, n_test=30)
+    # The built-in set's LSR-Transform problems are ones the whole filtered set keeps.
+    assert set(TRANSFORM_PROBLEMS) <= {p.name for p in rep.problems}
     stages = rep.summary()["stages"]
     assert stages["built"] >= stages["after_model_free"] >= stages["after_complexity_match"]
     assert stages["after_complexity_match"] == len(rep.problems)
