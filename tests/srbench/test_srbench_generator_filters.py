@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import sympy
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_lsrb.equations import parse_expression
 from pytest_lsrb.srbench.generate.complexity import match_distribution, source_bins
@@ -137,6 +139,31 @@ def test_complexity_match_keeps_the_sources_shares() -> None:
     counts = Counter(bins.bin_of(sizes[i]) for i in keep)
     assert counts == {0: 7, 1: 7, 2: 7, 3: 7}  # the scarcest bin (7) decides
     assert keep == match_distribution(sizes, groups, bins, seed=0)
+
+
+@given(
+    source=st.lists(st.integers(1, 40), min_size=4, max_size=60),
+    candidates=st.lists(st.tuples(st.integers(1, 40), st.integers(0, 5)), max_size=80),
+)
+def test_complexity_match_laws(source: list[int], candidates: list[tuple[int, int]]) -> None:
+    bins = source_bins(source)
+    assert sum(bins.shares) == pytest.approx(1.0)
+    sizes = [size for size, _ in candidates]
+    groups = [f"eq{g}" for _, g in candidates]
+    keep = match_distribution(sizes, groups, bins, seed=3)
+    assert keep == sorted(set(keep)) and keep == match_distribution(sizes, groups, bins, seed=3)
+    supply = Counter(bins.bin_of(s) for s in sizes)
+    kept = Counter(bins.bin_of(sizes[i]) for i in keep)
+    used = [share for share in bins.shares if share > 0]
+    total = min(supply[b] / share for b, share in enumerate(bins.shares) if share > 0) if used else 0
+    for b, share in enumerate(bins.shares):
+        assert kept[b] == min(supply[b], round(total * share))  # the source's share of the total
+    # Within a bin, no equation gets a second problem while another of its candidates waits.
+    for b in kept:
+        per_group = Counter(groups[i] for i in keep if bins.bin_of(sizes[i]) == b)
+        waiting = {groups[i] for i in range(len(sizes)) if bins.bin_of(sizes[i]) == b and i not in keep}
+        if waiting:
+            assert max(per_group.values(), default=0) <= min(per_group.get(g, 0) for g in waiting) + 1
 
 
 def test_whole_table_counts_and_filters(feynman_csv: Path) -> None:
