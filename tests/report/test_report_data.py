@@ -165,6 +165,12 @@ def test_the_report_shows_the_summarys_table1(tmp_path: Path) -> None:
     table = table[: table.index("</table>")]
     assert "LSR-Transform" in table and "0.015" not in table
     assert "40.0%" in table  # Acc_0.1: 2 of 5 attempts, as in the summary
+    assert "one result each: sample 0." in html  # which result stands for a problem
+    # A best-of-k run says so: the records carry the rule, the report names it.
+    best = [{**r, "sr_per_problem": "best_train", "train_mse": 1.0} for r in records]
+    best += [{**r, "sample_index": 1, "sr_per_problem": "best_train", "train_mse": 2.0} for r in records]
+    (out / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in best), "utf-8")
+    assert "one result each: best of 2 samples by training MSE." in build_report(load_run(out))
 
 
 def test_prediction_samples_keep_the_best_attempt_and_skip_garbage(tmp_path: Path) -> None:
