@@ -117,7 +117,7 @@ def generate_problems(
 def filter_settings() -> dict[str, Any]:
     """The generators' filters and checks with their thresholds, for manifest.json: what decides
     which candidates a set keeps."""
-    from pytest_lsrb.srbench.generate import complexity, model_free, symmetry, synth
+    from pytest_lsrb.srbench.generate import complexity, model_free, solvability, symmetry, synth
 
     return {
         "lsr_transform": {
@@ -129,8 +129,8 @@ def filter_settings() -> dict[str, Any]:
             "(whole table only)",
         },
         "lsr_synth": {
-            "max_rhs_evals": synth.MAX_RHS_EVALS,
-            "stiffness_limit": synth.STIFFNESS_LIMIT,
+            "max_rhs_evals": solvability.MAX_RHS_EVALS,
+            "stiffness_limit": solvability.STIFFNESS_LIMIT,
             "min_ood_spread": synth.MIN_OOD_SPREAD,
             "window_scales": list(synth.WINDOW_SCALES),
         },

@@ -1,22 +1,18 @@
 """LSR-Synth-style problems: known + novel terms combined, checked for solvability, sampled.
 
 - ODE domains (chemistry dA/dt, biology dP/dt, physics dv/dt with dx/dt = v) are integrated with
-  `scipy.integrate.solve_ivp`. The solvability check rejects a candidate (the reason is counted
-  in the report) when the rate is not finite somewhere the integrator evaluates it
-  (`rate_not_finite`), the integration fails or needs more than `MAX_RHS_EVALS` evaluations
-  (`integration_failed`, `integration_budget`), the state leaves its bound (`state_unbounded`: a
-  blow-up in finite time is stopped there) or turns non-physical (`state_not_positive`), or
-  the equation is stiff on the data's time scale (`stiff`: the largest |eigenvalue| of the rate's
-  Jacobian in the state along the trajectory, times the in-domain window's length, exceeds
-  `STIFFNESS_LIMIT` — the state relaxes so fast that the samples show only its slow manifold).
-  In-domain data come from the first time window, OOD data from a later window.
+  `scipy.integrate.solve_ivp`; the solvability check (`solvability.py`) rejects a candidate, the
+  reason counted in the report, when its rate is not finite, it blows up, needs too many
+  evaluations, turns non-physical or is stiff on the data's time scale. In-domain data come from
+  the first time window, OOD data from a later window.
 - Material science is static: stress(strain, temperature); OOD data come from a higher strain
   and temperature range.
 - OOD data must vary: as stored, the OOD targets' variance must be at least `MIN_OOD_SPREAD` of
   the in-domain targets' (`ood_degenerate` otherwise: a reaction that is over, a population at
   its carrying capacity, where NMSE_OOD = mse/var(y_ood) would divide by next to nothing).
   An ODE candidate that falls short is integrated again with both time windows halved, then
-  quartered (`WINDOW_SCALES`, a fresh draw of the start and times), and rejected when none reaches the spread.
+  quartered (`WINDOW_SCALES`, a fresh draw of the start and times), and rejected when none
+  reaches the spread.
 - Names start with `gen-` (`GENERATED_PREFIX`): `gen-CRK0` is never the release's `CRK0`.
 
 Everything is drawn from `numpy.random.default_rng` seeded by a stable hash of (seed, domain,
@@ -34,16 +30,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from pytest_lsrb.core.seeds import stable_hash
 from pytest_lsrb.equations import Program, parse_expression
-from pytest_lsrb.srbench.generate.manifest import INTEGRATOR, stored_split
+from pytest_lsrb.srbench.generate.manifest import stored_split
+from pytest_lsrb.srbench.generate.solvability import integrate
 from pytest_lsrb.srbench.generate.terms import DOMAINS, DomainSpec, Term
 from pytest_lsrb.srbench.problem import GENERATED_PREFIX, SYNTH_SET, Problem, output_first
 
-MAX_RHS_EVALS: Final = 50_000
-STIFFNESS_LIMIT: Final = 1e3
 MIN_OOD_SPREAD: Final = 0.01  # var(OOD targets) / var(in-domain targets), as stored
 WINDOW_SCALES: Final = (1.0, 0.5, 0.25)
 
@@ -133,97 +127,33 @@ def compose(spec: DomainSpec, rng: np.random.Generator) -> tuple[str, list[str]]
     return text, [t.tag for t in terms]
 
 
-class _Rejected(Exception):
-    """The integration is abandoned: `reason` says why."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
 def ode_data(
     spec: DomainSpec, win: Window, program: Program, rng: np.random.Generator, n_id: int, n_ood: int
 ) -> tuple[np.ndarray, np.ndarray] | str:
     """(ID table, OOD table) with columns in `spec.symbols` order, or why the candidate fails the
-    solvability check (see the module docstring)."""
+    solvability check (`solvability.integrate`)."""
     state_names = list(win.initial)
     y0 = [rng.uniform(*win.initial[s]) for s in state_names]
     t_id = np.sort(rng.uniform(*win.id_window, n_id))
     t_ood = np.sort(rng.uniform(*win.ood_window, n_ood))
     t_eval = np.concatenate([t_id, t_ood])
     inputs = spec.symbols[1:]
-    evals = 0
-
-    def rate(t: float, state: np.ndarray) -> float:
-        nonlocal evals
-        evals += 1
-        if evals > MAX_RHS_EVALS:
-            raise _Rejected("integration_budget")
-        cols = {"t": np.array([t]), **{n: np.array([state[i]]) for i, n in enumerate(state_names)}}
-        value = float(program.evaluate({k: cols[k] for k in inputs})[0])
-        if not np.isfinite(value):
-            raise _Rejected("rate_not_finite")
-        return value
-
-    def rhs(t: float, state: np.ndarray) -> list[float]:
-        if not np.all(np.abs(state) <= win.state_bound):  # a blow-up: stop at the bound
-            raise _Rejected("state_unbounded")
-        if len(state_names) == 1:
-            return [rate(t, state)]
-        return [state[1], rate(t, state)]  # x' = v, v' = f(t, x, v)
-
-    try:
-        with np.errstate(all="ignore"):
-            sol = solve_ivp(
-                rhs,
-                (0.0, float(t_eval[-1])),
-                y0,
-                t_eval=t_eval,
-                method=INTEGRATOR["method"],
-                rtol=INTEGRATOR["rtol"],
-                atol=INTEGRATOR["atol"],
-            )
-    except _Rejected as rejected:
-        return rejected.reason
-    if not sol.success or sol.y.shape[1] != t_eval.size:
-        return "integration_failed"
-    states = sol.y
-    if not np.isfinite(states).all():
-        return "state_not_finite"
-    if np.abs(states).max() > win.state_bound:
-        return "state_unbounded"
-    if win.positive_state and (states <= 0).any():
-        return "state_not_positive"
+    states = integrate(
+        program,
+        inputs,
+        state_names,
+        y0,
+        t_eval,
+        state_bound=win.state_bound,
+        positive_state=win.positive_state,
+        window_length=win.id_window[1] - win.id_window[0],
+    )
+    if isinstance(states, str):
+        return states
     cols = {"t": t_eval, **{n: states[i] for i, n in enumerate(state_names)}}
-    window = win.id_window[1] - win.id_window[0]
-    if stiffness(program, inputs, state_names, cols) * window > STIFFNESS_LIMIT:
-        return "stiff"
     out = program.evaluate({k: cols[k] for k in inputs})
     table = np.column_stack([out, *[cols[k] for k in inputs]])
     return table[: t_id.size], table[t_id.size :]
-
-
-def stiffness(
-    program: Program, inputs: Sequence[str], state_names: Sequence[str], cols: dict[str, np.ndarray]
-) -> float:
-    """The largest |eigenvalue| of the ODE's Jacobian in the state, over the trajectory `cols`
-    (central differences). One state: |df/dA|; the oscillator (x' = v, v' = f): the eigenvalues
-    of [[0, 1], [df/dx, df/dv]]."""
-    partials = []
-    with np.errstate(all="ignore"):
-        for name in state_names:
-            h = 1e-6 * np.maximum(1.0, np.abs(cols[name]))
-            up = {k: cols[k] + h if k == name else cols[k] for k in inputs}
-            down = {k: cols[k] - h if k == name else cols[k] for k in inputs}
-            partials.append((program.evaluate(up) - program.evaluate(down)) / (2 * h))
-        if len(state_names) == 1:
-            lam = np.abs(partials[0])
-        else:
-            fx, fv = partials  # eigenvalues of [[0, 1], [fx, fv]]: (fv ± sqrt(fv² + 4 fx)) / 2
-            disc = np.sqrt((fv**2 + 4 * fx).astype(complex))
-            lam = np.maximum(np.abs((fv + disc) / 2), np.abs((fv - disc) / 2))
-    lam = lam[np.isfinite(lam)]
-    return float(lam.max()) if lam.size else float("inf")
 
 
 def _static_data(
