@@ -217,3 +217,26 @@ def test_feynman_family_is_the_original_equations_on_their_ranges(feynman_csv: P
         assert p.problem_set == FEYNMAN_SET and p.ood_test is None
         assert p.train.shape[0] == 40 and p.test.shape[0] == 20
         assert _nmse_of_truth(p, "train") < 1e-20 and _nmse_of_truth(p, "test") < 1e-20
+
+
+def test_the_command_line_turns_the_transform_filters_off(
+    tmp_path: Path, feynman_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    def count(*flags: str) -> int:
+        out = tmp_path / f"o{len(flags)}"
+        common = ["--out", str(out), "--family", "transform", "--feynman", str(feynman_csv)]
+        assert main([*common, "--equation", "I.12.2", "--n-train", "20", "--n-test", "5", *flags]) == 0
+        report = json.loads(capsys.readouterr().out)
+        manifest = json.loads((out / "manifest.json").read_text("utf-8"))
+        on = manifest["settings"]["transform_filters_on"]
+        assert on["dedupe"] is ("--keep-symmetric" not in flags)
+        assert on["drop_model_free"] is ("--keep-model-free" not in flags)
+        return int(report["problems"])
+
+    # q1*q2*r/(4*pi*epsilon*r**3): every rearrangement is a power law, and q2 renames q1.
+    assert count() == 0
+    kept_power_laws = count("--keep-model-free")
+    assert kept_power_laws >= 3
+    assert count("--keep-model-free", "--keep-symmetric") == kept_power_laws + 1

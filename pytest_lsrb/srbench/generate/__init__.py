@@ -38,6 +38,9 @@ def generate_problems(
     equations: Sequence[str] | None = None,
     solve_budget_s: float = 10.0,
     cache_path: Path | None = None,
+    dedupe: bool = True,
+    drop_model_free: bool = True,
+    match_complexity: bool | None = None,
 ) -> dict[str, Any]:
     """Generate, write `out_dir/index.jsonl` + `out_dir/data/*.npz`, return the report."""
     from pytest_lsrb.srbench.generate.synth import generate_all_synth
@@ -67,6 +70,9 @@ def generate_problems(
             solve_budget_s=solve_budget_s,
             equations=equations,
             cache_path=cache_path,
+            dedupe=dedupe,
+            drop_model_free=drop_model_free,
+            match_complexity=match_complexity,
         )
         problems += tr.problems
         report["lsr_transform"] = tr.summary()
@@ -106,6 +112,11 @@ def generate_problems(
         "equations": list(equations) if equations else None,
         "solve_budget_s": solve_budget_s,
         "feynman_table": Path(feynman_csv).name if feynman_csv else None,
+        "transform_filters_on": {
+            "dedupe": dedupe,
+            "drop_model_free": drop_model_free,
+            "match_complexity": equations is None if match_complexity is None else match_complexity,
+        },
         "filters": filter_settings(),
     }
     report["manifest"] = str(write_manifest(index, settings))
@@ -159,6 +170,21 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         "--solve-budget", type=float, default=10.0, help="seconds one sympy solve may take (a safety net)"
     )
     parser.add_argument("--cache", help="JSON cache of sympy solutions (makes reruns instant)")
+    parser.add_argument(
+        "--keep-symmetric",
+        action="store_true",
+        help="transform: also solve for inputs a symmetry of the equation maps to an earlier one",
+    )
+    parser.add_argument(
+        "--keep-model-free",
+        action="store_true",
+        help="transform: keep problems a linear or power-law least-squares fit solves",
+    )
+    parser.add_argument(
+        "--keep-all-complexities",
+        action="store_true",
+        help="transform: do not subsample to the AI-Feynman equations' size distribution",
+    )
 
 
 def run_generate(args: argparse.Namespace) -> int:
@@ -186,6 +212,9 @@ def run_generate(args: argparse.Namespace) -> int:
         equations=args.equation,
         solve_budget_s=args.solve_budget,
         cache_path=Path(args.cache) if args.cache else None,
+        dedupe=not args.keep_symmetric,
+        drop_model_free=not args.keep_model_free,
+        match_complexity=False if args.keep_all_complexities else None,
     )
     print(json.dumps(report, indent=2, sort_keys=True))
     return 0
