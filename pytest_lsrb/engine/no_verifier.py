@@ -17,5 +17,8 @@ class NoVerifier:
     def verify(self, row: object, proposal: str, *, attempt_seed: int) -> VerificationResult:
         return _NOT_ATTEMPTED
 
+    def preflight(self) -> None:
+        return None  # nothing to check with
+
     def close(self) -> None:
         return None

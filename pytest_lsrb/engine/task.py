@@ -86,6 +86,10 @@ class Task(Protocol[RowT]):
         """A filter for `--lsrb-goal-slice`; raise `LsrbUsageError` for an unknown slice."""
         ...
 
+    def calls_per_attempt(self, values: Mapping[str, Any]) -> int:
+        """The most model calls one attempt may make (what `--collect-only` reports)."""
+        ...
+
     def run_attempt(self, ctx: AttemptContext[RowT]) -> dict[str, Any]:
         """Do one attempt; return its task fields. Never raises for model or toolchain failures."""
         ...

@@ -71,6 +71,11 @@ class Verifier(Protocol[RowT_contra]):
         """Check `proposal` for `row`. Never raises for a wrong answer or a broken toolchain."""
         ...
 
+    def preflight(self) -> None:
+        """Refuse (`LsrbUsageError`), before any model call, a setup that could check nothing
+        (e.g. no Lean on PATH); return None when checking can go ahead."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -94,9 +94,7 @@ class LsrbSession:
             # adapter is even asked whether it is up
             verifier = create_verifier(run.verifier_config())
             try:
-                preflight = getattr(verifier, "preflight", None)
-                if preflight is not None:
-                    preflight()
+                verifier.preflight()
             finally:
                 verifier.close()
             adapter = create_adapter(run.adapter_config())

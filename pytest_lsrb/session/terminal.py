@@ -148,8 +148,7 @@ def header_lines(run: SuiteRun) -> list[str]:
 
 def planned_calls_line(run: SuiteRun) -> str:
     """How many model calls the run plans (what `--collect-only` tells before spending any)."""
-    per_attempt = getattr(run.task, "calls_per_attempt", None)
-    calls = int(per_attempt(run.config.values)) if per_attempt is not None else 1
+    calls = run.task.calls_per_attempt(run.config.values)
     attempts = len(run.cases)
     bound = "at most " if calls > 1 else ""
     return (

@@ -51,6 +51,9 @@ class EquationVerifier:
             detail=f"nmse_id={fields['nmse_id']}, frac_within_tau_id={fields['frac_within_tau_id']}",
         )
 
+    def preflight(self) -> None:
+        return None  # numpy and sympy are all it needs
+
     def close(self) -> None:
         return None
 

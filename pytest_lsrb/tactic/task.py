@@ -110,9 +110,11 @@ class TacticTask:
         if hit is None:
             context = None
             lines = int(ctx.options.get("context") or 0)
-            source_context = getattr(ctx.verifier, "source_context", None)
-            if lines > 0 and source_context is not None:
-                context = source_context(row, lines)
+            if lines > 0:
+                from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase
+
+                if isinstance(ctx.verifier, LeanVerifierBase):  # (mode none has no source)
+                    context = ctx.verifier.source_context(row, lines)
             messages = build_messages(suite, row, context)
             as_dicts = [{"role": m.role, "content": m.content} for m in messages]
             hit = (messages, prompt_hash(messages), as_dicts)
@@ -121,6 +123,9 @@ class TacticTask:
                 if len(self._prompts) > 256:
                     self._prompts.popitem(last=False)
         return hit
+
+    def calls_per_attempt(self, values: Mapping[str, Any]) -> int:
+        return 1
 
     def run_attempt(self, ctx: AttemptContext[TacticRow]) -> dict[str, Any]:
         row = ctx.case.row

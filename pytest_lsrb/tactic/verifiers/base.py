@@ -119,6 +119,11 @@ class LeanVerifierBase(ABC):
                         "run with --lsrb-verification=none to record tactics without checking them."
                     )
 
+    def source_context(self, row: TacticRow, lines: int) -> str | None:
+        """Up to `lines` lines of the row's file before the sorry, for `--lsrb-context` (None: this
+        mode has no checkout to read them from)."""
+        return None
+
     def allow_native(self, profile: ReplayProfile) -> bool:
         """Whether a proof may trust the compiler (`native_decide`): the profile or the run says so."""
         return profile.allow_native_decide or self.config.allow_native_decide

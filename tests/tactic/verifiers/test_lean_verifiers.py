@@ -6,6 +6,7 @@ outcome path runs through the real verifier, backend, subprocess and classifier 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ import pytest
 from lean_fakes import path_without_lean
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.suite import load_suite
 from pytest_lsrb.engine.verifier import VERIFIERS, VerifierConfig, create_verifier
 from pytest_lsrb.tactic.lean.goal import Unrestatable, restate
 from pytest_lsrb.tactic.lean.script import control_script, tactic_script
@@ -645,11 +647,30 @@ def test_context_shows_scope_lines_and_the_statement(
     tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--lsrb-context N: the open/namespace/variable lines, then the declaration up to the sorry."""
+    from pytest_lsrb.adapters.base import AdapterConfig, SamplingConfig
+    from pytest_lsrb.adapters.mock import MockAdapter
+    from pytest_lsrb.core.selection import Case
+    from pytest_lsrb.engine.no_verifier import NoVerifier
+    from pytest_lsrb.engine.task import AttemptContext
+    from pytest_lsrb.tactic.task import TacticTask
+
+    suite_dir = Path(__file__).resolve().parents[3] / "suites" / "goal_to_tactic_proposal_v1"
     v = _replay_with(tmp_path, monkeypatch, CONTEXT_SOURCE, "")
     try:
         r = row(start_line=14, end_line=14)
         context = v.source_context(r, 20)
         short = v.source_context(r, 1)
+        # What the task puts in the prompt: the replay verifier's source; mode none has none.
+        ctx = AttemptContext(
+            case=Case(row=r, sample_index=0, attempt_seed=0),
+            adapter=MockAdapter(AdapterConfig()),
+            verifier=v,
+            sampling=SamplingConfig(),
+            suite=load_suite(suite_dir),
+            options={"context": 20},
+        )
+        prompted = TacticTask()._prompt(ctx, r)[0]
+        unprompted = TacticTask()._prompt(dataclasses.replace(ctx, verifier=NoVerifier()), r)[0]
     finally:
         v.close()
     assert context == (
@@ -657,14 +678,14 @@ def test_context_shows_scope_lines_and_the_statement(
         "/-- The doc. -/\ntheorem t (s : Finset α) (h : 0 < #s) :\n    s.Nonempty := by\n  sorry"
     )
     assert short is not None and short.endswith("    s.Nonempty := by\n  sorry") and "theorem" not in short
-    from pytest_lsrb.engine.suite import load_suite
     from pytest_lsrb.tactic.task import build_messages
 
-    suite = load_suite(Path(__file__).resolve().parents[3] / "suites" / "goal_to_tactic_proposal_v1")
+    suite = load_suite(suite_dir)
     plain = build_messages(suite, r)
     with_context = build_messages(suite, r, context)
     assert with_context[-1].content.endswith(plain[-1].content)
     assert "```lean\nopen Finset BigOperators" in with_context[-1].content
+    assert prompted == with_context and unprompted == plain
 
 
 def test_replay_over_the_repl_without_a_command_needs_a_lean_release(
