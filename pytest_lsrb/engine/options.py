@@ -55,7 +55,7 @@ class RunConfig:
     def _optional(self, name: str, kind: type[T]) -> T | None:
         return None if self.values[name] is None else self._typed(name, kind)
 
-    def _seconds(self, name: str) -> float:
+    def _number(self, name: str) -> float:
         value = self.values[name]
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"run option {name!r} holds {type(value).__name__}, not a number")
@@ -116,7 +116,12 @@ class RunConfig:
 
     @property
     def timeout(self) -> float:
-        return self._seconds("timeout")
+        return self._number("timeout")
+
+    @property
+    def temperature(self) -> float | None:
+        """None: a task asked for the provider's default (no temperature sent)."""
+        return None if self.values["temperature"] is None else self._number("temperature")
 
     @property
     def max_retries(self) -> int:
@@ -137,7 +142,7 @@ class RunConfig:
 
     @property
     def progress(self) -> float | None:
-        return None if self.values["progress"] is None else self._seconds("progress")
+        return None if self.values["progress"] is None else self._number("progress")
 
     @property
     def allow_local_remotes(self) -> bool:

@@ -85,14 +85,13 @@ class TacticTask:
         - with Lean verification, `profiles_sha256`: the replay profiles' contents are part of the
           config hash, so resuming after editing a profile is refused as another config.
         """
-        mode = str(config.values.get("verification") or "none")
-        if mode in ("synthetic", "repo_replay"):
+        if config.verification in ("synthetic", "repo_replay"):
             path = resolve_profiles_path(config.values.get("profiles"), config.suite.root)
             extra = {**config.extra_identity, "profiles_sha256": profiles_digest(path)}
             config = dataclasses.replace(config, extra_identity=extra)
         if config.samples <= 1 or "temperature" in config.from_command_line:
             return config
-        if float(config.values.get("temperature") or 0.0) > 0.0:
+        if (config.temperature or 0.0) > 0.0:
             return config
         return dataclasses.replace(config, values={**config.values, "temperature": SAMPLED_TEMPERATURE})
 

@@ -69,6 +69,7 @@ class Shard:
     run: dict[str, Any]
     summary: dict[str, Any] | None
     records: list[dict[str, Any]]  # the latest record of each attempt, each checked
+    config: _ShardConfig  # what a merge reads of run.json's config, typed
 
     @property
     def index(self) -> int:
@@ -96,7 +97,7 @@ def read_shard(path: Path) -> Shard:
         raise LsrbUsageError(f"{run_file}: not a run header (missing {', '.join(missing)}).")
     try:
         header = RunHeader.model_validate(run)
-        _ShardConfig.model_validate(header.config)
+        config = _ShardConfig.model_validate(header.config)
     except ValidationError as exc:
         where = "" if exc.title == RunHeader.__name__ else "config."
         raise LsrbUsageError(f"{run_file}: {describe_validation_error(exc, where)}.") from None
@@ -105,7 +106,7 @@ def read_shard(path: Path) -> Shard:
             f"{run_file}: field 'shard_index': {header.shard_index} is not below shard_count "
             f"{header.shard_count}."
         )
-    return Shard(dir=path, run=run, summary=read.summary, records=read.records)
+    return Shard(dir=path, run=run, summary=read.summary, records=read.records, config=config)
 
 
 def _disagreement(shards: Sequence[Shard], key: str) -> str | None:
@@ -197,8 +198,7 @@ def merge_summary(
     shards: Sequence[Shard], records: Iterable[dict[str, Any]], config: dict[str, Any], config_hash: str
 ) -> dict[str, Any]:
     """The unsharded run's summary: recomputed metrics on a shard's header fields."""
-    samples = int(config["samples"])
-    task = get_task(str(config["task"]))
+    samples, task = shards[0].config.samples, get_task(shards[0].config.task)
     summarizer = Summarizer(samples, task.summary_accumulator(samples))
     for rec in records:
         summarizer.add(rec)
@@ -248,7 +248,7 @@ def merge_shards(dirs: Sequence[Path], out: Path, *, overwrite: bool = False) ->
     shards.sort(key=lambda s: s.index)
     config = merged_config(shards[0].run["config"])
     config_hash = identity_hash(config)
-    samples = int(config["samples"])
+    samples = shards[0].config.samples
     records: list[dict[str, Any]] = []
     for shard in shards:
         records.extend(shard_records(shard, samples))

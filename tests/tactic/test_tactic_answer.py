@@ -134,7 +134,10 @@ def test_several_samples_raise_the_default_temperature(tmp_path: Path) -> None:
 
     def configured(given: frozenset[str] = frozenset(), **values: Any) -> float:
         config = RunConfig(
-            {"samples": 1, "temperature": 0.0, **values}, suite, tmp_path, from_command_line=given
+            {"samples": 1, "temperature": 0.0, "verification": "none", **values},
+            suite,
+            tmp_path,
+            from_command_line=given,
         )
         return float(task.configure(config).values["temperature"])
 
