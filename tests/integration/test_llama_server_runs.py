@@ -26,7 +26,10 @@ def llama_args(server: Any, *extra: str) -> list[str]:
         "--lsrb-max-tokens=16",
         "--lsrb-outcome=record",
         "--lsrb-concurrency=2",
-        "--lsrb-timeout=60",
+        # Generous: on 2 shared cores a 16-token answer can wait minutes behind the other request
+        # in llama.cpp's one slot, and a timeout here would be retried (model_calls 2), which is
+        # the adapter working, not what these tests check.
+        "--lsrb-timeout=600",
         *extra,
     ]
 
@@ -41,7 +44,7 @@ def test_the_suite_runs_end_to_end_and_a_seed_makes_sampling_repeatable(
     assert len(records) == ITEMS
     for rec in records:
         assert rec["adapter"] == "openai" and rec["model"] == llama_server.model
-        assert rec["model_calls"] == 1
+        assert rec["model_calls"] == 1, rec  # one request per attempt: no retry was needed
         kind = rec["generation_error_kind"]
         # A 135M model may ramble, but every answer is text or a classified model_output error.
         assert kind is None or GENERATION_ERROR_DOMAINS[kind] == "model_output", rec
