@@ -16,11 +16,22 @@ Cached answers keep the tokens they cost when they were made (`cached` says no r
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from pytest_lsrb.adapters.base import GenerationResult
 
 USAGE_FIELDS: Final = ("prompt_tokens", "completion_tokens")
+
+
+class UsageFields(TypedDict):
+    """The record fields every attempt's calls give (the attempt record's types: checked by
+    tests/engine/test_record_types.py)."""
+
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    finish_reason: str | None
+    served_model: str | None
+    system_fingerprint: str | None
 
 
 class CallTally:
@@ -47,20 +58,25 @@ class CallTally:
         self.served_model = result.served_model or self.served_model
         self.system_fingerprint = result.system_fingerprint or self.system_fingerprint
 
+    def usage_fields(self) -> UsageFields:
+        return {
+            "prompt_tokens": self.tokens.get("prompt_tokens"),
+            "completion_tokens": self.tokens.get("completion_tokens"),
+            "finish_reason": self.finish_reason,
+            "served_model": self.served_model,
+            "system_fingerprint": self.system_fingerprint,
+        }
+
     def record_fields(self) -> dict[str, Any]:
-        fields: dict[str, Any] = {name: self.tokens.get(name) for name in USAGE_FIELDS}
-        fields.update(
-            finish_reason=self.finish_reason,
-            served_model=self.served_model,
-            system_fingerprint=self.system_fingerprint,
-        )
+        """`usage_fields`, and `finish_reasons` for an attempt of more than one call."""
+        fields: dict[str, Any] = dict(self.usage_fields())
         if self.calls > 1:
             fields["finish_reasons"] = dict(sorted(self.finish_reasons.items()))
         return fields
 
 
-def result_fields(result: GenerationResult) -> dict[str, Any]:
+def result_fields(result: GenerationResult) -> UsageFields:
     """The record fields of an attempt that made exactly one call."""
     tally = CallTally()
     tally.add(result)
-    return tally.record_fields()
+    return tally.usage_fields()

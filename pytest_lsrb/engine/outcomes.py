@@ -23,16 +23,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from pytest_lsrb.core.errors import MODEL_DOMAINS, LsrbUsageError
 from pytest_lsrb.core.metrics import pass_at_k
+from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.engine.task import Judgement
 
 if TYPE_CHECKING:
     from pytest_lsrb.engine.task import Task
 
-Record = Mapping[str, Any]
+Record = AttemptDict
 Status = Literal["judged", "infrastructure", "skipped"]
 
 JUDGED: Final = "judged"

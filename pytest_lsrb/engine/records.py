@@ -6,7 +6,7 @@ metrics as extra fields (e.g. `nmse_id`, `acc_tau_id`, `symbolic_match`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
+from typing import Annotated, Final, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -67,6 +67,56 @@ class AttemptRecord(BaseModel):
     finished_at: str | None = None
 
 
+class AttemptFields(TypedDict, total=False):
+    """`AttemptRecord`'s fields with defaults, as a static type at no runtime cost: what a task's
+    `run_attempt` returns (each family extends it). tests/engine/test_record_types.py checks it
+    against the pydantic model (same keys, same optional set, same types)."""
+
+    record_schema_version: int
+    prompt_hash: str | None
+    prompt: list[dict[str, str]] | None
+    raw_output: str | None
+    proposal: str | None
+    valid: bool
+    nonempty: bool
+    latency_ms: float
+    model_calls: int
+    cached: bool
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    finish_reason: str | None
+    served_model: str | None
+    system_fingerprint: str | None
+    generation_error_kind: str | None
+    generation_error_domain: str | None
+    generation_error_message: str | None
+    verification_mode: str
+    verification_attempted: bool
+    verification_success: bool | None
+    verification_outcome: str
+    verification_error_kind: str | None
+    verification_error_domain: str | None
+    verification_error_subkind: str | None
+    verification_detail: str | None
+    verification_latency_ms: float
+    verification_toolchain: str | None
+    finished_at: str | None
+
+
+class AttemptDict(AttemptFields):
+    """One attempt record as the engine builds and reads it: `AttemptRecord` as a TypedDict (its
+    required fields required). A plain dict at run time, so building one costs nothing more;
+    families extend it (`TacticAttemptDict`, `SrbenchAttemptDict`)."""
+
+    item_id: str
+    sample_index: int
+    attempt_seed: int
+    suite: str
+    adapter: str
+    model: str
+    config_hash: str
+
+
 Number = Annotated[float, Field(strict=True)]  # an int or a float; never "3", never true
 Count = Annotated[int, Field(strict=True, ge=0)]
 Flag = Annotated[bool, Field(strict=True)]  # true or false; never "yes"
@@ -109,7 +159,7 @@ class ReadBack(BaseModel):
     nmse_ood: Number | None = None
 
 
-def check_record(record: dict[str, Any], where: str) -> None:
+def check_record(record: AttemptDict, where: str) -> None:
     """Refuse (one sentence naming `where` and the field) a record the engine could not read back."""
     try:
         ReadBack.model_validate(record)
@@ -117,9 +167,9 @@ def check_record(record: dict[str, Any], where: str) -> None:
         raise LsrbUsageError(f"{where}: {describe_validation_error(exc)}.") from None
 
 
-def record_key(record: dict[str, Any]) -> tuple[str, int]:
+def record_key(record: AttemptDict) -> tuple[str, int]:
     return (str(record["item_id"]), int(record["sample_index"]))
 
 
-def strip_timing(record: dict[str, Any]) -> dict[str, Any]:
+def strip_timing(record: AttemptDict) -> dict[str, object]:
     return {k: v for k, v in record.items() if k not in TIMING_FIELDS}

@@ -25,7 +25,7 @@ from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.selection import Case
 from pytest_lsrb.engine.options import RunConfig
 from pytest_lsrb.engine.outcomes import answered, judgement
-from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION
+from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION, AttemptDict, AttemptFields
 from pytest_lsrb.engine.stop import StopSignal
 from pytest_lsrb.engine.task import AttemptContext, Judgement, Task
 from pytest_lsrb.engine.verifier import Verifier
@@ -36,14 +36,15 @@ class Attempt:
     """A finished attempt as a test sees it."""
 
     case: Case
-    record: Mapping[str, Any] | None  # None when resumed from an earlier run's record
+    record: AttemptDict | None  # None when resumed from an earlier run's record
     judgement: Judgement
     resumed: bool = False
     policy: str = "strict"  # --lsrb-outcome
 
     @property
     def tactic(self) -> str | None:
-        return None if self.record is None else self.record.get("tactic")
+        tactic = None if self.record is None else self.record.get("tactic")  # a tactic record's
+        return tactic if isinstance(tactic, str) else None
 
     def check(self) -> None:
         """Fail the calling test for a wrong answer, unless the outcome policy is `record`.
@@ -88,17 +89,12 @@ class Runner:
             max_tokens=config.max_tokens,
         )
         # The identity fields every record of this run shares, after its item, sample and seed.
-        self._run_fields: dict[str, Any] = {
-            "suite": config.suite.name,
-            "adapter": adapter.name,
-            "model": adapter.model,
-            "config_hash": config_hash,
-        }
+        self._suite, self._adapter, self._model = config.suite.name, adapter.name, adapter.model
         # How many upcoming tests to start early (0: run each attempt inline).
         self.lookahead = 2 * self.concurrency if self.concurrency > 1 else 0
         self._fatal: str | None = None
         self._stop_signal = stop_signal
-        self._futures: dict[tuple[str, int], Future[dict[str, Any] | None]] = {}
+        self._futures: dict[tuple[str, int], Future[AttemptDict | None]] = {}
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = (
             ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="lsrb-attempt")
@@ -108,7 +104,7 @@ class Runner:
 
     # -- running -----------------------------------------------------------------------------
 
-    def build_record(self, case: Case) -> dict[str, Any]:
+    def build_record(self, case: Case) -> AttemptDict:
         """Run one attempt and assemble its full record. Never raises for model/tool failures."""
         ctx = AttemptContext(
             case=case,
@@ -118,6 +114,7 @@ class Runner:
             suite=self.config.suite,
             options=self.task_options,
         )
+        fields: AttemptFields
         try:
             fields = self.task.run_attempt(ctx)
         except Exception as exc:  # a harness bug must not take the run down
@@ -126,12 +123,15 @@ class Runner:
                 "generation_error_domain": "harness",
                 "generation_error_message": f"{type(exc).__name__}: {exc}",
             }
-        record: dict[str, Any] = {
+        record: AttemptDict = {
             "record_schema_version": RECORD_SCHEMA_VERSION,
             "item_id": case.item_id,
             "sample_index": case.sample_index,
             "attempt_seed": case.attempt_seed,
-            **self._run_fields,
+            "suite": self._suite,
+            "adapter": self._adapter,
+            "model": self._model,
+            "config_hash": self.config_hash,
             **fields,
             "finished_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
         }
@@ -190,7 +190,7 @@ class Runner:
         done = self.finished.get(case.key)
         if done is not None:
             return Attempt(case=case, record=None, judgement=done, resumed=True, policy=policy)
-        record: dict[str, Any] | None = None
+        record: AttemptDict | None = None
         if self._pool is not None:
             self.prefetch(upcoming)
             with self._lock:
@@ -203,13 +203,13 @@ class Runner:
             record = self.build_record(case)
         return Attempt(case=case, record=record, judgement=judgement(self.task, record), policy=policy)
 
-    def _prefetched(self, case: Case) -> dict[str, Any] | None:
+    def _prefetched(self, case: Case) -> AttemptDict | None:
         """A pool job: the attempt's record, or None when the run stopped before it started."""
         if self.fatal:  # also notices a stop raised by another xdist worker
             return None
         return self.build_record(case)
 
-    def untaken_answers(self) -> list[dict[str, Any]]:
+    def untaken_answers(self) -> list[AttemptDict]:
         """Records of attempts run ahead whose tests never took them (the run stopped, or pytest
         ended early) and that hold the model's answer. The provider has billed those answers:
         they are recorded, so a resume does not ask for them again. After a quota/auth stop it
@@ -229,7 +229,7 @@ class Runner:
         return records
 
     @staticmethod
-    def _result(future: Future[dict[str, Any] | None]) -> dict[str, Any] | None:
+    def _result(future: Future[AttemptDict | None]) -> AttemptDict | None:
         try:
             return future.result()
         except CancelledError:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Mapping
 from typing import Any, Final
 
 from pytest_lsrb.core.metrics import latency_stats, pass_at_k_curve, pass_at_k_ladder, rate
@@ -22,6 +21,7 @@ from pytest_lsrb.engine.outcomes import (
     success,
     verifying,
 )
+from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.engine.task import SummaryAccumulator
 
 SUMMARY_SCHEMA_VERSION: Final = 1
@@ -80,7 +80,7 @@ class Summarizer:
         self.ver_unjudged = 0
         self.any_verification = False
 
-    def add(self, rec: Mapping[str, Any]) -> None:
+    def add(self, rec: AttemptDict) -> None:
         self.n += 1
         st = status(rec)
         answered = not generation_infrastructure(rec)
@@ -186,7 +186,7 @@ class GroupCounts:
         self.successes = 0
         self.per_item: dict[str, list[int]] = {}
 
-    def add(self, record: Mapping[str, Any]) -> None:
+    def add(self, record: AttemptDict) -> None:
         self.attempts += 1
         counts = self.per_item.setdefault(str(record["item_id"]), [0, 0])
         if judged(record):

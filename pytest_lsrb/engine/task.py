@@ -22,6 +22,7 @@ from pytest_lsrb.engine.verifier import Verifier
 
 if TYPE_CHECKING:
     from pytest_lsrb.engine.options import RunConfig
+    from pytest_lsrb.engine.records import AttemptDict, AttemptFields
     from pytest_lsrb.engine.suite import SuiteSpec
 
 
@@ -52,7 +53,7 @@ class Judgement:
 
 
 class SummaryAccumulator(Protocol):
-    def add(self, record: Mapping[str, Any]) -> None: ...
+    def add(self, record: AttemptDict) -> None: ...
 
     def finish(self) -> dict[str, Any]: ...
 
@@ -90,11 +91,11 @@ class Task(Protocol[RowT]):
         """The most model calls one attempt may make (what `--collect-only` reports)."""
         ...
 
-    def run_attempt(self, ctx: AttemptContext[RowT]) -> dict[str, Any]:
+    def run_attempt(self, ctx: AttemptContext[RowT]) -> AttemptFields:
         """Do one attempt; return its task fields. Never raises for model or toolchain failures."""
         ...
 
-    def judge(self, record: Mapping[str, Any]) -> Judgement:
+    def judge(self, record: AttemptDict) -> Judgement:
         """Pass or fail (the model's answer is wrong, with why) for a judged record whose
         generation succeeded; infrastructure errors and skips never get here (`outcomes.judgement`)."""
         ...

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic_core import PydanticSerializationError
 from pydantic_core import to_json as _fast_json
@@ -22,17 +22,20 @@ from pydantic_core import to_json as _fast_json
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.textfiles import json_message, loads_json, lone_surrogate_problem, shown, surrogate_line
 
+if TYPE_CHECKING:
+    from pytest_lsrb.engine.records import AttemptDict
+
 ATTEMPTS_FILE = "attempts.jsonl"
 SUMMARY_FILE = "summary.json"
 RUN_FILE = "run.json"
 
 
-def dumps_record(record: dict[str, Any]) -> str:
+def dumps_record(record: AttemptDict) -> str:
     """One record as one line of strict JSON: NaN and infinities become null."""
     return _strict_json(record)[0]
 
 
-def record_line(record: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
+def record_line(record: AttemptDict) -> tuple[bytes, AttemptDict]:
     """One record as the bytes of its attempts.jsonl line, and the record a reader will get back.
 
     backslashreplace: a lone surrogate (it can come from a model's JSON reply) can only stand
@@ -80,7 +83,7 @@ _ONE_DIGIT = frozenset(bytes([d]) for d in b"0123456789")
 _STRICT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _strict_json(record: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _strict_json(record: AttemptDict) -> tuple[str, AttemptDict]:
     """(`record` as compact JSON text, the record that text holds): non-finite floats as null."""
     try:
         return _STRICT.encode(record), record
@@ -114,7 +117,7 @@ class AttemptsWriter:
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         self.written = 0
 
-    def write(self, record: dict[str, Any]) -> dict[str, Any]:
+    def write(self, record: AttemptDict) -> AttemptDict:
         """Append one record; returns it as a reader will see it (non-finite floats as None)."""
         line, record = record_line(record)
         self.write_line(line)
@@ -143,7 +146,7 @@ class AttemptsReadReport:
     warnings: list[str] = field(default_factory=list)
 
 
-def iter_attempts(path: Path, report: AttemptsReadReport | None = None) -> Iterator[dict[str, Any]]:
+def iter_attempts(path: Path, report: AttemptsReadReport | None = None) -> Iterator[AttemptDict]:
     """Stream the records of an attempts.jsonl.
 
     A last line that is not a complete JSON object (a torn write) is skipped and noted in `report`;
@@ -179,7 +182,7 @@ def iter_attempts(path: Path, report: AttemptsReadReport | None = None) -> Itera
         yield record
 
 
-def _parse_line(path: Path, lineno: int, raw: bytes) -> dict[str, Any]:
+def _parse_line(path: Path, lineno: int, raw: bytes) -> AttemptDict:
     try:
         obj = loads_json(raw)
     except json.JSONDecodeError as exc:
@@ -199,7 +202,9 @@ def _parse_line(path: Path, lineno: int, raw: bytes) -> dict[str, Any]:
         raise LsrbUsageError(
             f"{path}:{lineno}: field 'sample_index': expected a whole number >= 0 (got {shown(sample)})."
         )
-    return obj
+    # Typed as the record it was written as; readers that rely on more fields check them
+    # (`engine.records.check_record`).
+    return cast("AttemptDict", obj)
 
 
 def truncate_torn_tail(path: Path) -> int | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.textfiles import shown
-from pytest_lsrb.engine.records import check_record, record_key
+from pytest_lsrb.engine.records import AttemptDict, check_record, record_key
 from pytest_lsrb.engine.summary import Summarizer
 from pytest_lsrb.engine.task import SummaryAccumulator
 from pytest_lsrb.output.files import (
@@ -28,14 +28,14 @@ from pytest_lsrb.output.files import (
 )
 
 
-def iter_records(path: Path, report: AttemptsReadReport | None = None) -> Iterator[dict[str, Any]]:
+def iter_records(path: Path, report: AttemptsReadReport | None = None) -> Iterator[AttemptDict]:
     """The records of an attempts.jsonl, each checked (`path:line: field 'x': ...` if not)."""
     for lineno, rec in enumerate(iter_attempts(path, report), start=1):
         check_record(rec, f"{path}:{lineno}")
         yield rec
 
 
-def latest_records(path: Path, report: AttemptsReadReport | None = None) -> Iterator[dict[str, Any]]:
+def latest_records(path: Path, report: AttemptsReadReport | None = None) -> Iterator[AttemptDict]:
     """Stream attempts.jsonl keeping only the last record per (item_id, sample_index): when a
     resumed run redid an attempt, the last record for it wins.
 
@@ -74,7 +74,7 @@ class RunDir:
     dir: Path
     header: dict[str, Any]
     summary: dict[str, Any] | None
-    records: list[dict[str, Any]]
+    records: list[AttemptDict]
     warnings: list[str] = field(default_factory=list)
     # The run's index rows by item id, when a reader joined them (`lsrb report`: for breakdowns
     # by repository, Lean version and tag of records that do not carry those fields).

@@ -19,7 +19,7 @@ from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, LsrbUsageError
 from pytest_lsrb.core.rows import describe_validation_error
 from pytest_lsrb.engine.cost import parse_price, summary_cost
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, judgement, status
-from pytest_lsrb.engine.records import record_key
+from pytest_lsrb.engine.records import AttemptDict, record_key
 from pytest_lsrb.engine.summary import SUMMARY_SCHEMA_VERSION, Summarizer
 from pytest_lsrb.engine.task import Judgement
 from pytest_lsrb.output.files import (
@@ -107,7 +107,7 @@ class RunOutput:
         live = None if run.config["resume"] else Summarizer(samples, run.task.summary_accumulator(samples))
         return cls(dir=out, run=run, writer=writer, header=header, live=live)
 
-    def append(self, record: dict[str, Any]) -> dict[str, Any] | None:
+    def append(self, record: AttemptDict) -> AttemptDict | None:
         """Append one record and return it as a reader will see it (None once writing has
         failed); OutputWriteError (once) when the disk refuses it."""
         if self.write_error is not None:
@@ -117,13 +117,13 @@ class RunOutput:
             self.live.add(written)
         return written
 
-    def append_line(self, line: bytes) -> dict[str, Any] | None:
+    def append_line(self, line: bytes) -> AttemptDict | None:
         """Append a record an xdist worker has already made into its line (`record_line`), and
         return it decoded: the controller decodes each worker record once, for everything."""
         if self.write_error is not None:
             return None
         self._guarded(lambda: self.writer.write_line(line), self.writer.path)
-        record: dict[str, Any] = json.loads(line)
+        record: AttemptDict = json.loads(line)
         if self.live is not None:
             self.live.add(record)
         return record

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.output.files import finite_or_none
 from pytest_lsrb.report.aggregate import Scored
 from pytest_lsrb.report.compare import Flip
@@ -102,7 +103,7 @@ def prompt_text(prompt: Any) -> str | None:
     return None
 
 
-def verdict_of(rec: Mapping[str, Any]) -> str:
+def verdict_of(rec: AttemptDict) -> str:
     kind = rec.get("generation_error_kind")
     if kind:
         return f"generation: {kind}"
@@ -114,13 +115,14 @@ def verdict_of(rec: Mapping[str, Any]) -> str:
 
 
 def group_of(s: Scored) -> str:
-    if s.record.get("problem_group"):  # llm_srbench: its Table 1 group
-        return str(s.record["problem_group"])
+    group = s.record.get("problem_group")
+    if group:  # llm_srbench: its Table 1 group
+        return str(group)
     repo = s.facets.get("repo")
     return str(repo) if repo else ""
 
 
-def shown_answer(rec: Mapping[str, Any], answer_field: str) -> Any:
+def shown_answer(rec: AttemptDict, answer_field: str) -> Any:
     answer = rec.get(answer_field)
     return rec.get("proposal") if answer in (None, "") else answer
 
@@ -160,7 +162,7 @@ def item_payload(
             key = str(rec.get("prompt_hash") or hashlib.sha256(text.encode("utf-8", "replace")).hexdigest())
             prompts.setdefault(key, clean_text(text))
         answer = shown_answer(rec, answer_field)
-        extra = {f: finite_or_none(rec[f]) for f in _DETAIL_FIELDS if rec.get(f) is not None}
+        extra = {f: finite_or_none(rec.get(f)) for f in _DETAIL_FIELDS if rec.get(f) is not None}
         extra = {
             k: clean_text(v, 2000) if isinstance(v, str) else v
             for k, v in extra.items()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.core.metrics import rate
+from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report import aggregate as agg
 from pytest_lsrb.report import charts
@@ -561,7 +562,7 @@ OOD_METRICS: list[EqMetric] = [
 ]
 
 
-def _equation_records(scored: Sequence[agg.Scored]) -> list[Mapping[str, Any]]:
+def _equation_records(scored: Sequence[agg.Scored]) -> list[AttemptDict]:
     """The records Table 1 reads: those of the llm_srbench task (they carry equation metrics)."""
     return [
         s.record for s in scored if any(k in s.record for k in ("nmse_id", "acc_tau_id", "symbolic_match"))

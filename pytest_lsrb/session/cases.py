@@ -59,7 +59,7 @@ def run_attempt(
         item.session.shouldstop = str(stop)
         pytest.skip(str(stop))
     if attempt.record is not None:
-        session.pending[item.nodeid] = dict(attempt.record)
+        session.pending[item.nodeid] = attempt.record.copy()
         # JUnit XML shows the test's duration as pytest timed it (~0 for an attempt run ahead of
         # its test); the model's own time goes along as a property.
         item.user_properties.append(("lsrb_latency_ms", attempt.record.get("latency_ms")))

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Final
 
 from pytest_lsrb.engine.cost import Price
 from pytest_lsrb.engine.outcomes import UNJUDGED_VERIFICATION_DOMAINS
+from pytest_lsrb.engine.records import AttemptDict
 
 TTY_INTERVAL_S: Final = 5.0
 LOG_INTERVAL_S: Final = 30.0
@@ -64,7 +65,7 @@ class Progress:
         self.cache_hits = 0
         self.first_done: float | None = None  # the rate counts from here: start-up is no attempt
 
-    def add(self, record: Mapping[str, Any]) -> None:
+    def add(self, record: AttemptDict) -> None:
         self.done += 1
         if self.first_done is None:
             self.first_done = self.clock()
@@ -143,7 +144,7 @@ class ProgressReporter:
         if count:
             self.progress.total = count
 
-    def add(self, record: Mapping[str, Any]) -> None:
+    def add(self, record: AttemptDict) -> None:
         """Count one record as it was written (a worker's line arrives decoded, once)."""
         self.progress.add(record)
         if self.terminal is not None and self.progress.due():

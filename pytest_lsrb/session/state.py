@@ -21,6 +21,7 @@ from pytest_lsrb.session.prepare import prepare_suite_run
 
 if TYPE_CHECKING:
     from pytest_lsrb.adapters.base import Adapter
+    from pytest_lsrb.engine.records import AttemptDict
     from pytest_lsrb.engine.runner import Runner
     from pytest_lsrb.output import rundir as outputs
     from pytest_lsrb.session.progress import ProgressReporter
@@ -42,7 +43,7 @@ class LsrbSession:
         self.started = datetime.now(timezone.utc)
         self.queue_depth = 0  # tests each xdist worker should hold so its prefetch stays busy
         self.runner: Runner | None = None  # set by the lsrb_runner fixture while it is live
-        self.pending: dict[str, dict[str, Any]] = {}  # nodeid -> record not yet handed on
+        self.pending: dict[str, AttemptDict] = {}  # nodeid -> record not yet handed on
         self.frozen = False  # gc.freeze() after collection (see collected)
         self.pytest_session: pytest.Session | None = None
         self.progress: ProgressReporter | None = None  # the controller's progress line
@@ -244,7 +245,7 @@ class LsrbSession:
         if self.progress is not None and written is not None:
             self.progress.add(written)
 
-    def record_untaken(self, records: list[dict[str, Any]]) -> None:
+    def record_untaken(self, records: list[AttemptDict]) -> None:
         """Record answers fetched ahead for tests that never ran (a quota stop, -x): the provider
         billed them, so they are kept like any other and a resume does not ask again. A worker
         hands them to the controller with its output when it finishes."""

@@ -11,9 +11,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from pytest_lsrb.engine.records import AttemptDict
 
 RECORD_ATTR = "lsrb_record"
 RUN_DIR_KEY = "lsrb_run_dir"  # workerinput: the run directory the controller chose
@@ -35,7 +38,7 @@ def give_run_dir(node: Any, run_dir: Path) -> None:
     node.workerinput[RUN_DIR_KEY] = str(run_dir)
 
 
-def put_record(report: pytest.TestReport, record: dict[str, Any]) -> None:
+def put_record(report: pytest.TestReport, record: AttemptDict) -> None:
     """Worker: put `record` on the report xdist is about to send to the controller."""
     from pytest_lsrb.output.files import record_line
 
@@ -50,7 +53,7 @@ def take_record(report: pytest.TestReport) -> Any:
     return report.__dict__.pop(RECORD_ATTR, None)
 
 
-def send_untaken(config: pytest.Config, records: list[dict[str, Any]]) -> None:
+def send_untaken(config: pytest.Config, records: list[AttemptDict]) -> None:
     """Worker: hand the records of answers fetched for tests never run on with its output."""
     from pytest_lsrb.output.files import record_line
 

@@ -3,7 +3,7 @@ fields and the paper's metrics (published as the `srbench_attempt_record` JSON S
 
 from __future__ import annotations
 
-from pytest_lsrb.engine.records import AttemptRecord
+from pytest_lsrb.engine.records import AttemptDict, AttemptFields, AttemptRecord
 
 
 class SrbenchAttemptRecord(AttemptRecord):
@@ -22,3 +22,25 @@ class SrbenchAttemptRecord(AttemptRecord):
     acc_tau_id: bool | None = None
     acc_tau_ood: bool | None = None
     symbolic_match: bool | None = None  # None: the problem has no ground truth
+
+
+class SrbenchFields(AttemptFields, total=False):
+    """What the llm_srbench task's `run_attempt` returns: `SrbenchAttemptRecord`'s optional fields."""
+
+    equation: str | None
+    sr_method: str | None
+    sr_budget: int | None
+    sr_per_problem: str | None
+    problem_set: str | None
+    problem_group: str | None
+    domain: str | None
+    has_ood: bool | None
+    nmse_id: float | None
+    nmse_ood: float | None
+    acc_tau_id: bool | None
+    acc_tau_ood: bool | None
+    symbolic_match: bool | None
+
+
+class SrbenchAttemptDict(AttemptDict, SrbenchFields):
+    """`SrbenchAttemptRecord` as a TypedDict: one llm_srbench record, a plain dict at run time."""

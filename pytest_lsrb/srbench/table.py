@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, status
+from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.srbench.analyses import Analyses
 from pytest_lsrb.srbench.metrics import median_or_none
 
@@ -147,7 +148,7 @@ class SrbenchSummary:
         self.judge_agree = 0
         self.analyses = Analyses()  # search progress, ID vs OOD, symbolic vs OOD, complexity
 
-    def add(self, record: Mapping[str, Any]) -> None:
+    def add(self, record: AttemptDict) -> None:
         method = str(record.get("sr_method") or "unknown")
         self.methods[method] = self.methods.get(method, 0) + 1
         if record.get("sr_per_problem") == "best_train":
@@ -211,7 +212,7 @@ def ordered_groups(groups: Iterable[str]) -> list[str]:
     return sorted(set(groups), key=rank)
 
 
-def table1(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def table1(records: Iterable[AttemptDict]) -> dict[str, dict[str, Any]]:
     """Table 1 of these records: what summary.json's `srbench_table` holds for them (the one
     implementation, read by the summary, the terminal and the HTML report)."""
     acc = SrbenchSummary()

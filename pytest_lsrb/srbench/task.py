@@ -13,9 +13,10 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pytest_lsrb.core.errors import LsrbUsageError, generation_domain
+from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import AttemptContext, Judgement
 from pytest_lsrb.srbench.evaluation import JUDGES, SUCCESS_CRITERIA, score, summary_message
@@ -24,6 +25,7 @@ from pytest_lsrb.srbench.loaders import load_problems
 from pytest_lsrb.srbench.metrics import METRICS_POLICIES, MetricsPolicy
 from pytest_lsrb.srbench.problem import DOMAIN_ALIASES, Problem
 from pytest_lsrb.srbench.progress import progress_fields
+from pytest_lsrb.srbench.records import SrbenchFields
 from pytest_lsrb.srbench.table import SrbenchSummary, table_lines
 
 if TYPE_CHECKING:
@@ -88,7 +90,7 @@ class SrbenchTask:
         budget = int(values.get("sr_budget") or method.default_budget)
         return budget + (1 if str(values.get("sr_judge") or "sympy") in ("llm", "both") else 0)
 
-    def run_attempt(self, ctx: AttemptContext[Problem]) -> dict[str, Any]:
+    def run_attempt(self, ctx: AttemptContext[Problem]) -> SrbenchFields:
         from pytest_lsrb.srbench.methods import get_method
 
         started = time.perf_counter()  # --lsrb-sr-time-limit covers discovery and judging
@@ -104,16 +106,17 @@ class SrbenchTask:
         result = method.discover(
             problem, ctx.adapter, ctx.sampling, ctx.case.attempt_seed, int(budget), options=method_options
         )
-        fields: dict[str, Any] = {
+        head: SrbenchFields = {
             "sr_method": method.name,
             "sr_budget": int(budget),
             "sr_per_problem": str(options.get("sr_per_problem") or "sample0"),
             "problem_set": problem.problem_set,
             "problem_group": problem.group,
             "domain": problem.domain,
-            **result.record_fields(),
-            **progress_fields(problem, result),
         }
+        # The discovery run's, the judge's and the scorer's fields include more than the schema
+        # names (`extra="allow"`): they stay a plain dict, typed as the record at the return.
+        fields: dict[str, Any] = {**head, **result.record_fields(), **progress_fields(problem, result)}
         if result.generation_error_kind and not result.found:
             fields.update(
                 generation_error_kind=result.generation_error_kind,
@@ -139,9 +142,9 @@ class SrbenchTask:
                 symbolic_budget=judge_budget(options, started),
             )
         )
-        return fields
+        return cast("SrbenchFields", fields)
 
-    def judge(self, record: Mapping[str, Any]) -> Judgement:
+    def judge(self, record: AttemptDict) -> Judgement:
         if (
             record.get("result_is_starting_skeleton")
             and not record.get("model_valid_candidates")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from pytest_lsrb.engine.records import AttemptRecord
+from pytest_lsrb.engine.records import AttemptDict, AttemptFields, AttemptRecord
 
 
 class TacticAttemptRecord(AttemptRecord):
@@ -14,3 +14,17 @@ class TacticAttemptRecord(AttemptRecord):
     repo_replay_profile_id: str | None = None  # the replay profile the row matched
     repo_remote: str | None = None  # the row's repository (the summary's by_repository)
     repo_lean_version: str | None = None  # its Lean version (the summary's by_lean_version)
+
+
+class TacticFields(AttemptFields, total=False):
+    """What the tactic task's `run_attempt` returns: `TacticAttemptRecord`'s optional fields."""
+
+    tactic: str | None
+    contains_sorry: bool | None
+    repo_replay_profile_id: str | None
+    repo_remote: str | None
+    repo_lean_version: str | None
+
+
+class TacticAttemptDict(AttemptDict, TacticFields):
+    """`TacticAttemptRecord` as a TypedDict: one tactic record, a plain dict at run time."""

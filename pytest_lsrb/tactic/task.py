@@ -16,12 +16,14 @@ from pytest_lsrb.adapters.usage import result_fields
 from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.core.rows import stream_jsonl
 from pytest_lsrb.engine.outcomes import answered, judged
+from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.summary import GroupCounts
 from pytest_lsrb.engine.task import AttemptContext, Judgement
 from pytest_lsrb.tactic.answer import read_tactic
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
+from pytest_lsrb.tactic.records import TacticFields
 from pytest_lsrb.tactic.rows import TacticRow, repo_name
 from pytest_lsrb.tactic.slices import goal_slice_predicate
 
@@ -126,7 +128,7 @@ class TacticTask:
     def calls_per_attempt(self, values: Mapping[str, Any]) -> int:
         return 1
 
-    def run_attempt(self, ctx: AttemptContext[TacticRow]) -> dict[str, Any]:
+    def run_attempt(self, ctx: AttemptContext[TacticRow]) -> TacticFields:
         row = ctx.case.row
         messages, hashed, prompt = self._prompt(ctx, row)
         request = GenerationRequest(
@@ -137,7 +139,7 @@ class TacticTask:
             context={"goal_text": row.goal_text},
         )
         result = ctx.adapter.generate(request)
-        fields: dict[str, Any] = {
+        fields: TacticFields = {
             "prompt_hash": hashed,
             # The prompt itself, so a report can show what the model was asked.
             "prompt": [dict(m) for m in prompt],
@@ -160,37 +162,43 @@ class TacticTask:
             fields["generation_error_domain"] = "model_output"
         tactic = answer.tactic if answer else ""
         fields.update(
-            tactic=tactic,
-            proposal=tactic,
-            valid=bool(answer and answer.valid),
-            nonempty=bool(answer and answer.nonempty),
-            contains_sorry=bool(answer and answer.contains_sorry),
+            {
+                "tactic": tactic,
+                "proposal": tactic,
+                "valid": bool(answer and answer.valid),
+                "nonempty": bool(answer and answer.nonempty),
+                "contains_sorry": bool(answer and answer.contains_sorry),
+            }
         )
         if result.ok and answer is not None and answer.nonempty and not answer.contains_sorry:
             verdict = ctx.verifier.verify(row, tactic, attempt_seed=ctx.case.attempt_seed)
             fields.update(
-                verification_attempted=verdict.attempted,
-                verification_success=verdict.success,
-                verification_outcome=verdict.outcome,
-                verification_error_kind=verdict.error_kind,
-                verification_error_domain=verdict.error_domain,
-                verification_error_subkind=verdict.subkind,
-                verification_detail=verdict.detail,
-                verification_latency_ms=round(verdict.latency_ms, 3),
-                repo_replay_profile_id=verdict.profile_id,
-                verification_toolchain=verdict.toolchain,
+                {
+                    "verification_attempted": verdict.attempted,
+                    "verification_success": verdict.success,
+                    "verification_outcome": verdict.outcome,
+                    "verification_error_kind": verdict.error_kind,
+                    "verification_error_domain": verdict.error_domain,
+                    "verification_error_subkind": verdict.subkind,
+                    "verification_detail": verdict.detail,
+                    "verification_latency_ms": round(verdict.latency_ms, 3),
+                    "repo_replay_profile_id": verdict.profile_id,
+                    "verification_toolchain": verdict.toolchain,
+                }
             )
         elif answer is not None and answer.contains_sorry and ctx.verifier.mode != "none":
             fields.update(
-                verification_attempted=False,
-                verification_outcome="forbidden_token",
-                verification_success=False,
-                verification_error_kind="forbidden_token",
-                verification_error_domain="model",
+                {
+                    "verification_attempted": False,
+                    "verification_outcome": "forbidden_token",
+                    "verification_success": False,
+                    "verification_error_kind": "forbidden_token",
+                    "verification_error_domain": "model",
+                }
             )
         return fields
 
-    def judge(self, record: Mapping[str, Any]) -> Judgement:
+    def judge(self, record: AttemptDict) -> Judgement:
         tactic = record.get("tactic") or ""
         if record.get("contains_sorry"):
             return Judgement("fail", f"the tactic {tactic!r} contains a forbidden token")
@@ -256,7 +264,7 @@ class TacticSummary:
         self.answered = 0
         self.contains_sorry = 0
 
-    def add(self, record: Mapping[str, Any]) -> None:
+    def add(self, record: AttemptDict) -> None:
         if answered(record):  # the denominator of the answer rates (outcomes' rule)
             self.answered += 1
             self.contains_sorry += bool(record.get("contains_sorry"))
