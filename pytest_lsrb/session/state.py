@@ -90,7 +90,7 @@ class LsrbSession:
         from pytest_lsrb.tools import gate
 
         try:
-            self.gate = gate.preflight(run.config.values, run.spec.name)
+            self.gate = gate.preflight(run.config, run.spec.name)
             # bad mode or profile file, or no Lean for a mode that needs it: stop before the
             # adapter is even asked whether it is up
             verifier = create_verifier(run.verifier_config())

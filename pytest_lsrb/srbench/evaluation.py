@@ -25,8 +25,6 @@ preload("pytest_lsrb.srbench.symbolic")
 UNDECIDED: Final = "undecided"  # symbolic_method when the check ran out of its budget
 
 VERIFICATION_MODE: Final = "equation"
-SUCCESS_CRITERIA: Final = ("acc_0.1", "symbolic")
-JUDGES: Final = ("sympy", "llm", "both", "none")
 
 # Verification outcomes of an equation; their error domains live in errors.VERIFICATION_OUTCOME_DOMAINS.
 EQUATION_OUTCOMES: Final = (

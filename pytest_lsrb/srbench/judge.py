@@ -26,6 +26,7 @@ from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program, parse_expression
 from pytest_lsrb.equations.ir import Op, dag_nodes
 from pytest_lsrb.srbench.methods.base import TASK_NAME
+from pytest_lsrb.srbench.options import SrOptions
 from pytest_lsrb.srbench.problem import Problem
 from pytest_lsrb.srbench.symbolic import SymbolicVerdict, promote_constants
 
@@ -72,30 +73,29 @@ def judge_prompt(problem: Problem, proposal: Program) -> str:
     )
 
 
-def judge_options_given(options: Mapping[str, Any]) -> bool:
-    return any(options.get(k) for k in ("sr_judge_model", "sr_judge_base_url", "sr_judge_adapter"))
+def judge_options_given(sr: SrOptions) -> bool:
+    return any((sr.judge_model, sr.judge_base_url, sr.judge_adapter))
 
 
-def check_judge_options(options: Mapping[str, Any]) -> None:
+def check_judge_options(sr: SrOptions, options: Mapping[str, Any]) -> None:
     """The paper's judge is a fixed model: a real run must name one (not the model under test)."""
-    judge = str(options.get("sr_judge") or "sympy")
     real = str(options.get("adapter") or "mock") != "mock"
-    if judge in ("llm", "both") and real and not options.get("sr_judge_model"):
+    if sr.llm_judge and real and not sr.judge_model:
         raise LsrbUsageError(
-            f"--lsrb-sr-judge={judge} needs --lsrb-sr-judge-model (and --lsrb-sr-judge-base-url when it "
+            f"--lsrb-sr-judge={sr.judge} needs --lsrb-sr-judge-model (and --lsrb-sr-judge-base-url when it "
             "is served elsewhere): the paper judges with a fixed model (GPT-4o), not the model under test."
         )
 
 
-def judge_adapter(options: Mapping[str, Any], run_adapter: Adapter) -> Adapter:
+def judge_adapter(sr: SrOptions, options: Mapping[str, Any], run_adapter: Adapter) -> Adapter:
     """The judge's adapter: the run's own when no judge option is given (the mock's judge), else
     one built from the judge options (missing ones taken from the run's), once per process."""
-    if not judge_options_given(options):
+    if not judge_options_given(sr):
         return run_adapter
     config = AdapterConfig(
-        name=str(options.get("sr_judge_adapter") or options.get("adapter") or "mock"),
-        model=str(options.get("sr_judge_model") or options.get("model") or ""),
-        base_url=options.get("sr_judge_base_url") or options.get("base_url"),
+        name=sr.judge_adapter or str(options.get("adapter") or "mock"),
+        model=sr.judge_model or str(options.get("model") or ""),
+        base_url=sr.judge_base_url or options.get("base_url"),
         api_key_env=options.get("api_key_env"),
         timeout_s=float(options.get("timeout") or 120.0),
         max_retries=int(options.get("max_retries") or 4),

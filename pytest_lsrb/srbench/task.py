@@ -19,10 +19,10 @@ from pytest_lsrb.core.errors import LsrbUsageError, generation_domain
 from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import AttemptContext, Judgement
-from pytest_lsrb.srbench.evaluation import JUDGES, SUCCESS_CRITERIA, score, summary_message
+from pytest_lsrb.srbench.evaluation import score, summary_message
 from pytest_lsrb.srbench.limits import judge_budget
 from pytest_lsrb.srbench.loaders import load_problems
-from pytest_lsrb.srbench.metrics import METRICS_POLICIES, MetricsPolicy
+from pytest_lsrb.srbench.options import SrOptions
 from pytest_lsrb.srbench.problem import DOMAIN_ALIASES, Problem
 from pytest_lsrb.srbench.progress import progress_fields
 from pytest_lsrb.srbench.records import SrbenchFields
@@ -38,6 +38,14 @@ class SrbenchTask:
     name = TASK_NAME
     answer_field = "equation"
     verification_modes = ("equation",)  # every discovery result is scored on the problem's data
+    # The run's --lsrb-sr-* options, read once: every attempt of a run gets the same mapping.
+    _read: tuple[Mapping[str, Any], SrOptions] | None = None
+
+    def _options(self, options: Mapping[str, Any]) -> SrOptions:
+        read = self._read
+        if read is None or read[0] is not options:
+            read = self._read = (options, SrOptions.read(options))
+        return read[1]
 
     def load_rows(self, suite: SuiteSpec, index_path: Path) -> list[Problem]:
         return load_problems(index_path)
@@ -48,7 +56,7 @@ class SrbenchTask:
         option (a temperature of null means the provider's default)."""
         from pytest_lsrb.srbench.methods import get_method
 
-        method = get_method(str(config.values.get("sr_method") or "direct"))
+        method = get_method(SrOptions.read(config.values).method)
         own = {k: v for k, v in method.sampling_defaults.items() if k not in config.from_command_line}
         if not own:
             return config
@@ -56,27 +64,14 @@ class SrbenchTask:
 
     def check_options(self, values: Mapping[str, Any]) -> None:
         """Fail before any model call on a bad method, budget, judge or success criterion."""
-        from pytest_lsrb.srbench.limits import check_limits
         from pytest_lsrb.srbench.methods import get_method
 
-        get_method(str(values.get("sr_method") or "direct"))
-        check_limits(values)
-        metrics_policy(values)
-        budget = values.get("sr_budget")
-        if budget is not None and int(budget) < 1:
-            raise LsrbUsageError(f"--lsrb-sr-budget must be at least 1 (got {budget}).")
-        judge = str(values.get("sr_judge") or "sympy")
-        if judge not in JUDGES:
-            raise LsrbUsageError(
-                f"--lsrb-sr-judge: '{judge}' is not available (available: {', '.join(JUDGES)})."
-            )
-        success = str(values.get("sr_success") or "acc_0.1")
-        if success not in SUCCESS_CRITERIA:
-            raise LsrbUsageError(f"--lsrb-sr-success: expected one of {', '.join(SUCCESS_CRITERIA)}.")
+        sr = SrOptions.read(values)  # the limits, budget, judge, success and metrics options
+        get_method(sr.method)
         from pytest_lsrb.srbench.judge import check_judge_options
 
-        check_judge_options(values)
-        if success == "symbolic" and judge == "none":
+        check_judge_options(sr, values)
+        if sr.success == "symbolic" and sr.judge == "none":
             raise LsrbUsageError("--lsrb-sr-success=symbolic needs a symbolic judge (--lsrb-sr-judge=sympy).")
 
     def slice_predicate(self, goal_slice: str) -> Callable[[Problem], bool]:
@@ -86,9 +81,9 @@ class SrbenchTask:
         """The most model calls one attempt may make: the method's budget, plus the LLM judge's."""
         from pytest_lsrb.srbench.methods import get_method
 
-        method = get_method(str(values.get("sr_method") or "direct"))
-        budget = int(values.get("sr_budget") or method.default_budget)
-        return budget + (1 if str(values.get("sr_judge") or "sympy") in ("llm", "both") else 0)
+        sr = SrOptions.read(values)
+        budget = sr.budget or get_method(sr.method).default_budget
+        return budget + (1 if sr.llm_judge else 0)
 
     def run_attempt(self, ctx: AttemptContext[Problem]) -> SrbenchFields:
         from pytest_lsrb.srbench.methods import get_method
@@ -96,20 +91,21 @@ class SrbenchTask:
         started = time.perf_counter()  # --lsrb-sr-time-limit covers discovery and judging
         problem = ctx.case.row
         options = ctx.options
-        method = get_method(str(options.get("sr_method") or "direct"))
-        budget = options.get("sr_budget") or method.default_budget
+        sr = self._options(options)
+        method = get_method(sr.method)
+        budget = sr.budget or method.default_budget
         method_options = {
             **options,
             "prompt_template": ctx.suite.prompt_template,
             "system_template": ctx.suite.system_template,
         }
         result = method.discover(
-            problem, ctx.adapter, ctx.sampling, ctx.case.attempt_seed, int(budget), options=method_options
+            problem, ctx.adapter, ctx.sampling, ctx.case.attempt_seed, budget, options=method_options
         )
         head: SrbenchFields = {
             "sr_method": method.name,
-            "sr_budget": int(budget),
-            "sr_per_problem": str(options.get("sr_per_problem") or "sample0"),
+            "sr_budget": budget,
+            "sr_per_problem": sr.per_problem,
             "problem_set": problem.problem_set,
             "problem_group": problem.group,
             "domain": problem.domain,
@@ -123,23 +119,22 @@ class SrbenchTask:
                 generation_error_domain=generation_domain(result.generation_error_kind),
                 generation_error_message=result.generation_error_message,
             )
-        judge = str(options.get("sr_judge") or "sympy")
         llm = None
-        if judge in ("llm", "both") and problem.has_ground_truth and result.found and result.program:
+        if sr.llm_judge and problem.has_ground_truth and result.found and result.program:
             from pytest_lsrb.srbench.judge import judge_adapter, llm_judge
 
-            llm, judge_fields = llm_judge(problem, result.program, judge_adapter(options, ctx.adapter))
+            llm, judge_fields = llm_judge(problem, result.program, judge_adapter(sr, options, ctx.adapter))
             fields.update(judge_fields)
         fields.update(
             score(
                 problem,
                 result,
-                judge=judge,
-                success=str(options.get("sr_success") or "acc_0.1"),
+                judge=sr.judge,
+                success=sr.success,
                 verify=ctx.verifier.mode != "none",
                 llm=llm,
-                metrics=metrics_policy(options),
-                symbolic_budget=judge_budget(options, started),
+                metrics=sr.metrics,
+                symbolic_budget=judge_budget(sr, started),
             )
         )
         return cast("SrbenchFields", fields)
@@ -203,13 +198,6 @@ class SrbenchTask:
         from pytest_lsrb.srbench.baseline import mock_equation_answer
 
         return mock_equation_answer(context, seed)
-
-
-def metrics_policy(options: Mapping[str, Any]) -> MetricsPolicy:
-    policy = str(options.get("sr_metrics") or "reference")
-    if policy not in METRICS_POLICIES:
-        raise LsrbUsageError(f"--lsrb-sr-metrics: expected one of {', '.join(METRICS_POLICIES)}.")
-    return policy
 
 
 # --- problem slices ------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_lsrb.engine.option_table import dest
+from pytest_lsrb.engine.options import resolve
+from pytest_lsrb.engine.suite import load_suite
 from pytest_lsrb.output import rundir as outputs
 from pytest_lsrb.session.prepare import prepare_suite_run
 from pytest_lsrb.tools import gate
@@ -133,8 +135,9 @@ def test_resuming_a_damaged_run(runs: dict[str, Path], scratch: Path, data: st.D
 def test_a_damaged_baseline(runs: dict[str, Path], scratch: Path, data: st.DataObject) -> None:
     base = copy_damaged(runs["full"], scratch / "base", data.draw(damaged(runs["full"])))
     before = snapshot(base)
-    values = {"baseline": str(base), "samples": 2, "max_drop": "pass_at_1=0.1,pass_at_2=0.1"}
-    config, message = outcome(lambda: gate.preflight(values, "goal_to_tactic_proposal_v1"))
+    flags = {"baseline": str(base), "max-drop": "pass_at_1=0.1,pass_at_2=0.1"}
+    run = resolve(getoption(scratch / "out", **flags), load_suite(SUITE), REPO)  # samples: 2
+    config, message = outcome(lambda: gate.preflight(run, "goal_to_tactic_proposal_v1"))
     if message is not None:
         assert_one_sentence(message, base)
     else:

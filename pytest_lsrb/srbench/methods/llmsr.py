@@ -42,6 +42,7 @@ from pytest_lsrb.srbench.buffer import BufferConfig, ExperienceBuffer
 from pytest_lsrb.srbench.fit import FitLimits, FitResult, fit_program
 from pytest_lsrb.srbench.limits import run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, AnswerLog, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.options import SrOptions
 from pytest_lsrb.srbench.problem import Problem
 from pytest_lsrb.srbench.skeleton import INSTRUCTION, Skeleton, Spec, read_skeleton
 
@@ -374,13 +375,13 @@ def config_from_options(
     """The run's settings: the method's reference config plus the run options (`sr_time_limit`,
     `sr_fit_time_limit`, `sr_fit`, `sr_reset_every`)."""
     method = method or LLMSRMethod()
-    limits = run_limits(options)
-    reset_every = int(options.get("sr_reset_every") or 0)
+    sr = SrOptions.read(options)
+    limits = run_limits(sr)
     return LLMSRConfig(
         budget=max(0, int(budget)),
         samples_per_prompt=method.samples_per_prompt,
         time_limit_s=limits.time_limit_s,
-        buffer=BufferConfig(num_islands=method.num_islands, reset_every=max(0, reset_every)),
+        buffer=BufferConfig(num_islands=method.num_islands, reset_every=sr.reset_every),
         fit=limits.fit,
         method=method.name,
     )

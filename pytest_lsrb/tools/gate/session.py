@@ -3,9 +3,8 @@ the verdict after the run (gate.json, the session's exit status)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pytest_lsrb.output.files import write_json_atomic
 from pytest_lsrb.output.reader import read_run
@@ -14,12 +13,16 @@ from pytest_lsrb.tools.gate.compare import check_compatible, compare_dirs
 from pytest_lsrb.tools.gate.terminal import GATE_FILE
 from pytest_lsrb.tools.gate.thresholds import GateConfig, gate_config
 
+if TYPE_CHECKING:
+    from pytest_lsrb.engine.options import RunConfig
 
-def preflight(values: Mapping[str, Any], suite: str) -> GateConfig | None:
+
+def preflight(run: RunConfig, suite: str) -> GateConfig | None:
     """The gate's config from a run's options, checked against the baseline before the run.
 
     None when no gate option is set.
     """
+    values = run.values
     config = gate_config(
         values.get("baseline"), values.get("max_drop"), values.get("min"), values.get("alpha")
     )
@@ -27,8 +30,7 @@ def preflight(values: Mapping[str, Any], suite: str) -> GateConfig | None:
         return None
     if config.baseline is not None:
         header = read_run(config.baseline, "--lsrb-baseline").head
-        samples = int(values.get("samples") or 1)
-        check_compatible(config, header, suite, samples, str(config.baseline))
+        check_compatible(config, header, suite, run.samples, str(config.baseline))
     return config
 
 

@@ -1,0 +1,109 @@
+"""The `--lsrb-sr-*` run options, typed: read and checked once, then passed around as one object.
+
+A missing or empty value takes the option table's default (`engine.option_table`, the one place
+defaults are written); `sr_budget` None means the discovery method's own budget. A bad value is
+one sentence naming the option, before any model call (`SrbenchTask.check_options`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Final, cast
+
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.srbench.metrics import METRICS_POLICIES, MetricsPolicy
+from pytest_lsrb.srbench.objective import FIT_POLICIES, FitPolicy
+
+SUCCESS_CRITERIA: Final = ("acc_0.1", "symbolic")
+JUDGES: Final = ("sympy", "llm", "both", "none")
+
+
+@cache
+def _defaults() -> dict[str, Any]:
+    from pytest_lsrb.engine.option_table import OPTIONS, SRBENCH
+
+    return {o.name.replace("-", "_"): o.default for o in OPTIONS if o.tasks == SRBENCH}
+
+
+def _seconds(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        flag = "--lsrb-" + name.replace("_", "-")
+        raise LsrbUsageError(f"{flag} must be a positive number of seconds (got {value}).")
+    return float(value)
+
+
+def _choice(name: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        flag = "--lsrb-" + name.replace("_", "-")
+        raise LsrbUsageError(f"{flag}: expected one of {', '.join(choices)} (got {value!r}).")
+    return value
+
+
+@dataclass(frozen=True)
+class SrOptions:
+    method: str
+    budget: int | None  # None: the method's default budget
+    time_limit_s: float | None  # the whole discovery run; None: no cap
+    judge_time_limit_s: float  # the sympy check of one answer
+    fit_time_limit_s: float  # fitting one candidate
+    fit: FitPolicy
+    reset_every: int  # llmsr: reset islands every N skeletons; 0: the reference's schedule
+    metrics: MetricsPolicy
+    per_problem: str
+    judge: str
+    judge_model: str | None
+    judge_base_url: str | None
+    judge_adapter: str | None
+    success: str
+
+    @classmethod
+    def read(cls, values: SrOptions | Mapping[str, Any]) -> SrOptions:
+        """The options in `values` (a run config's values or a method's options), checked."""
+        if isinstance(values, SrOptions):
+            return values
+        default = _defaults()
+
+        def get(name: str) -> Any:
+            value = values.get(name)
+            return default[name] if value is None or value == "" else value
+
+        def text(name: str) -> str | None:
+            value = get(name)
+            return None if value is None else str(value)
+
+        budget = get("sr_budget")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+            raise LsrbUsageError(f"--lsrb-sr-budget must be at least 1 (got {budget}).")
+        judge = str(get("sr_judge"))
+        if judge not in JUDGES:
+            raise LsrbUsageError(
+                f"--lsrb-sr-judge: '{judge}' is not available (available: {', '.join(JUDGES)})."
+            )
+        reset_every = get("sr_reset_every")
+        judge_time = _seconds("sr_judge_time_limit", get("sr_judge_time_limit"))
+        fit_time = _seconds("sr_fit_time_limit", get("sr_fit_time_limit"))
+        return cls(
+            method=str(get("sr_method")),
+            budget=budget,
+            time_limit_s=_seconds("sr_time_limit", get("sr_time_limit")),
+            judge_time_limit_s=default["sr_judge_time_limit"] if judge_time is None else judge_time,
+            fit_time_limit_s=default["sr_fit_time_limit"] if fit_time is None else fit_time,
+            fit=cast(FitPolicy, _choice("sr_fit", str(get("sr_fit")), FIT_POLICIES)),
+            reset_every=max(0, int(reset_every or 0)),
+            metrics=cast(MetricsPolicy, _choice("sr_metrics", str(get("sr_metrics")), METRICS_POLICIES)),
+            per_problem=str(get("sr_per_problem")),
+            judge=judge,
+            judge_model=text("sr_judge_model"),
+            judge_base_url=text("sr_judge_base_url"),
+            judge_adapter=text("sr_judge_adapter"),
+            success=_choice("sr_success", str(get("sr_success")), SUCCESS_CRITERIA),
+        )
+
+    @property
+    def llm_judge(self) -> bool:
+        """The LLM judge runs (one more model call per attempt)."""
+        return self.judge in ("llm", "both")
