@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pytest_lsrb.adapters.base import AdapterConfig, SamplingConfig
@@ -218,3 +218,25 @@ def test_time_limit_ends_the_run_with_the_best_so_far() -> None:
     ).run()
     assert result.extra["stop_reason"] == "time_limit" and result.extra["iterations"] < 25
     assert result.found
+
+
+@settings(max_examples=200)
+@given(
+    ideas=st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=12),
+    n=st.integers(min_value=0, max_value=6),
+    max_concepts=st.integers(min_value=1, max_value=10),
+    seed=st.integers(min_value=0, max_value=2**32 - 1),
+)
+@example(ideas=["a", "a"], n=2, max_concepts=5, seed=0)  # hung forever: one idea twice, two asked
+def test_picked_ideas_are_distinct_and_the_draw_ends(
+    ideas: list[str], n: int, max_concepts: int, seed: int
+) -> None:
+    from pytest_lsrb.srbench.methods.lasr import pick_ideas
+
+    chosen = pick_ideas(ideas, n, max_concepts, random.Random(seed))
+    if len(ideas) < n:
+        assert chosen == ideas + ["None"] * (n - len(ideas))
+    else:
+        pool = set(ideas[:max_concepts])
+        assert len(chosen) == len(set(chosen)) == min(n, len(pool))
+        assert set(chosen) <= pool

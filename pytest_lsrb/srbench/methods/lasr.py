@@ -269,17 +269,7 @@ class LaSRRun:
     def _suggestions(self, n: int) -> list[str]:
         """LaSR's `sample_context`: n ideas from the first `max_concepts` of the library, None-padded
         when the library is smaller, with the problem's context first."""
-        ideas = self.concepts
-        if len(ideas) < n:
-            chosen = list(ideas) + ["None"] * (n - len(ideas))
-        else:
-            chosen = []
-            pool = ideas[: self.config.max_concepts]
-            while len(chosen) < min(n, len(pool)):
-                idea = pool[self.rng.randrange(len(pool))]
-                if idea not in chosen:
-                    chosen.append(idea)
-        return [self.context, *chosen]
+        return [self.context, *pick_ideas(self.concepts, n, self.config.max_concepts, self.rng)]
 
     def _pick_tree(self, kind: str, text: str | None) -> Node | None:
         """LaSR picks a random one of the first N expressions that parses."""
@@ -479,3 +469,19 @@ class LaSRMethod:
         limits = run_limits(options or {})
         config = LaSRConfig(budget=max(0, int(budget)), time_limit_s=limits.time_limit_s)
         return LaSRRun(problem, adapter, sampling, seed, config).run()
+
+
+def pick_ideas(ideas: Sequence[str], n: int, max_concepts: int, rng: random.Random) -> list[str]:
+    """n ideas for a prompt: all of them, "None"-padded, when the library holds fewer than n;
+    else n distinct ones drawn from its first `max_concepts`. The library is the model's own
+    text, so it may hold one idea twice: the draw is over distinct ideas (as many as there are,
+    at most n), or it would never end."""
+    if len(ideas) < n:
+        return list(ideas) + ["None"] * (n - len(ideas))
+    pool = list(dict.fromkeys(ideas[:max_concepts]))
+    chosen: list[str] = []
+    while len(chosen) < min(n, len(pool)):
+        idea = pool[rng.randrange(len(pool))]
+        if idea not in chosen:
+            chosen.append(idea)
+    return chosen
