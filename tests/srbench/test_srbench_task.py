@@ -476,6 +476,9 @@ def test_the_llm_judge_is_a_fixed_model_never_the_one_under_test(run_suite, tmp_
             assert len(tested.chat_requests()) == 5
             assert rec["judge_model"] == "qwen2.5:7b" and rec["symbolic_match"] is True
             assert "c0" in asked.body["messages"][0]["content"]  # skeletons, constants removed
+            from pytest_lsrb.srbench.records import SrbenchAttemptRecord
+
+            assert set(rec) <= set(SrbenchAttemptRecord.model_fields)  # the judge's fields are in the schema
 
 
 def test_best_of_k_takes_the_lowest_training_mse_and_says_so() -> None:

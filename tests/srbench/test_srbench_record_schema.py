@@ -1,0 +1,33 @@
+"""Every key an llm_srbench record holds is a field of the published schema
+(`SrbenchAttemptRecord`, `lsrb schemas`), for every discovery method: the schema allows extra
+keys, so without this a method's new field would go out undocumented and untyped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsrb_testing import SUITES
+
+from pytest_lsrb.srbench.records import SrbenchAttemptRecord
+
+SUITE = SUITES / "llm_srbench"
+
+
+@pytest.mark.parametrize("method", ["direct", "llmsr", "lasr", "sga"])
+def test_every_record_key_is_a_schema_field(method: str, run_suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = run_suite(
+        f"--lsrb-sr-method={method}",
+        "--lsrb-sr-budget=2",
+        "--lsrb-max-items=2",
+        "--lsrb-outcome=record",
+        suite=SUITE,
+        out=tmp_path / method,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    records = result.attempts()
+    assert records
+    known = set(SrbenchAttemptRecord.model_fields)
+    for rec in records:
+        assert set(rec) - known == set(), rec["item_id"]
+        SrbenchAttemptRecord.model_validate(rec)  # and each value has the schema's type
