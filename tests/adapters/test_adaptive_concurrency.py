@@ -7,6 +7,8 @@ import threading
 import time
 from typing import Any
 
+from fakes.local_server import LocalServer
+
 from pytest_lsrb.adapters.concurrency import AdaptiveLimit
 
 
@@ -63,12 +65,12 @@ def test_threads_beyond_the_limit_wait_and_a_stop_wakes_them() -> None:
     assert got == [True, False]
 
 
-class SlotServer:
+class SlotServer(LocalServer):
     """llama.cpp's answers to GET /props and /v1/models, nothing else (an edge of the test)."""
 
     def __init__(self, props: object) -> None:
         import json
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from http.server import BaseHTTPRequestHandler
 
         answers = {
             "/props": props,
@@ -87,13 +89,7 @@ class SlotServer:
 
             def log_message(self, *args: object) -> None: ...
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 def test_the_servers_slots_cap_the_limit_and_a_run_warns_at_start(run_suite: Any) -> None:

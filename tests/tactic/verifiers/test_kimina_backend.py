@@ -8,13 +8,13 @@ for a server-side failure. Its replies are chosen by what the snippet's code hol
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.local_server import LocalServer
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.verifier import VerifierConfig, create_verifier
@@ -76,7 +76,7 @@ def reply_for(code: str) -> dict[str, Any]:
     return {"response": {"env": 0, "messages": [{"severity": "info", **at, "data": data}]}}
 
 
-class FakeKimina:
+class FakeKimina(LocalServer):
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         outer = self
@@ -102,13 +102,7 @@ class FakeKimina:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 @pytest.fixture
