@@ -29,8 +29,9 @@ def pytest_configure(config: pytest.Config) -> None:
         # Listing tests runs none, so syrupy finds every snapshot "unused" and would exit 1.
         config.option.warn_unused_snapshots = True
     # Suite runs started by the tests block hypothesis' plugin to start faster: no import then.
-    # A run of the suites alone (what a user of a clone does) uses no hypothesis either: importing
-    # it would cost every process of the run ~0.3 s.
+    # A run of the suites alone (what a user of a clone does) needs no profile either: that saves
+    # the import (~0.3 s) in each xdist worker; the main process still imports hypothesis when its
+    # pytest plugin writes the terminal summary.
     if not config.pluginmanager.is_blocked("hypothesispytest") and not only_suites(config):
         load_hypothesis_profile()
 
