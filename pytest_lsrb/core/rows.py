@@ -18,11 +18,14 @@ from pydantic import BaseModel, ValidationError
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.textfiles import json_message, loads_json, refuse_lone_surrogates, shown
 
+# json.dumps(..., sort_keys=True, separators=(",", ":"), ensure_ascii=False), built once:
+# json.dumps builds a new encoder on every call that sets an option (once per row here).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
 
 def content_hash(model: BaseModel) -> str:
     """SHA-256 of a model's canonical JSON (sorted keys, no whitespace)."""
-    data = model.model_dump(mode="json")
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = _CANONICAL.encode(model.model_dump(mode="json"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

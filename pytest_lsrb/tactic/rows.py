@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Annotated, Literal
 
@@ -15,8 +16,12 @@ FORBIDDEN_TOKENS: tuple[str, ...] = ("sorry", "admit", "sorryAx")
 
 
 def _rule(problem_of: Callable[[str], str | None]) -> AfterValidator:
+    # The rules are pure, and an index repeats its values (a repository's remote and commit on
+    # each of its sorries, a file's path on each sorry in it): each distinct value is judged once.
+    judged = functools.lru_cache(maxsize=4096)(problem_of)
+
     def check(value: str) -> str:
-        problem = problem_of(value)
+        problem = judged(value)
         if problem is not None:
             raise ValueError(problem)
         return value
