@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from pytest_lsrb.core.errors import MODEL_DOMAINS, LsrbUsageError
 from pytest_lsrb.core.metrics import pass_at_k
 from pytest_lsrb.engine.records import AttemptDict
-from pytest_lsrb.engine.task import Judgement
+from pytest_lsrb.engine.task import PASS, Judgement
 
 if TYPE_CHECKING:
     from pytest_lsrb.engine.task import Task
@@ -119,7 +119,7 @@ def judgement(task: Task | None, record: Record) -> Judgement:
     if task is not None:
         return task.judge(record)
     if success(record):
-        return Judgement("pass")
+        return PASS
     if verifying(record):
         return Judgement("fail", f"did not verify: {record.get('verification_outcome')}")
     return Judgement("fail", "no valid answer")

@@ -46,6 +46,8 @@ class SuiteSpec:
 
 def render(template: str, fields: Mapping[str, Any]) -> str:
     """Fill `{{name}}` placeholders; a placeholder with no field is left as it is."""
+    if "{{" not in template:  # nothing to fill, and no value can make a placeholder appear
+        return template
     out = template
     for name, value in fields.items():
         out = out.replace("{{" + name + "}}", str(value))

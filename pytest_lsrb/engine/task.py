@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pytest_lsrb.adapters.base import Adapter, SamplingConfig
 from pytest_lsrb.core.errors import LsrbUsageError, printable
@@ -50,6 +50,9 @@ class Judgement:
     def __post_init__(self) -> None:
         # The message quotes what a model or a tool wrote; pytest prints it and xdist sends it.
         object.__setattr__(self, "message", printable(self.message, keep_lines=True))
+
+
+PASS: Final = Judgement("pass")  # immutable: one for every passing attempt
 
 
 class SummaryAccumulator(Protocol):

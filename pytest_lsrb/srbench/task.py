@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pytest_lsrb.core.errors import LsrbUsageError, generation_domain
 from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.engine.suite import SuiteSpec
-from pytest_lsrb.engine.task import AttemptContext, Judgement
+from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement
 from pytest_lsrb.srbench.evaluation import score, summary_message
 from pytest_lsrb.srbench.limits import judge_budget
 from pytest_lsrb.srbench.loaders import load_problems
@@ -163,7 +163,7 @@ class SrbenchTask:
                     f"model's {record.get('model_valid_candidates')} valid candidate(s))"
                 )
             return Judgement("fail", f"the equation did not verify: {summary_message(record)}{note}")
-        return Judgement("pass")
+        return PASS
 
     def row_keywords(self, row: Problem) -> list[str]:
         return list(row.keywords())

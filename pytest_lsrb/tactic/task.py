@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping
+from json.encoder import encode_basestring as _json_string  # json's, ensure_ascii=False
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from pytest_lsrb.engine.outcomes import answered, judged
 from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.summary import GroupCounts
-from pytest_lsrb.engine.task import AttemptContext, Judgement
+from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement
 from pytest_lsrb.tactic.answer import read_tactic
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
@@ -35,14 +35,14 @@ TASK_NAME = "goal_to_tactic_proposal_v1"
 SAMPLED_TEMPERATURE = 0.8
 
 
-# json.dumps(..., ensure_ascii=False) with its default separators, built once (json.dumps builds
-# a new encoder on every call that sets an option).
-_CANONICAL = json.JSONEncoder(ensure_ascii=False)
-
-
 def prompt_hash(messages: tuple[Message, ...]) -> str:
-    canonical = _CANONICAL.encode([[m.role, m.content] for m in messages])
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """SHA-256 of `json.dumps([[role, content], ...], ensure_ascii=False)` (default separators).
+
+    Spelled out with json's own string encoder: the same text without an encoder object, its
+    circular-reference table and a list of lists per prompt (tests/tactic/test_prompt_hash.py
+    holds it equal to json.dumps)."""
+    canonical = ", ".join([f"[{_json_string(m.role)}, {_json_string(m.content)}]" for m in messages])
+    return hashlib.sha256(f"[{canonical}]".encode()).hexdigest()
 
 
 def build_messages(suite: SuiteSpec, row: TacticRow, context: str | None = None) -> tuple[Message, ...]:
@@ -209,7 +209,7 @@ class TacticTask:
             sub = record.get("verification_error_subkind")
             kind = str(record.get("verification_outcome")) + (f"/{sub}" if sub else "")
             return Judgement("fail", f"the tactic {tactic!r} did not verify: {kind}")
-        return Judgement("pass")
+        return PASS
 
     def check_options(self, values: Mapping[str, Any]) -> None:
         return None  # no options of its own

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from pytest_lsrb.tactic.answer import read_tactic
 from pytest_lsrb.tactic.baseline import candidate_tactics, mock_tactic_answer, split_goal
@@ -120,3 +122,29 @@ def test_real_sorrydb_goals_get_valid_answers_without_inaccessible_names() -> No
 def test_connective_precedence_is_lean_s(goal: str, wanted: str, absent: str) -> None:
     cands = candidate_tactics(goal)
     assert wanted in cands and absent not in cands
+
+
+def _reference_answer(goal_text: str, seed: int) -> str:
+    """mock_tactic_answer as first written: a fresh Random(seed) and the weights 1/rank."""
+    import random
+
+    rng = random.Random(seed)
+    cands = tuple(candidate_tactics(goal_text))
+    tactic = rng.choices(cands, weights=[1.0 / (i + 1) for i in range(len(cands))], k=1)[0]
+    style = rng.random()
+    if style < 0.15:
+        return f"```lean\n{tactic}\n```"
+    if style < 0.25:
+        return f"The next tactic is:\n{tactic}"
+    return tactic
+
+
+_GOALS = st.sampled_from([goal for goal, _, _ in SHAPES]) | st.text(max_size=60)
+
+
+@given(goal=_GOALS, seed=st.integers(min_value=0, max_value=2**63 - 1))
+@example(goal="p q : Prop\nhp : p\nhq : q\n⊢ p", seed=0)
+def test_the_mock_answer_draws_as_a_fresh_generator_would(goal: str, seed: int) -> None:
+    # The generator is reused per thread and the running sums of the weights are cached: the
+    # answer must stay what a new Random(seed) with the weights 1/rank gives (records unchanged).
+    assert mock_tactic_answer(goal, seed) == _reference_answer(goal, seed)
