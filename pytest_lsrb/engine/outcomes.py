@@ -84,11 +84,18 @@ def verifying(record: Record) -> bool:
 
 def success(record: Record) -> bool:
     """The verdict on a judged attempt: verified when the run checks answers, else valid."""
-    if not judged(record):
-        return False
+    return verdict(record)[1]
+
+
+def verdict(record: Record) -> tuple[Status, bool]:
+    """`(status(record), success(record))` from one reading of the record (a summary asks both
+    of every record it counts)."""
+    st = status(record)
+    if st != JUDGED:
+        return st, False
     if verifying(record):
-        return record.get("verification_success") is True
-    return bool(record.get("valid"))
+        return st, record.get("verification_success") is True
+    return st, bool(record.get("valid"))
 
 
 def verified(record: Record) -> bool:

@@ -16,9 +16,7 @@ from pytest_lsrb.engine.outcomes import (
     SKIPPED,
     UNJUDGED_VERIFICATION_DOMAINS,
     generation_infrastructure,
-    judged,
-    status,
-    success,
+    verdict,
     verifying,
 )
 from pytest_lsrb.engine.records import AttemptDict
@@ -82,7 +80,7 @@ class Summarizer:
 
     def add(self, rec: AttemptDict) -> None:
         self.n += 1
-        st = status(rec)
+        st, won = verdict(rec)
         answered = not generation_infrastructure(rec)
         if answered:
             self.answered += 1
@@ -118,7 +116,6 @@ class Summarizer:
         counts = self.per_item.setdefault(str(rec["item_id"]), [0, 0])
         if st == JUDGED:
             self.judged += 1
-            won = success(rec)
             counts[0] += 1
             counts[1] += won
             if rec.get("verification_attempted"):  # the checker ran and decided
@@ -187,10 +184,14 @@ class GroupCounts:
         self.per_item: dict[str, list[int]] = {}
 
     def add(self, record: AttemptDict) -> None:
+        st, won = verdict(record)
+        self.count(str(record["item_id"]), st == JUDGED, won)
+
+    def count(self, item_id: str, judged: bool, won: bool) -> None:
+        """`add` for a record whose verdict the caller has already read (`outcomes.verdict`)."""
         self.attempts += 1
-        counts = self.per_item.setdefault(str(record["item_id"]), [0, 0])
-        if judged(record):
-            won = success(record)
+        counts = self.per_item.setdefault(item_id, [0, 0])
+        if judged:
             self.judged += 1
             self.successes += won
             counts[0] += 1

@@ -15,7 +15,7 @@ from pytest_lsrb.adapters.base import GenerationRequest, Message
 from pytest_lsrb.adapters.usage import result_fields
 from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.core.rows import stream_jsonl
-from pytest_lsrb.engine.outcomes import answered, judged
+from pytest_lsrb.engine.outcomes import JUDGED, answered, verdict
 from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.summary import GroupCounts
@@ -258,6 +258,7 @@ class TacticSummary:
         self.samples_per_item = samples_per_item
         self.by_repo: dict[str, GroupCounts] = {}
         self.by_lean: dict[str, GroupCounts] = {}
+        self._repo_groups: dict[Any, GroupCounts] = {}  # remote -> its repository's group
         self.outcomes: Counter[str] = Counter()
         self.profiles: Counter[str] = Counter()
         self.judged = 0
@@ -265,21 +266,28 @@ class TacticSummary:
         self.contains_sorry = 0
 
     def add(self, record: AttemptDict) -> None:
+        st, won = verdict(record)  # outcomes' rule, read once for every count below
+        judged = st == JUDGED
         if answered(record):  # the denominator of the answer rates (outcomes' rule)
             self.answered += 1
             self.contains_sorry += bool(record.get("contains_sorry"))
         if record.get("verification_attempted"):
             self.outcomes[str(record.get("verification_outcome"))] += 1
-            if judged(record):
+            if judged:
                 self.judged += 1
         profile = record.get("repo_replay_profile_id")
         if profile:
             self.profiles[str(profile)] += 1
         remote, lean = record.get("repo_remote"), record.get("repo_lean_version")
+        item_id = str(record["item_id"]) if remote or lean else ""
         if remote:
-            self.by_repo.setdefault(repo_name(str(remote)), GroupCounts()).add(record)
+            group = self._repo_groups.get(remote)
+            if group is None:  # one name per remote: the repository's group, made once
+                group = self.by_repo.setdefault(repo_name(str(remote)), GroupCounts())
+                self._repo_groups[remote] = group
+            group.count(item_id, judged, won)
         if lean:
-            self.by_lean.setdefault(str(lean), GroupCounts()).add(record)
+            self.by_lean.setdefault(str(lean), GroupCounts()).count(item_id, judged, won)
 
     def finish(self) -> dict[str, Any]:
         return {

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from pytest_lsrb.core.metrics import pass_at_k_ladder
 from pytest_lsrb.core.seeds import shard_of
 from pytest_lsrb.engine.options import identity_hash
-from pytest_lsrb.engine.outcomes import judged, status, success
+from pytest_lsrb.engine.outcomes import judged, status, success, verdict
 from pytest_lsrb.engine.summary import Summarizer
 from pytest_lsrb.engine.task import get_task
 from pytest_lsrb.report import aggregate as agg
@@ -386,3 +386,33 @@ def test_summary_compare_report_and_merge_agree_on_every_metric(
         for key, value in summary.items():
             if key not in ("latency_ms_mean", "latency_ms_p50", "latency_ms_p95"):
                 assert merged[key] == (pytest.approx(value) if isinstance(value, float) else value), key
+
+
+_FIELD_VALUES = {
+    "generation_error_kind": st.sampled_from([None, "", "timeout", "empty_output", "harness"]),
+    "generation_error_domain": st.sampled_from([None, "model_output", "transport", "harness", "model"]),
+    "verification_error_domain": st.sampled_from([None, "environment", "harness", "model"]),
+    "verification_outcome": st.sampled_from([None, "closed", "skipped", "not_applicable", "error"]),
+    "verification_mode": st.sampled_from(["none", "synthetic", "repo_replay"]),
+    "verification_attempted": st.sampled_from([None, False, True]),
+    "verification_success": st.sampled_from([None, False, True, 1]),
+    "valid": st.sampled_from([None, False, True]),
+}
+
+
+@given(st.fixed_dictionaries({}, optional=_FIELD_VALUES))
+@example({"verification_success": True})
+def test_verdict_reads_status_and_success_as_their_rule_says(record: Any) -> None:
+    # The summaries read (status, success) in one call: it must be the documented rule, the
+    # success of a judged attempt being the checker's verdict when the run checks, else `valid`.
+    verifying = record.get("verification_mode", "none") != "none" or bool(
+        record.get("verification_attempted") or record.get("verification_success") is not None
+    )
+    if not judged(record):
+        expected = False
+    elif verifying:
+        expected = record.get("verification_success") is True
+    else:
+        expected = bool(record.get("valid"))
+    assert verdict(record) == (status(record), expected)
+    assert success(record) is expected
