@@ -258,7 +258,7 @@ class TacticSummary:
         self.samples_per_item = samples_per_item
         self.by_repo: dict[str, GroupCounts] = {}
         self.by_lean: dict[str, GroupCounts] = {}
-        self._repo_groups: dict[Any, GroupCounts] = {}  # remote -> its repository's group
+        self._repo_groups: dict[str, GroupCounts] = {}  # remote -> its repository's group
         self.outcomes: Counter[str] = Counter()
         self.profiles: Counter[str] = Counter()
         self.judged = 0
@@ -281,9 +281,10 @@ class TacticSummary:
         remote, lean = record.get("repo_remote"), record.get("repo_lean_version")
         item_id = str(record["item_id"]) if remote or lean else ""
         if remote:
+            remote = str(remote)  # (a damaged record read back may hold anything here)
             group = self._repo_groups.get(remote)
             if group is None:  # one name per remote: the repository's group, made once
-                group = self.by_repo.setdefault(repo_name(str(remote)), GroupCounts())
+                group = self.by_repo.setdefault(repo_name(remote), GroupCounts())
                 self._repo_groups[remote] = group
             group.count(item_id, judged, won)
         if lean:
