@@ -33,8 +33,6 @@ from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.seeds import stable_hash
 from pytest_lsrb.core.selection import split_predicate
 from pytest_lsrb.output.files import read_json, write_json_atomic
-from pytest_lsrb.tools.contamination import contamination_report, normalise_repo, report_headline
-from pytest_lsrb.tools.leakage import declaration_groups, leakage_headline, leakage_report, row_fates
 
 MANIFEST_FILE: Final = "split_manifest.json"
 CONTAMINATION_FILE: Final = "contamination_report.json"
@@ -131,6 +129,8 @@ def group_key(row: Any, group_by: str | None) -> str:
     """The unit a row is assigned with: its own id, or the value of the grouping field."""
     if group_by is None:
         return "item\x1f" + str(row.item_id)
+    from pytest_lsrb.tools.contamination import normalise_repo
+
     if group_by == "file":  # every sorry of one file: a declaration's sorries never straddle splits
         remote, path = getattr(row, "repo_remote", None), getattr(row, "path", None)
         if remote is None or path is None:
@@ -215,6 +215,10 @@ def make_split(
 
     `upstream`: a folder of repository clones with history (see `leakage.py`); `--group-by
     declaration` reads each sorry's declaration there."""
+    # Imported here: a run imports this module for its split policy and needs none of them.
+    from pytest_lsrb.tools.contamination import contamination_report
+    from pytest_lsrb.tools.leakage import declaration_groups, leakage_report, row_fates
+
     fates = None
     if upstream is not None:
         if not upstream.is_dir():
@@ -332,6 +336,9 @@ def load_index_rows(index: Path, suite_ref: str) -> tuple[list[Any], str]:
 
 
 def dumps_summary(result: SplitResult) -> str:
+    from pytest_lsrb.tools.contamination import report_headline
+    from pytest_lsrb.tools.leakage import leakage_headline
+
     counts = ", ".join(f"{k} {v['count']}" for k, v in result.manifest["splits"].items())
     lines = [f"wrote {result.manifest_path} ({counts})", f"wrote {result.report_path}"]
     lines += ["  " + line for line in report_headline(result.report)]
