@@ -8,8 +8,9 @@ Flow (see DESIGN.md, "The spine"):
   item's repo name, path and tags become keywords for `-k`.
 - each test: the `lsrb_attempt` fixture runs (or resumes) the attempt in setup, so an
   infrastructure failure errors the test; the test body judges the answer, so a wrong answer fails.
-- the record rides on the test report (works under xdist, `session.xdist`); the controller appends
-  it to attempts.jsonl as it arrives; sessionfinish writes summary.json.
+- the record goes to attempts.jsonl when its setup report is made: appended by the process that
+  ran the test (under xdist each worker appends its own, `session.xdist`; the controller follows
+  the file); sessionfinish writes summary.json.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.option_table import add_options
 from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import deep_load_scheduler
-from pytest_lsrb.session import cases, xdist
+from pytest_lsrb.session import cases
 from pytest_lsrb.session.pending import PendingAttempt
 from pytest_lsrb.session.state import LsrbSession
 
@@ -57,6 +58,8 @@ class SessionHooks:
         session.config.pluginmanager.register(AttemptSetup(self.state), PLUGIN_NAME + "-setup")
         if not self.state.is_worker:
             self.state.open_run(run)
+        else:
+            self.state.start_worker(run)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -75,7 +78,7 @@ class SessionHooks:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.state.collected(session)
 
-    # tryfirst: on a worker, the record goes on the report before xdist's own hook sends it
+    # tryfirst: the record is on disk before any other hook (xdist's send) sees the report
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.state.hand_on(report)
@@ -86,13 +89,12 @@ class SessionHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        self.state.worker_down(node)
+        self.state.worker_down(node, error)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         """xdist: each worker writes under the run directory this controller chose."""
-        if self.state.run is not None:
-            xdist.give_run_dir(node, self.state.run.config.output_dir)
+        self.state.node_configured(node)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -107,15 +109,6 @@ class SessionHooks:
         from pytest_lsrb.session.terminal import header_lines
 
         return header_lines(self.state.run)
-
-
-class SentRecords:
-    """xdist worker only: once xdist has sent a report, drop its record (the worker keeps nothing
-    it has already handed to the controller)."""
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        xdist.take_record(report)
 
 
 class AttemptSetup:
@@ -170,8 +163,6 @@ def pytest_configure(config: pytest.Config) -> None:
     # Cleanups run last-in first-out: registered before the other plugins' (tryfirst), this one
     # runs after pytest's own end-of-session garbage collections.
     config.add_cleanup(session.thaw)
-    if session.is_worker:
-        config.pluginmanager.register(SentRecords(), PLUGIN_NAME + "-sent")
 
 
 # -- fixtures ----------------------------------------------------------------------------------

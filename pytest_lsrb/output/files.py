@@ -110,10 +110,13 @@ class AttemptsWriter:
     survives the process being killed) as soon as `write` returns, without a separate flush.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, repair_tail: bool = True) -> None:
+        """`repair_tail=False`: an xdist worker appending beside others (only the controller, which
+        opens the file before any worker starts, may cut a torn last line)."""
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        truncate_torn_tail(path)
+        if repair_tail:
+            truncate_torn_tail(path)
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         self.written = 0
 

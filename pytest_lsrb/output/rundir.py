@@ -7,7 +7,8 @@ is never lost by accident. Resume checks that the run's identity has not changed
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -69,6 +70,9 @@ class RunOutput:
     # Set when the disk refused a write: the run stops, nothing more is written (no summary: the
     # run is unfinished and resumable).
     write_error: str | None = None
+    # Under xdist the workers append their records themselves; the controller follows the file
+    # from here (its size when the run opened it) to feed the live summary and the progress line.
+    followed: int = 0
 
     @classmethod
     def open(cls, run: SuiteRun) -> RunOutput:
@@ -105,7 +109,9 @@ class RunOutput:
             raise LsrbUsageError(write_failure(target, exc, running=False)) from None
         samples = run.config.samples
         live = None if run.config["resume"] else Summarizer(samples, run.task.summary_accumulator(samples))
-        return cls(dir=out, run=run, writer=writer, header=header, live=live)
+        output = cls(dir=out, run=run, writer=writer, header=header, live=live)
+        output.followed = attempts.stat().st_size
+        return output
 
     def append(self, record: AttemptDict) -> AttemptDict | None:
         """Append one record and return it as a reader will see it (None once writing has
@@ -117,16 +123,44 @@ class RunOutput:
             self.live.add(written)
         return written
 
-    def append_line(self, line: bytes) -> AttemptDict | None:
-        """Append a record an xdist worker has already made into its line (`record_line`), and
-        return it decoded: the controller decodes each worker record once, for everything."""
-        if self.write_error is not None:
-            return None
-        self._guarded(lambda: self.writer.write_line(line), self.writer.path)
-        record: AttemptDict = json.loads(line)
-        if self.live is not None:
-            self.live.add(record)
-        return record
+    def follow(self) -> Iterator[AttemptDict]:
+        """The records xdist workers appended since the last call (whole lines only: a line a
+        worker is still writing waits for the next call), each fed to the live summary once.
+
+        Read in blocks, so a call at the end of a long run holds one block, not the whole file.
+        A line that does not decode (a worker's write cut short by a full disk, then another
+        worker's record after it) stops the run like a refused write, naming the line.
+        """
+        path = self.writer.path
+        with path.open("rb") as fh:
+            # up to the size it has now (a device such as /dev/full would read forever)
+            left = os.fstat(fh.fileno()).st_size - self.followed
+            fh.seek(self.followed)
+            rest = b""
+            while self.write_error is None and left > 0:
+                block = fh.read(min(FOLLOW_BLOCK, left))
+                if not block:
+                    break
+                left -= len(block)
+                data = rest + block
+                end = data.rfind(b"\n") + 1
+                rest = data[end:]
+                for line in data[:end].split(b"\n")[:-1]:
+                    try:
+                        # (str, not bytes: json.loads would guess the encoding of every line)
+                        record: AttemptDict = json.loads(line.decode("utf-8"))
+                    except ValueError:
+                        lineno = _count_lines(path, self.followed) + 1
+                        self.write_error = (
+                            f"{path}:{lineno}: not a valid attempt record (a write was cut "
+                            "short); the run stops here and every attempt written before it is "
+                            "kept: remove that line and continue the run with --lsrb-resume."
+                        )
+                        return
+                    self.followed += len(line) + 1
+                    if self.live is not None:
+                        self.live.add(record)
+                    yield record
 
     def _guarded(self, write: Callable[[], T], path: Path) -> T:
         try:
@@ -175,6 +209,57 @@ class RunOutput:
         except OutputWriteError:
             return None
         return summary
+
+
+FOLLOW_BLOCK = 1 << 20
+
+
+def _count_lines(path: Path, end: int) -> int:
+    """Lines in the first `end` bytes of `path`."""
+    count = 0
+    with path.open("rb") as fh:
+        while end > 0:
+            block = fh.read(min(FOLLOW_BLOCK, end))
+            if not block:
+                break
+            count += block.count(b"\n")
+            end -= len(block)
+    return count
+
+
+class WorkerOutput:
+    """An xdist worker's side of the run's attempts.jsonl: it appends its own records.
+
+    The file is opened O_APPEND and each record is one write(2) of one whole line
+    (`AttemptsWriter`): on a local filesystem the kernel appends each such write whole, so the
+    workers' lines never interleave, and a record is on disk before its test's report is made.
+    The controller opened the file before any worker started, and follows it (`RunOutput.follow`).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.writer: AttemptsWriter | None = None
+        self.write_error: str | None = None
+
+    def append(self, record: AttemptDict) -> None:
+        """Append one record; OutputWriteError (once) when the disk refuses it."""
+        if self.write_error is not None:
+            return
+        try:
+            if self.writer is None:
+                self.writer = AttemptsWriter(self.path, repair_tail=False)
+            self.writer.write(record)
+        except OSError as exc:
+            self.write_error = write_failure(self.path, exc)
+            raise OutputWriteError(self.write_error) from None
+
+    def close(self) -> None:
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except OSError as exc:
+                self.write_error = self.write_error or write_failure(self.path, exc)
+            self.writer = None
 
 
 def check_resumable(run_file: Path, header: dict[str, Any]) -> None:

@@ -3,8 +3,9 @@
     lsrb 40/120 (33%) · 1.90/s · ETA 42s · errors: timeout 2 · tokens 3,200 in / 410 out
         · cost 0.0012 · cache hits 12   (one line in the terminal)
 
-Fed with each attempt's record as it reaches the controller (the same record that goes to
-attempts.jsonl), so it counts what is really done, whichever worker did it. Printed as whole
+Fed with each attempt's record as it is written to attempts.jsonl (under xdist, as the controller
+reads the workers' records back from the file), so it counts what is really done, whichever
+worker did it. Printed as whole
 lines at most every `interval` seconds: a terminal gets one every few seconds, a CI log (not a
 TTY) one every half minute, so a long run's log stays readable.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from pytest_lsrb.engine.cost import Price
@@ -147,6 +148,13 @@ class ProgressReporter:
     def add(self, record: AttemptDict) -> None:
         """Count one record as it was written (a worker's line arrives decoded, once)."""
         self.progress.add(record)
+        if self.terminal is not None and self.progress.due():
+            self.write(self.progress.line())
+
+    def add_many(self, records: Iterable[AttemptDict]) -> None:
+        """Count the records xdist workers wrote since the last look, then print if due."""
+        for record in records:
+            self.progress.add(record)
         if self.terminal is not None and self.progress.due():
             self.write(self.progress.line())
 

@@ -5,6 +5,7 @@ these methods; nothing here is a hook itself."""
 from __future__ import annotations
 
 import gc
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,8 +25,13 @@ if TYPE_CHECKING:
     from pytest_lsrb.engine.records import AttemptDict
     from pytest_lsrb.engine.runner import Runner
     from pytest_lsrb.output import rundir as outputs
+    from pytest_lsrb.output.rundir import WorkerOutput
     from pytest_lsrb.session.progress import ProgressReporter
+    from pytest_lsrb.session.transport import Batcher
     from pytest_lsrb.tools import gate
+
+
+FOLLOW_EVERY_S = 0.5  # the controller of xdist workers reads their new records this often
 
 
 class LsrbSession:
@@ -47,6 +53,11 @@ class LsrbSession:
         self.frozen = False  # gc.freeze() after collection (see collected)
         self.pytest_session: pytest.Session | None = None
         self.progress: ProgressReporter | None = None  # the controller's progress line
+        self.batcher: Batcher | None = None  # xdist worker: its batched sends to the controller
+        self.worker_output: WorkerOutput | None = None  # xdist worker: its appends to attempts.jsonl
+        self.following = False  # controller of xdist workers: it follows their attempts.jsonl
+        self.workers_lost = 0  # controller: xdist workers that crashed so far
+        self.next_follow = 0.0  # controller of xdist workers: when to read their records next
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -113,6 +124,18 @@ class LsrbSession:
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
 
+    def start_worker(self, run: SuiteRun) -> None:
+        """xdist worker: append records to the run's attempts.jsonl itself, and send per-test
+        events to the controller in batches (`session.transport`)."""
+        from pytest_lsrb.output.files import ATTEMPTS_FILE
+        from pytest_lsrb.output.rundir import WorkerOutput
+        from pytest_lsrb.session.transport import batch_sends
+
+        if xdist.given_run_dir(self.config) is not None and not self.config.option.collectonly:
+            self.worker_output = WorkerOutput(run.config.output_dir / ATTEMPTS_FILE)
+            xdist.drop_terminal(self.config)
+        self.batcher = batch_sends(self.config)
+
     def _warn_about_slots(self, adapter: Adapter, concurrency: int) -> None:
         """Say so when more attempts would be in flight than the server decodes at once."""
         served_slots = getattr(getattr(adapter, "inner", adapter), "served_slots", None)
@@ -167,7 +190,7 @@ class LsrbSession:
     def finished_judgements(self) -> dict[tuple[str, int], Any]:
         """Attempts a resumed run must not redo (read in every process, controller or worker)."""
         run = self.run
-        if run is None or not run.config.resume:
+        if run is None or not (run.config.resume or xdist.replacing(self.config)):
             return {}
         from pytest_lsrb.output import rundir as outputs
 
@@ -215,53 +238,91 @@ class LsrbSession:
     # -- records -------------------------------------------------------------------------------
 
     def hand_on(self, report: pytest.TestReport) -> None:
-        """Hand on the record of the attempt the setup of `report`'s test just made.
-
-        Controller: append it to attempts.jsonl now. xdist worker: put it on the report, which
-        xdist then sends to the controller. No makereport wrapper and no stash: one dict lookup
-        per report.
-        """
+        """Write the record of the attempt the setup of `report`'s test just made to
+        attempts.jsonl, before the report goes anywhere: the controller appends it (no xdist), an
+        xdist worker appends it itself. No makereport wrapper and no stash: one dict lookup per
+        report. The controller of xdist workers makes no records; for it each report is the
+        moment to follow the workers' records when a progress line is due."""
         record = self.pending.pop(report.nodeid, None) if self.pending else None
-        if self.is_worker:
-            if record is not None:
-                xdist.put_record(report, record)
-            return
-        line = xdist.take_record(report)  # sent by a worker
-        if self.output is None or (record is None and line is None):  # (two reports of three)
+        if record is None:
+            if self.following and time.monotonic() >= self.next_follow:
+                self.follow()
             return
         from pytest_lsrb.output.files import OutputWriteError
 
         try:
-            if record is not None:
-                written = self.output.append(record)
-            elif isinstance(line, bytes):
-                written = self.output.append_line(line)
-            else:
+            if self.worker_output is not None:
+                self.worker_output.append(record)
                 return
+            if self.output is None:
+                return
+            written = self.output.append(record)
         except OutputWriteError as exc:  # a full disk: stop with one sentence, keep what was written
-            if self.pytest_session is not None:
-                self.pytest_session.shouldstop = str(exc)
+            self.stop_writing(str(exc))
             return
         if self.progress is not None and written is not None:
             self.progress.add(written)
 
+    def stop_writing(self, message: str) -> None:
+        """The disk refused a record: this process stops, and so do the other workers."""
+        if self.pytest_session is not None:
+            self.pytest_session.shouldstop = message
+        if self.is_worker and self.runner is not None:
+            self.runner.stop(message)
+
+    def follow(self) -> None:
+        """Controller of xdist workers: take in the records they appended since the last look.
+
+        Looked at every FOLLOW_EVERY_S (and when the progress line is due sooner), so decoding
+        them goes on while the workers run, not all at the end."""
+        if self.output is None:
+            return
+        interval = self.progress.progress.interval_s if self.progress is not None else 0
+        self.next_follow = time.monotonic() + (
+            min(interval, FOLLOW_EVERY_S) if interval > 0 else FOLLOW_EVERY_S
+        )
+        records = self.output.follow()
+        if self.progress is not None:
+            self.progress.add_many(records)
+        else:
+            for _ in records:
+                pass
+
     def record_untaken(self, records: list[AttemptDict]) -> None:
         """Record answers fetched ahead for tests that never ran (a quota stop, -x): the provider
-        billed them, so they are kept like any other and a resume does not ask again. A worker
-        hands them to the controller with its output when it finishes."""
-        if not records:
+        billed them, so they are kept like any other and a resume does not ask again."""
+        if not records or self.summary is not None:
             return
-        if self.is_worker:
-            xdist.send_untaken(self.config, records)
-        elif self.output is not None and self.summary is None:
-            for record in records:
-                self.output.append(record)
+        from pytest_lsrb.output.files import OutputWriteError
 
-    def worker_down(self, node: Any) -> None:
-        """xdist: record the answers a worker fetched for tests it never ran."""
-        if self.output is not None:
-            for line in xdist.untaken_lines(node):
-                self.output.append_line(line)
+        try:
+            for record in records:
+                if self.worker_output is not None:
+                    self.worker_output.append(record)
+                elif self.output is not None:
+                    self.output.append(record)
+        except OutputWriteError as exc:
+            self.stop_writing(str(exc))
+
+    def node_configured(self, node: Any) -> None:
+        """xdist: a worker is about to start: tell it where the run writes; a worker replacing
+        one that crashed takes the attempts already on disk as done (the crashed worker's last
+        reports may not have reached this controller, so xdist runs those tests again)."""
+        if self.run is None:
+            return
+        xdist.give_run_dir(node, self.run.config.output_dir, replacing=self.workers_lost > 0)
+        xdist.unpack_batches(node)
+        self.following = True
+
+    def worker_down(self, node: Any, error: Any) -> None:
+        """xdist: a worker finished or crashed; a write it could not make stops the run here too."""
+        if error is not None:
+            self.workers_lost += 1
+        write_error = xdist.write_error_of(node)
+        if write_error is not None and self.output is not None:
+            self.output.write_error = self.output.write_error or write_error
+            if self.pytest_session is not None:
+                self.pytest_session.shouldstop = write_error
 
     # -- finish --------------------------------------------------------------------------------
 
@@ -269,10 +330,16 @@ class LsrbSession:
         """Write summary.json and apply the gate (controller); hand on untaken answers (all)."""
         if self.runner is not None:
             self.record_untaken(self.runner.untaken_answers())
+        if self.worker_output is not None:
+            self.worker_output.close()
+            if self.worker_output.write_error is not None:
+                xdist.send_write_error(self.config, self.worker_output.write_error)
         if self.is_worker:
             return
         if self.output is None or self.run is None:
             return
+        if self.following:
+            self.follow()  # every worker is done: the last of their records
         from pytest_lsrb.engine.stop import StopSignal
         from pytest_lsrb.tools import gate
 

@@ -1,26 +1,24 @@
 """The xdist glue: what the controller and its workers hand each other.
 
 - controller -> worker (workerinput): the run directory the controller chose, so every process
-  writes under one run.
-- worker -> controller, per test (on the test report): the attempt's record, as the bytes of its
-  attempts.jsonl line.
-- worker -> controller, at the end (workeroutput): record lines of answers fetched ahead for
-  tests the worker never ran.
+  writes under one run; whether the worker replaces one that crashed (it then takes the attempts
+  already on disk as done); and whether the controller unpacks batched messages
+  (`session.transport`).
+- worker -> controller: each worker appends its own records to the run's attempts.jsonl, which
+  the controller follows (`output.rundir.RunOutput.follow`); nothing of a record travels on a
+  report. At the end (workeroutput): a write the disk refused, so the controller stops too.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-if TYPE_CHECKING:
-    from pytest_lsrb.engine.records import AttemptDict
-
-RECORD_ATTR = "lsrb_record"
 RUN_DIR_KEY = "lsrb_run_dir"  # workerinput: the run directory the controller chose
-UNTAKEN_KEY = "lsrb_untaken"  # workeroutput: record lines of answers fetched for tests never run
+REPLACING_KEY = "lsrb_replacing"  # workerinput: this worker replaces one that crashed
+WRITE_ERROR_KEY = "lsrb_write_error"  # workeroutput: the sentence for a write the disk refused
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -33,35 +31,47 @@ def given_run_dir(config: pytest.Config) -> Path | None:
     return Path(workerinput[RUN_DIR_KEY]) if RUN_DIR_KEY in workerinput else None
 
 
-def give_run_dir(node: Any, run_dir: Path) -> None:
-    """Controller: tell a worker about to start where the run writes."""
+def replacing(config: pytest.Config) -> bool:
+    """Worker: it replaces a worker that crashed."""
+    return bool(getattr(config, "workerinput", {}).get(REPLACING_KEY))
+
+
+def give_run_dir(node: Any, run_dir: Path, *, replacing: bool = False) -> None:
+    """Controller: tell a worker about to start where the run writes (and whether it replaces
+    a crashed worker)."""
     node.workerinput[RUN_DIR_KEY] = str(run_dir)
+    if replacing:
+        node.workerinput[REPLACING_KEY] = True
 
 
-def put_record(report: pytest.TestReport, record: AttemptDict) -> None:
-    """Worker: put `record` on the report xdist is about to send to the controller."""
-    from pytest_lsrb.output.files import record_line
-
-    # Sent as the bytes of its attempts.jsonl line: one item for execnet to carry instead of a
-    # dict of dozens, and valid UTF-8 whatever the model wrote (execnet cannot send a str
-    # holding a lone surrogate).
-    setattr(report, RECORD_ATTR, record_line(record)[0])
-
-
-def take_record(report: pytest.TestReport) -> Any:
-    """Take the record line a worker sent on `report` off it (None when it carries none)."""
-    return report.__dict__.pop(RECORD_ATTR, None)
-
-
-def send_untaken(config: pytest.Config, records: list[AttemptDict]) -> None:
-    """Worker: hand the records of answers fetched for tests never run on with its output."""
-    from pytest_lsrb.output.files import record_line
-
-    workeroutput = config.workeroutput  # type: ignore[attr-defined]
-    workeroutput.setdefault(UNTAKEN_KEY, []).extend(record_line(r)[0] for r in records)
+def drop_terminal(config: pytest.Config) -> None:
+    """Worker: take pytest's terminal reporter out. xdist sends a worker's stdout to /dev/null, yet
+    the reporter there writes and flushes a letter per test, keeps every report to the end, and
+    at the end runs the terminal-summary hooks nobody sees (with hypothesis installed, its import:
+    ~0.5 s per worker). What the user sees is the controller's reporter, unchanged. Kept where
+    an option makes pytest ask for the terminal writer during tests (--setup-show/-only/-plan)."""
+    option = config.option
+    if getattr(option, "setupshow", False) or getattr(option, "setuponly", False):
+        return
+    if getattr(option, "setupplan", False):
+        return
+    if config.pluginmanager.get_plugin("terminalreporter") is not None:
+        config.pluginmanager.unregister(name="terminalreporter")
 
 
-def untaken_lines(node: Any) -> list[bytes]:
-    """Controller: the record lines a finished worker sent with its output."""
-    lines = getattr(node, "workeroutput", {}).get(UNTAKEN_KEY) or []
-    return [line for line in lines if isinstance(line, bytes)]
+def unpack_batches(node: Any) -> None:
+    """Controller: unpack the batched messages of the worker `node` is about to start."""
+    from pytest_lsrb.session.transport import unpack_on
+
+    unpack_on(node)
+
+
+def send_write_error(config: pytest.Config, message: str) -> None:
+    """Worker: hand the sentence for a refused write to the controller with its output."""
+    config.workeroutput[WRITE_ERROR_KEY] = message  # type: ignore[attr-defined]
+
+
+def write_error_of(node: Any) -> str | None:
+    """Controller: the refused write a finished worker reported, if any."""
+    message = getattr(node, "workeroutput", {}).get(WRITE_ERROR_KEY)
+    return message if isinstance(message, str) else None

@@ -8,7 +8,9 @@ the suite's copy kills the run right after the Nth record is written, in one of 
 - `timer`: the same, from a thread D seconds later, so it lands wherever the run happens to be
   (requests in flight, a test half set up, a record half written);
 - `torn`: the file-size limit is set a few bytes past the end of attempts.jsonl, so the kernel
-  cuts the next record's write short and kills the writer with SIGXFSZ: a real torn last line.
+  cuts the next record's write short and kills the writer with SIGXFSZ: a real torn last line
+  (under -n the other worker is frozen first and the whole run killed at that write, so the
+  torn line is the last one).
 
 Then `--lsrb-resume` finishes the run, and the test checks: the file before resuming reads back
 (a torn last line is reported and skipped), no attempt is lost or duplicated, every record and
@@ -43,7 +45,10 @@ ITEMS, SAMPLES = 24, 2
 ATTEMPTS = ITEMS * SAMPLES
 
 KILL_CONFTEST = '''
-"""Kill switch for tests/hardening/test_crash_resume.py (inert unless LSRB_KILL_AFTER is set)."""
+"""Kill switch for tests/hardening/test_crash_resume.py (inert unless LSRB_KILL_AFTER is set).
+
+It acts in the process that writes attempts.jsonl: the one process of a serial run, each xdist
+worker under -n (the workers append their own records), once the file holds AFTER records."""
 import os
 import resource
 import signal
@@ -56,6 +61,7 @@ AFTER = int(os.environ.get("LSRB_KILL_AFTER", "0"))
 MODE = os.environ.get("LSRB_KILL_MODE", "kill")
 DELAY = float(os.environ.get("LSRB_KILL_DELAY", "0"))
 _config = None
+_fired = False
 
 
 def pytest_configure(config):
@@ -63,24 +69,49 @@ def pytest_configure(config):
     _config = config
 
 
-def _kill_group():
+def _kill_group(*_):
     os.killpg(0, signal.SIGKILL)
+
+
+def _stop_siblings():
+    """Freeze every other process of this run but the controller, so that no other worker
+    writes before this one's cut-short write (the kill that follows takes the frozen ones too)."""
+    group, me, parent = os.getpgrp(), os.getpid(), os.getppid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in (me, parent):
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group:
+            os.kill(int(name), signal.SIGSTOP)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_logreport(report):
+    global _fired
     result = yield
-    if AFTER and not hasattr(_config, "workerinput"):
-        output = getattr(_config.pluginmanager.get_plugin("lsrb-session"), "output", None)
-        if output is not None and output.writer.written == AFTER:
-            if MODE == "kill":
-                _kill_group()
-            elif MODE == "timer":
-                threading.Thread(target=lambda: (time.sleep(DELAY), _kill_group()), daemon=True).start()
-            elif MODE == "torn":
-                signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-                size = output.writer.path.stat().st_size
-                resource.setrlimit(resource.RLIMIT_FSIZE, (size + 40, resource.RLIM_INFINITY))
+    if not AFTER or _fired or _config.pluginmanager.has_plugin("dsession"):
+        return result  # (an xdist controller writes no records)
+    run = _config.pluginmanager.get_plugin("lsrb-session").run
+    path = run.config.output_dir / "attempts.jsonl"
+    if path.read_bytes().count(b"\\n") < AFTER:
+        return result
+    _fired = True
+    if MODE == "kill":
+        _kill_group()
+    elif MODE == "timer":
+        threading.Thread(target=lambda: (time.sleep(DELAY), _kill_group()), daemon=True).start()
+    elif MODE == "torn":
+        if hasattr(_config, "workerinput"):
+            _stop_siblings()
+            signal.signal(signal.SIGXFSZ, _kill_group)  # the cut-short write ends the whole run
+        else:
+            signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        size = path.stat().st_size
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size + 40, resource.RLIM_INFINITY))
     return result
 '''
 

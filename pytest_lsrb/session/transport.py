@@ -1,0 +1,186 @@
+"""Batched worker -> controller messages under xdist.
+
+xdist sends six messages per test from a worker to its controller (logstart, three test reports,
+logfinish, runtest_protocol_complete), each through execnet's pure-Python serializer, a pipe
+write and read, and a hand-off between the controller's receiver thread and its main loop. For
+tests as cheap as a mock attempt that costs more than the test itself, and `-n 2` is slower than
+serial. Here a worker buffers those per-test events and sends them as one message, and the
+controller unpacks the message into the very calls xdist would have made one by one, in order.
+
+The batch is a pickle of the list of `(name, kwargs)` events: pickle is C-fast and keeps tuples
+and bytes as they are. Both ends are processes of one run on one machine (the controller started
+the worker, and the bytes travel over the pipe between them), and the controller unpickles with
+`find_class` refused, so a batch can only hold plain data, as execnet's own messages do.
+
+A worker flushes its buffer:
+- before any other event (workerready, collection, workerfinished, unscheduled, errors), so the
+  order the controller sees is the order the worker sent;
+- when it holds `MAX_TESTS` tests;
+- when its oldest event is `MAX_AGE_S` old (a thread looks every `MAX_AGE_S / 2`), so a slow test's
+  result still shows while the next one runs;
+- when the worker's queue of scheduled tests is (nearly) empty: xdist only sends more tests when it
+  hears that earlier ones completed, so a worker waiting with unsent completions would wait forever.
+
+A crashed worker loses its unsent batch, never a finished attempt: its records are on disk before
+the test's report is even made (`session.state`), and the controller learns them from the file.
+
+This uses three things xdist does not promise: the worker's `WorkerInteractor.sendevent` and its
+`torun` queue, and the controller's `WorkerController.process_from_remote`. Each is checked before
+use; with an xdist where any is missing or different, nothing is batched and xdist sends per event
+as usual.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+BATCH_EVENT: Final = "lsrb_batch"  # the one message a batch travels as: (BATCH_EVENT, {"events": blob})
+BATCH_KEY: Final = "lsrb_batched"  # workerinput: the controller unpacks batches (it wrapped the node)
+BATCHED: Final = frozenset(
+    {"logstart", "logfinish", "testreport", "runtest_protocol_complete", "warning_recorded"}
+)
+MAX_TESTS: Final = 64
+MAX_AGE_S: Final = 0.2
+LOW_QUEUE: Final = 2  # flush when the worker holds this many scheduled tests or fewer
+
+Event = tuple[str, dict[str, Any]]
+
+
+# -- controller --------------------------------------------------------------------------------
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"a batch holds only plain data, not {module}.{name}")
+
+
+def unpack(blob: bytes) -> list[Event]:
+    events = _PlainUnpickler(io.BytesIO(blob)).load()
+    if not isinstance(events, list):
+        raise pickle.UnpicklingError("a batch is a list of events")
+    return events
+
+
+def unpack_on(node: Any) -> bool:
+    """Controller, before `node.setup()`: hand each batch the node's worker sends to xdist's own
+    `process_from_remote` one event at a time, and tell the worker it may batch. False (nothing
+    changed) when this xdist's WorkerController is not the one this was written against."""
+    process = getattr(node, "process_from_remote", None)
+    workerinput = getattr(node, "workerinput", None)
+    if not callable(process) or not isinstance(workerinput, dict) or "process_from_remote" in vars(node):
+        return False
+
+    def process_from_remote(eventcall: Any) -> None:
+        if type(eventcall) is tuple and len(eventcall) == 2 and eventcall[0] == BATCH_EVENT:
+            for event in unpack(eventcall[1]["events"]):
+                process(event)
+        else:
+            process(eventcall)
+
+    node.process_from_remote = process_from_remote  # bound by node.setup() as the channel callback
+    workerinput[BATCH_KEY] = True
+    return True
+
+
+# -- worker ------------------------------------------------------------------------------------
+
+
+def batch_sends(config: Any) -> Batcher | None:
+    """Worker: batch this worker's per-test events if its controller unpacks them and this xdist's
+    worker looks as expected; None (xdist's per-event sends stay) otherwise."""
+    if not getattr(config, "workerinput", {}).get(BATCH_KEY):
+        return None
+    for plugin in config.pluginmanager.get_plugins():
+        if type(plugin).__name__ != "WorkerInteractor":
+            continue
+        send = getattr(plugin, "sendevent", None)
+        channel: Any = getattr(plugin, "channel", None)
+        queue = getattr(plugin, "torun", None)
+        if not (callable(send) and callable(getattr(channel, "send", None))):
+            return None
+        if not callable(getattr(queue, "lock", None)):
+            return None
+        batcher = Batcher(send, channel.send, _queue_length(queue))
+        plugin.sendevent = batcher.sendevent
+        return batcher
+    return None
+
+
+def _queue_length(queue: Any) -> Callable[[], int]:
+    def length() -> int:
+        with queue.lock() as items:
+            return len(items)
+
+    return length
+
+
+class Batcher:
+    """A worker's buffer of per-test events (see the module docstring for when it is sent)."""
+
+    def __init__(
+        self,
+        send_event: Callable[..., None],
+        send_message: Callable[[Any], None],
+        queue_length: Callable[[], int],
+        *,
+        max_tests: int = MAX_TESTS,
+        max_age_s: float = MAX_AGE_S,
+    ) -> None:
+        self.send_event = send_event  # xdist's own sendevent
+        self.send_message = send_message
+        self.queue_length = queue_length
+        self.max_tests = max_tests
+        self.max_age_s = max_age_s
+        self.events: list[Event] = []
+        self.tests = 0
+        self.oldest = 0.0
+        self.lock = threading.Lock()  # xdist sends `unscheduled` from its receiver thread
+        self.closed = threading.Event()
+        self.thread = threading.Thread(target=self._flush_old, name="lsrb-batch-flush", daemon=True)
+        self.thread.start()
+
+    def sendevent(self, name: str, **kwargs: Any) -> None:
+        with self.lock:
+            if name not in BATCHED:
+                self._flush()
+                self.send_event(name, **kwargs)
+                return
+            if not self.events:
+                self.oldest = time.monotonic()
+            self.events.append((name, kwargs))
+            if name == "runtest_protocol_complete":
+                self.tests += 1
+                if self.tests >= self.max_tests or self.queue_length() <= LOW_QUEUE:
+                    self._flush()
+
+    def flush(self) -> None:
+        with self.lock:
+            self._flush()
+
+    def close(self) -> None:
+        self.closed.set()
+        self.flush()
+
+    def _flush(self) -> None:
+        events = self.events
+        if not events:
+            return
+        self.events = []
+        self.tests = 0
+        try:
+            blob = pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # something only execnet can carry: send as xdist would
+            for name, kwargs in events:
+                self.send_event(name, **kwargs)
+            return
+        self.send_message((BATCH_EVENT, {"events": blob}))
+
+    def _flush_old(self) -> None:
+        while not self.closed.wait(self.max_age_s / 2):
+            if self.events and time.monotonic() - self.oldest >= self.max_age_s:
+                self.flush()
