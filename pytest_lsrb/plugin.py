@@ -138,6 +138,8 @@ class AttemptSetup:
         runner = self.session.runner
         if runner is None:
             raise RuntimeError("the lsrb_runner fixture did not run for this test")
+        if self.session.is_worker:
+            self.session.catch_up(runner)
         slot.attempt = cases.run_attempt(self.session, item, slot.case, runner)
         return result
 
@@ -246,4 +248,6 @@ def lsrb_attempt(request: pytest.FixtureRequest, lsrb_case: Case[SelectableRow])
     """
     session = _session(request.config)
     lsrb_runner: Runner = session.runner or request.getfixturevalue("lsrb_runner")
+    if session.is_worker:
+        session.catch_up(lsrb_runner)
     return cases.run_attempt(session, request.node, lsrb_case, lsrb_runner)

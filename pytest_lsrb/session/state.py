@@ -4,7 +4,9 @@ these methods; nothing here is a hook itself."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -57,6 +59,7 @@ class LsrbSession:
         self.worker_output: WorkerOutput | None = None  # xdist worker: its appends to attempts.jsonl
         self.following = False  # controller of xdist workers: it follows their attempts.jsonl
         self.workers_lost = 0  # controller: xdist workers that crashed so far
+        self.crashes_seen = 0  # xdist worker: crash flags it has caught up with
         self.next_follow = 0.0  # controller of xdist workers: when to read their records next
 
     # -- setup ---------------------------------------------------------------------------------
@@ -120,6 +123,8 @@ class LsrbSession:
             if not self.config.option.collectonly:  # listing tests must not touch a run's files
                 self.output = outputs.RunOutput.open(run)
                 StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours
+                for flag in run.config.output_dir.glob(xdist.crash_flag(Path(), 0).name[:-1] + "*"):
+                    flag.unlink(missing_ok=True)  # nor an earlier run's crashed workers
                 self.progress = self._progress_reporter(run)
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -129,12 +134,14 @@ class LsrbSession:
         events to the controller in batches (`session.transport`)."""
         from pytest_lsrb.output.files import ATTEMPTS_FILE
         from pytest_lsrb.output.rundir import WorkerOutput
-        from pytest_lsrb.session.transport import batch_sends
+        from pytest_lsrb.session.transport import batch_sends, running_marker
 
+        marker = None
         if xdist.given_run_dir(self.config) is not None and not self.config.option.collectonly:
             self.worker_output = WorkerOutput(run.config.output_dir / ATTEMPTS_FILE)
             xdist.drop_terminal(self.config)
-        self.batcher = batch_sends(self.config)
+            marker = running_marker(run.config.output_dir, xdist.worker_id(self.config))
+        self.batcher = batch_sends(self.config, marker)
 
     def _warn_about_slots(self, adapter: Adapter, concurrency: int) -> None:
         """Say so when more attempts would be in flight than the server decodes at once."""
@@ -190,7 +197,7 @@ class LsrbSession:
     def finished_judgements(self) -> dict[tuple[str, int], Any]:
         """Attempts a resumed run must not redo (read in every process, controller or worker)."""
         run = self.run
-        if run is None or not (run.config.resume or xdist.replacing(self.config)):
+        if run is None or not run.config.resume:
             return {}
         from pytest_lsrb.output import rundir as outputs
 
@@ -263,6 +270,20 @@ class LsrbSession:
         if self.progress is not None and written is not None:
             self.progress.add(written)
 
+    def catch_up(self, runner: Runner) -> None:
+        """xdist worker, before an attempt: after a worker crashed, take what is already in
+        attempts.jsonl as done (`xdist.crash_flag`)."""
+        if self.run is None:
+            return
+        run_dir = self.run.config.output_dir
+        seen = self.crashes_seen
+        while os.access(xdist.crash_flag(run_dir, self.crashes_seen + 1), os.F_OK):
+            self.crashes_seen += 1
+        if self.crashes_seen != seen:
+            from pytest_lsrb.output import rundir as outputs
+
+            runner.finished.update(outputs.finished_judgements(self.run))
+
     def stop_writing(self, message: str) -> None:
         """The disk refused a record: this process stops, and so do the other workers."""
         if self.pytest_session is not None:
@@ -305,12 +326,11 @@ class LsrbSession:
             self.stop_writing(str(exc))
 
     def node_configured(self, node: Any) -> None:
-        """xdist: a worker is about to start: tell it where the run writes; a worker replacing
-        one that crashed takes the attempts already on disk as done (the crashed worker's last
-        reports may not have reached this controller, so xdist runs those tests again)."""
+        """xdist: a worker is about to start: tell it where the run writes, and that this
+        controller unpacks batched messages."""
         if self.run is None:
             return
-        xdist.give_run_dir(node, self.run.config.output_dir, replacing=self.workers_lost > 0)
+        xdist.give_run_dir(node, self.run.config.output_dir)
         xdist.unpack_batches(node)
         self.following = True
 
@@ -318,6 +338,13 @@ class LsrbSession:
         """xdist: a worker finished or crashed; a write it could not make stops the run here too."""
         if error is not None:
             self.workers_lost += 1
+            if self.run is not None:
+                from pytest_lsrb.session.transport import blame_running, running_marker
+
+                run_dir = self.run.config.output_dir
+                blame_running(self.config, node, running_marker(run_dir, xdist.node_id(node)))
+                with contextlib.suppress(OSError):
+                    xdist.crash_flag(run_dir, self.workers_lost).touch()
         write_error = xdist.write_error_of(node)
         if write_error is not None and self.output is not None:
             self.output.write_error = self.output.write_error or write_error
@@ -332,6 +359,12 @@ class LsrbSession:
             self.record_untaken(self.runner.untaken_answers())
         if self.worker_output is not None:
             self.worker_output.close()
+            if self.run is not None:
+                from pytest_lsrb.session.transport import running_marker
+
+                running_marker(self.run.config.output_dir, xdist.worker_id(self.config)).unlink(
+                    missing_ok=True
+                )
             if self.worker_output.write_error is not None:
                 xdist.send_write_error(self.config, self.worker_output.write_error)
         if self.is_worker:
@@ -349,6 +382,7 @@ class LsrbSession:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
             return
         StopSignal(self.run.config.output_dir).clear()
+        self._clear_crash_flags()
         if self.gate is not None:
             self.gate_result, session.exitstatus = gate.finish_session(
                 self.gate, self.output.dir, int(session.exitstatus)
@@ -356,6 +390,12 @@ class LsrbSession:
             from pytest_lsrb.tools.junit import add_gate_case
 
             add_gate_case(self.config, self.gate_result)
+
+    def _clear_crash_flags(self) -> None:
+        if self.run is None:
+            return
+        for n in range(1, self.workers_lost + 1):
+            xdist.crash_flag(self.run.config.output_dir, n).unlink(missing_ok=True)
 
     def write_terminal_summary(self, terminalreporter: Any) -> None:
         from pytest_lsrb.session import terminal

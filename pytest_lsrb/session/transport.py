@@ -33,10 +33,12 @@ as usual.
 from __future__ import annotations
 
 import io
+import os
 import pickle
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Final
 
 BATCH_EVENT: Final = "lsrb_batch"  # the one message a batch travels as: (BATCH_EVENT, {"events": blob})
@@ -90,9 +92,39 @@ def unpack_on(node: Any) -> bool:
 # -- worker ------------------------------------------------------------------------------------
 
 
-def batch_sends(config: Any) -> Batcher | None:
+def running_marker(run_dir: Path, worker_id: str) -> Path:
+    """The file where worker `worker_id` notes the test it is running (see `blame_running`)."""
+    return run_dir / f".lsrb-running-{worker_id}"
+
+
+def blame_running(config: Any, node: Any, marker: Path) -> None:
+    """Controller, when a worker crashed (before xdist takes its tests back): make the test it
+    was running the one xdist reports as crashed.
+
+    xdist blames the first test it has not heard completed; with batching, tests that finished
+    but whose reports went down with the worker come before it. They go back to the queue
+    instead, and the replacement worker takes their attempts from attempts.jsonl. Without the
+    marker, or with a scheduler shaped otherwise, xdist's own choice stands."""
+    try:
+        nodeid = marker.read_bytes().split(b"\n", 1)[0].decode("utf-8")
+        marker.unlink()
+    except (OSError, UnicodeDecodeError):
+        return
+    sched = getattr(config.pluginmanager.get_plugin("dsession"), "sched", None)
+    pending = getattr(sched, "node2pending", {}).get(node)
+    collection = getattr(sched, "collection", None)
+    if not isinstance(pending, list) or not isinstance(collection, list):
+        return
+    for position, index in enumerate(pending):
+        if isinstance(index, int) and 0 <= index < len(collection) and collection[index] == nodeid:
+            pending.insert(0, pending.pop(position))
+            return
+
+
+def batch_sends(config: Any, marker: Path | None = None) -> Batcher | None:
     """Worker: batch this worker's per-test events if its controller unpacks them and this xdist's
-    worker looks as expected; None (xdist's per-event sends stay) otherwise."""
+    worker looks as expected; None (xdist's per-event sends stay) otherwise. With `marker`, the
+    worker notes there the test it starts (one pwrite per test) for `blame_running`."""
     if not getattr(config, "workerinput", {}).get(BATCH_KEY):
         return None
     for plugin in config.pluginmanager.get_plugins():
@@ -105,10 +137,27 @@ def batch_sends(config: Any) -> Batcher | None:
             return None
         if not callable(getattr(queue, "lock", None)):
             return None
-        batcher = Batcher(send, channel.send, _queue_length(queue))
+        batcher = Batcher(send, channel.send, _queue_length(queue), note_running=_noter(marker))
         plugin.sendevent = batcher.sendevent
         return batcher
     return None
+
+
+def _noter(marker: Path | None) -> Callable[[str], None] | None:
+    if marker is None:
+        return None
+    try:
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    except OSError:
+        return None
+
+    def note(nodeid: str) -> None:
+        try:  # noqa: SIM105 (once per test: cheaper than contextlib.suppress)
+            os.pwrite(fd, nodeid.encode("utf-8", "backslashreplace") + b"\n", 0)
+        except OSError:
+            pass
+
+    return note
 
 
 def _queue_length(queue: Any) -> Callable[[], int]:
@@ -130,12 +179,14 @@ class Batcher:
         *,
         max_tests: int = MAX_TESTS,
         max_age_s: float = MAX_AGE_S,
+        note_running: Callable[[str], None] | None = None,
     ) -> None:
         self.send_event = send_event  # xdist's own sendevent
         self.send_message = send_message
         self.queue_length = queue_length
         self.max_tests = max_tests
         self.max_age_s = max_age_s
+        self.note_running = note_running
         self.events: list[Event] = []
         self.tests = 0
         self.oldest = 0.0
@@ -150,6 +201,8 @@ class Batcher:
                 self._flush()
                 self.send_event(name, **kwargs)
                 return
+            if name == "logstart" and self.note_running is not None:
+                self.note_running(str(kwargs.get("nodeid")))
             if not self.events:
                 self.oldest = time.monotonic()
             self.events.append((name, kwargs))

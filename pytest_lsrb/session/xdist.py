@@ -1,9 +1,9 @@
 """The xdist glue: what the controller and its workers hand each other.
 
 - controller -> worker (workerinput): the run directory the controller chose, so every process
-  writes under one run; whether the worker replaces one that crashed (it then takes the attempts
-  already on disk as done); and whether the controller unpacks batched messages
-  (`session.transport`).
+  writes under one run, and whether the controller unpacks batched messages
+  (`session.transport`). After a worker crashed, a flag file in the run directory
+  (`crash_flag`).
 - worker -> controller: each worker appends its own records to the run's attempts.jsonl, which
   the controller follows (`output.rundir.RunOutput.follow`); nothing of a record travels on a
   report. At the end (workeroutput): a write the disk refused, so the controller stops too.
@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 RUN_DIR_KEY = "lsrb_run_dir"  # workerinput: the run directory the controller chose
-REPLACING_KEY = "lsrb_replacing"  # workerinput: this worker replaces one that crashed
 WRITE_ERROR_KEY = "lsrb_write_error"  # workeroutput: the sentence for a write the disk refused
 
 
@@ -31,17 +30,30 @@ def given_run_dir(config: pytest.Config) -> Path | None:
     return Path(workerinput[RUN_DIR_KEY]) if RUN_DIR_KEY in workerinput else None
 
 
-def replacing(config: pytest.Config) -> bool:
-    """Worker: it replaces a worker that crashed."""
-    return bool(getattr(config, "workerinput", {}).get(REPLACING_KEY))
+def worker_id(config: pytest.Config) -> str:
+    """Worker: its xdist id (gw0, gw1, ...)."""
+    return str(getattr(config, "workerinput", {}).get("workerid", "?"))
 
 
-def give_run_dir(node: Any, run_dir: Path, *, replacing: bool = False) -> None:
-    """Controller: tell a worker about to start where the run writes (and whether it replaces
-    a crashed worker)."""
+def node_id(node: Any) -> str:
+    """Controller: the xdist id of a worker's node (the same as its `worker_id`)."""
+    return str(getattr(getattr(node, "gateway", None), "id", "?"))
+
+
+def give_run_dir(node: Any, run_dir: Path) -> None:
+    """Controller: tell a worker about to start where the run writes."""
     node.workerinput[RUN_DIR_KEY] = str(run_dir)
-    if replacing:
-        node.workerinput[REPLACING_KEY] = True
+
+
+def crash_flag(run_dir: Path, n: int) -> Path:
+    """The file the controller creates when the `n`th worker of this run has crashed.
+
+    Batched reports of tests a crashed worker finished went down with it, so xdist sends those
+    tests again, to any worker. Before each attempt a worker looks for the next flag (one
+    access(2)); when it is there, it takes the attempts already in attempts.jsonl as done, so a
+    test sent again is answered from its record, not asked of the model twice. The controller
+    creates the flag before xdist sends the tests again."""
+    return run_dir / f".lsrb-crash-{n}"
 
 
 def drop_terminal(config: pytest.Config) -> None:
