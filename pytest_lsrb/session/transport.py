@@ -69,24 +69,49 @@ def unpack(blob: bytes) -> list[Event]:
 
 
 def unpack_on(node: Any) -> bool:
-    """Controller, before `node.setup()`: hand each batch the node's worker sends to xdist's own
-    `process_from_remote` one event at a time, and tell the worker it may batch. False (nothing
-    changed) when this xdist's WorkerController is not the one this was written against."""
+    """Controller, before `node.setup()`: unpack each batch the node's worker sends into the
+    events xdist would have received one by one, and tell the worker it may batch. False
+    (nothing changed) when this xdist's WorkerController is not the one this was written against.
+
+    The events of a test go straight to the controller's event queue as xdist's
+    `process_from_remote` would put them there (`notify_inproc` less its debug line, which
+    formats every report's repr whether or not anyone reads it); others go through xdist's own.
+    A batch that cannot be read goes to xdist as it came: an unknown event, so xdist takes that
+    worker down with the error, as for any message it cannot handle."""
     process = getattr(node, "process_from_remote", None)
     workerinput = getattr(node, "workerinput", None)
     if not callable(process) or not isinstance(workerinput, dict) or "process_from_remote" in vars(node):
         return False
+    putevent: Any = getattr(node, "putevent", None)
+    from_serializable = node.config.hook.pytest_report_from_serializable
+    config = node.config
+    direct = PASSED_ON if callable(putevent) else frozenset()
 
     def process_from_remote(eventcall: Any) -> None:
-        if type(eventcall) is tuple and len(eventcall) == 2 and eventcall[0] == BATCH_EVENT:
-            for event in unpack(eventcall[1]["events"]):
-                process(event)
-        else:
+        if type(eventcall) is not tuple or len(eventcall) != 2 or eventcall[0] != BATCH_EVENT:
             process(eventcall)
+            return
+        try:
+            events = unpack(eventcall[1]["events"])
+        except Exception:
+            process(eventcall)
+            return
+        for event in events:
+            name, kwargs = event
+            if name not in direct or "item_index" in kwargs:
+                process(event)
+            elif name == "testreport":
+                putevent((name, {"node": node, "rep": from_serializable(config=config, data=kwargs["data"])}))
+            else:
+                putevent((name, {"node": node, **kwargs}))
 
     node.process_from_remote = process_from_remote  # bound by node.setup() as the channel callback
     workerinput[BATCH_KEY] = True
     return True
+
+
+# what xdist's process_from_remote passes on as (name, {"node": node, **kwargs}), a report decoded
+PASSED_ON: Final = frozenset({"logstart", "logfinish", "testreport", "runtest_protocol_complete"})
 
 
 # -- worker ------------------------------------------------------------------------------------

@@ -16,14 +16,26 @@ from pytest_lsrb.session.transport import BATCH_KEY, Batcher, blame_running, unp
 
 
 class Controller:
-    """A WorkerController as far as `unpack_on` sees it: xdist's per-event callback."""
+    """A WorkerController as far as `unpack_on` sees it: xdist's per-event callback, and the
+    controller's event queue (`putevent`) where xdist's callback puts what it decoded."""
 
     def __init__(self) -> None:
         self.workerinput: dict[str, Any] = {}
-        self.received: list[Any] = []
+        self.received: list[Any] = []  # what the controller's main loop gets, in order
+        decode = SimpleNamespace(pytest_report_from_serializable=lambda config, data: ("report", data))
+        self.config = SimpleNamespace(hook=decode)
 
     def process_from_remote(self, eventcall: Any) -> None:
         self.received.append(eventcall)
+
+    def putevent(self, event: tuple[str, dict[str, Any]]) -> None:
+        name, kwargs = event
+        assert kwargs.pop("node") is self
+        if name == "testreport":
+            kind, data = kwargs.pop("rep")
+            assert kind == "report"
+            kwargs["data"] = data
+        self.received.append((name, kwargs))
 
 
 def events_of_test(i: int) -> list[tuple[str, dict[str, Any]]]:
@@ -109,15 +121,19 @@ class NotPlain:
 
 
 def test_the_controller_unpickles_plain_data_only() -> None:
-    controller = Controller()
-    unpack_on(controller)
     blob = pickle.dumps([("logstart", {"nodeid": NotPlain()})])
     with pytest.raises(pickle.UnpicklingError, match="plain data"):
-        controller.process_from_remote((transport.BATCH_EVENT, {"events": blob}))
+        transport.unpack(blob)
+    controller = Controller()
+    unpack_on(controller)
+    batch = (transport.BATCH_EVENT, {"events": blob})
+    controller.process_from_remote(batch)
+    # handed to xdist as it came: an event it does not know, which takes that worker down
+    assert controller.received == [batch]
 
 
 def test_an_unknown_controller_shape_batches_nothing() -> None:
-    node = SimpleNamespace(workerinput={})  # no process_from_remote to wrap
+    node = SimpleNamespace(workerinput={}, config=None)  # no process_from_remote to wrap
     assert not unpack_on(node)
     assert node.workerinput == {}
     bound = Controller()
