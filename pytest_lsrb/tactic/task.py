@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from json.encoder import encode_basestring as _json_string  # json's, ensure_ascii=False
 from pathlib import Path
@@ -98,32 +98,27 @@ class TacticTask:
         return dataclasses.replace(config, values={**config.values, "temperature": SAMPLED_TEMPERATURE})
 
     def __init__(self) -> None:
-        # The last items' prompts: an item's samples run back to back (and may run in parallel
-        # threads), so rendering and hashing each prompt once per item is enough.
-        self._prompts: OrderedDict[tuple[str, str], _Prompt] = OrderedDict()
-        self._prompts_lock = threading.Lock()
+        # Each thread's last prompt: an item's samples run back to back, so rendering and hashing
+        # it once per item (per thread, when samples run in parallel) is enough.
+        self._last = threading.local()
 
     def _prompt(self, ctx: AttemptContext[TacticRow], row: TacticRow) -> _Prompt:
         suite = ctx.suite
-        key = (str(suite.root), row.item_id)
-        with self._prompts_lock:
-            hit = self._prompts.get(key)
-        if hit is None:
-            context = None
-            lines = int(ctx.options.get("context") or 0)
-            if lines > 0:
-                from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase
+        last: tuple[TacticRow, SuiteSpec, _Prompt] | None = getattr(self._last, "prompt", None)
+        if last is not None and last[0] is row and last[1] is suite:
+            return last[2]
+        context = None
+        lines = int(ctx.options.get("context") or 0)
+        if lines > 0:
+            from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase
 
-                if isinstance(ctx.verifier, LeanVerifierBase):  # (mode none has no source)
-                    context = ctx.verifier.source_context(row, lines)
-            messages = build_messages(suite, row, context)
-            as_dicts = [{"role": m.role, "content": m.content} for m in messages]
-            hit = (messages, prompt_hash(messages), as_dicts)
-            with self._prompts_lock:
-                self._prompts[key] = hit
-                if len(self._prompts) > 256:
-                    self._prompts.popitem(last=False)
-        return hit
+            if isinstance(ctx.verifier, LeanVerifierBase):  # (mode none has no source)
+                context = ctx.verifier.source_context(row, lines)
+        messages = build_messages(suite, row, context)
+        as_dicts = [{"role": m.role, "content": m.content} for m in messages]
+        prompt = (messages, prompt_hash(messages), as_dicts)
+        self._last.prompt = (row, suite, prompt)
+        return prompt
 
     def calls_per_attempt(self, values: Mapping[str, Any]) -> int:
         return 1
