@@ -123,8 +123,9 @@ class LsrbSession:
             if not self.config.option.collectonly:  # listing tests must not touch a run's files
                 self.output = outputs.RunOutput.open(run)
                 StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours
-                for flag in run.config.output_dir.glob(xdist.crash_flag(Path(), 0).name[:-1] + "*"):
-                    flag.unlink(missing_ok=True)  # nor an earlier run's crashed workers
+                for pattern in (".lsrb-crash-*", ".lsrb-running-*"):  # nor an earlier run's crashes
+                    for stale in run.config.output_dir.glob(pattern):
+                        stale.unlink(missing_ok=True)
                 self.progress = self._progress_reporter(run)
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -331,7 +332,7 @@ class LsrbSession:
         if self.run is None:
             return
         xdist.give_run_dir(node, self.run.config.output_dir)
-        xdist.unpack_batches(node)
+        xdist.unpack_batches(node, self.queue_depth)
         self.following = True
 
     def worker_down(self, node: Any, error: Any) -> None:

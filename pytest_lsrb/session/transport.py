@@ -19,7 +19,9 @@ A worker flushes its buffer:
 - when its oldest event is `MAX_AGE_S` old (a thread looks every `MAX_AGE_S / 2`), so a slow test's
   result still shows while the next one runs;
 - when the worker's queue of scheduled tests is (nearly) empty: xdist only sends more tests when it
-  hears that earlier ones completed, so a worker waiting with unsent completions would wait forever.
+  hears that earlier ones completed, so a worker waiting with unsent completions would wait forever;
+  and when it holds fewer than the runner's prefetch wants (`engine.schedule.queue_depth`: with
+  attempts kept in flight, so the controller tops the queue up before the prefetch runs dry).
 
 A crashed worker loses its unsent batch, never a finished attempt: its records are on disk before
 the test's report is even made (`session.state`), and the controller learns them from the file.
@@ -48,7 +50,8 @@ BATCHED: Final = frozenset(
 )
 MAX_TESTS: Final = 64
 MAX_AGE_S: Final = 0.2
-LOW_QUEUE: Final = 2  # flush when the worker holds this many scheduled tests or fewer
+LOW_QUEUE: Final = 2  # flush when the worker holds this many scheduled tests or fewer (at least)
+LOW_KEY: Final = "lsrb_low_queue"  # workerinput: ...or fewer than the tests its prefetch wants
 
 Event = tuple[str, dict[str, Any]]
 
@@ -68,7 +71,7 @@ def unpack(blob: bytes) -> list[Event]:
     return events
 
 
-def unpack_on(node: Any) -> bool:
+def unpack_on(node: Any, low_queue: int = LOW_QUEUE) -> bool:
     """Controller, before `node.setup()`: unpack each batch the node's worker sends into the
     events xdist would have received one by one, and tell the worker it may batch. False
     (nothing changed) when this xdist's WorkerController is not the one this was written against.
@@ -107,6 +110,7 @@ def unpack_on(node: Any) -> bool:
 
     node.process_from_remote = process_from_remote  # bound by node.setup() as the channel callback
     workerinput[BATCH_KEY] = True
+    workerinput[LOW_KEY] = max(LOW_QUEUE, low_queue)
     return True
 
 
@@ -162,7 +166,14 @@ def batch_sends(config: Any, marker: Path | None = None) -> Batcher | None:
             return None
         if not callable(getattr(queue, "lock", None)):
             return None
-        batcher = Batcher(send, channel.send, _queue_length(queue), note_running=_noter(marker))
+        low = config.workerinput.get(LOW_KEY)
+        batcher = Batcher(
+            send,
+            channel.send,
+            _queue_length(queue),
+            low_queue=low if isinstance(low, int) else LOW_QUEUE,
+            note_running=_noter(marker),
+        )
         plugin.sendevent = batcher.sendevent
         return batcher
     return None
@@ -204,6 +215,7 @@ class Batcher:
         *,
         max_tests: int = MAX_TESTS,
         max_age_s: float = MAX_AGE_S,
+        low_queue: int = LOW_QUEUE,
         note_running: Callable[[str], None] | None = None,
     ) -> None:
         self.send_event = send_event  # xdist's own sendevent
@@ -212,6 +224,7 @@ class Batcher:
         self.max_tests = max_tests
         self.max_age_s = max_age_s
         self.note_running = note_running
+        self.low_queue = low_queue
         self.events: list[Event] = []
         self.tests = 0
         self.oldest = 0.0
@@ -233,7 +246,7 @@ class Batcher:
             self.events.append((name, kwargs))
             if name == "runtest_protocol_complete":
                 self.tests += 1
-                if self.tests >= self.max_tests or self.queue_length() <= LOW_QUEUE:
+                if self.tests >= self.max_tests or self.queue_length() <= self.low_queue:
                     self._flush()
 
     def flush(self) -> None:

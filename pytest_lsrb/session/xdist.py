@@ -71,11 +71,12 @@ def drop_terminal(config: pytest.Config) -> None:
         config.pluginmanager.unregister(name="terminalreporter")
 
 
-def unpack_batches(node: Any) -> None:
-    """Controller: unpack the batched messages of the worker `node` is about to start."""
+def unpack_batches(node: Any, queue_depth: int) -> None:
+    """Controller: unpack the batched messages of the worker `node` is about to start (which
+    sends at once whenever it holds fewer than `queue_depth` scheduled tests)."""
     from pytest_lsrb.session.transport import unpack_on
 
-    unpack_on(node)
+    unpack_on(node, queue_depth)
 
 
 def send_write_error(config: pytest.Config, message: str) -> None:

@@ -94,6 +94,19 @@ def test_a_worker_low_on_scheduled_tests_sends_at_once() -> None:
     batcher.close()
 
 
+def test_a_worker_below_its_prefetch_depth_sends_at_once() -> None:
+    # with attempts kept in flight the controller must top the queue up before the prefetch
+    # runs dry: below that depth each completion goes out
+    batcher, controller, _ = wire(queued=5, low_queue=10)
+    for name, kwargs in events_of_test(0):
+        batcher.sendevent(name, **kwargs)
+    assert controller.received == events_of_test(0)
+    node = Controller()
+    unpack_on(node, 10)
+    assert node.workerinput[transport.LOW_KEY] == 10
+    batcher.close()
+
+
 def test_an_old_buffer_is_sent_without_more_events() -> None:
     # a slow test's result shows while the next test runs
     batcher, controller, _ = wire(max_age_s=0.05)
