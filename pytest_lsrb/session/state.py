@@ -123,9 +123,7 @@ class LsrbSession:
             if not self.config.option.collectonly:  # listing tests must not touch a run's files
                 self.output = outputs.RunOutput.open(run)
                 StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours
-                for pattern in (".lsrb-crash-*", ".lsrb-running-*"):  # nor an earlier run's crashes
-                    for stale in run.config.output_dir.glob(pattern):
-                        stale.unlink(missing_ok=True)
+                xdist.clear_crash_files(run.config.output_dir)  # nor an earlier run's crashes
                 self.progress = self._progress_reporter(run)
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -383,7 +381,7 @@ class LsrbSession:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
             return
         StopSignal(self.run.config.output_dir).clear()
-        self._clear_crash_flags()
+        xdist.clear_crash_files(self.run.config.output_dir)
         if self.gate is not None:
             self.gate_result, session.exitstatus = gate.finish_session(
                 self.gate, self.output.dir, int(session.exitstatus)
@@ -391,12 +389,6 @@ class LsrbSession:
             from pytest_lsrb.tools.junit import add_gate_case
 
             add_gate_case(self.config, self.gate_result)
-
-    def _clear_crash_flags(self) -> None:
-        if self.run is None:
-            return
-        for n in range(1, self.workers_lost + 1):
-            xdist.crash_flag(self.run.config.output_dir, n).unlink(missing_ok=True)
 
     def write_terminal_summary(self, terminalreporter: Any) -> None:
         from pytest_lsrb.session import terminal

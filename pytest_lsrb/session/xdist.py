@@ -56,6 +56,14 @@ def crash_flag(run_dir: Path, n: int) -> Path:
     return run_dir / f".lsrb-crash-{n}"
 
 
+def clear_crash_files(run_dir: Path) -> None:
+    """Controller, when a run opens and when it ends: remove the crash flags (`crash_flag`) and
+    any running-test markers left (`session.transport.running_marker`)."""
+    for pattern in (".lsrb-crash-*", ".lsrb-running-*"):
+        for stale in run_dir.glob(pattern):
+            stale.unlink(missing_ok=True)
+
+
 def drop_terminal(config: pytest.Config) -> None:
     """Worker: take pytest's terminal reporter out. xdist sends a worker's stdout to /dev/null, yet
     the reporter there writes and flushes a letter per test, keeps every report to the end, and
