@@ -1,7 +1,10 @@
 """Output files: attempts.jsonl (appended and flushed per attempt), summary.json, run.json.
 
 A killed run loses nothing that finished: each record is one `write` of a whole line followed by a
-flush. A reader that meets a torn last line (the process died mid-write) reports it and carries on.
+flush. A reader that meets a torn last line (the process died mid-write) reports it and carries on;
+under xdist, where other workers go on appending after a worker killed mid-write, the cut-short
+record is glued to the start of the next worker's line: the reader keeps that record and reports
+the fragment (`glued_record`).
 """
 
 from __future__ import annotations
@@ -115,6 +118,7 @@ class AttemptsWriter:
         opens the file before any worker starts, may cut a torn last line)."""
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._shared = not repair_tail
         if repair_tail:
             truncate_torn_tail(path)
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
@@ -127,12 +131,21 @@ class AttemptsWriter:
         return record
 
     def write_line(self, line: bytes) -> None:
-        """Append one line made by `record_line` (an xdist worker sends records this way)."""
+        """Append one line made by `record_line`.
+
+        A write the kernel cut short (a full disk, a file-size limit) is finished by more writes
+        when this is the file's only writer. Beside other writers (`repair_tail=False`) the rest
+        could land after another process's line and tear both, so it is a write error instead:
+        the cut-short part is then glued to the next line, where readers find it.
+        """
         if self._fd is None:
             raise RuntimeError("attempts writer is closed")
         view = memoryview(line)
         while view:
-            view = view[os.write(self._fd, view) :]
+            done = os.write(self._fd, view)
+            if self._shared and done < len(view):
+                raise OSError(errno.ENOSPC, f"only {done} of {len(line)} bytes of a record were written")
+            view = view[done:]
         self.written += 1
 
     def close(self) -> None:
@@ -146,14 +159,25 @@ class AttemptsWriter:
 class AttemptsReadReport:
     records: int = 0
     torn_tail_line: int | None = None
+    # lines that began with a record cut short, glued to the start of another process's record
+    glued_lines: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
 def iter_attempts(path: Path, report: AttemptsReadReport | None = None) -> Iterator[AttemptDict]:
-    """Stream the records of an attempts.jsonl.
+    """Stream the records of an attempts.jsonl (see `iter_numbered_attempts`)."""
+    for _, record in iter_numbered_attempts(path, report):
+        yield record
 
-    A last line that is not a complete JSON object (a torn write) is skipped and noted in `report`;
-    a bad line anywhere else is a usage error naming the line.
+
+def iter_numbered_attempts(
+    path: Path, report: AttemptsReadReport | None = None
+) -> Iterator[tuple[int, AttemptDict]]:
+    """Stream (line number, record) from an attempts.jsonl.
+
+    A last line that is not a complete JSON object (a torn write) is skipped and noted in `report`,
+    and so is a cut-short record glued to the start of a complete one (`glued_record`); any other
+    bad line is a usage error naming the line.
     """
     report = report if report is not None else AttemptsReadReport()
     if not path.exists():
@@ -162,14 +186,14 @@ def iter_attempts(path: Path, report: AttemptsReadReport | None = None) -> Itera
         pending: tuple[int, bytes] | None = None
         for lineno, raw in enumerate(fh, start=1):
             if pending is not None:
-                yield _parse_line(path, *pending)
+                yield pending[0], _parse_or_unglue(path, *pending, report)
                 report.records += 1
             pending = (lineno, raw)
         if pending is None:
             return
         lineno, raw = pending
         try:
-            record = _parse_line(path, lineno, raw)
+            record = _parse_or_unglue(path, lineno, raw, report)
         except LsrbUsageError:
             if raw.endswith(b"\n"):
                 raise
@@ -178,11 +202,57 @@ def iter_attempts(path: Path, report: AttemptsReadReport | None = None) -> Itera
                 f"{path}:{lineno}: last line is incomplete (the run was killed mid-write); ignored."
             )
             return
-        if not raw.endswith(b"\n"):
-            # Complete JSON but no newline: still a finished record.
-            pass
+        # (complete JSON without its newline is still a finished record)
         report.records += 1
-        yield record
+        yield lineno, record
+
+
+# How every record's line begins: the runner puts `record_schema_version` first, and inside a JSON
+# string a quote is always escaped, so these bytes can only start a record.
+RECORD_START = b'{"record_schema_version":'
+
+
+def glued_record(raw: bytes) -> bytes | None:
+    """The complete record in a line that starts with a cut-short one, else None.
+
+    Under xdist each worker appends whole lines to the same file; a worker killed in the middle of
+    its write (or refused by a full disk) leaves part of a line, and the next worker's record is
+    appended right after it. The record that follows starts at the line's last RECORD_START, and
+    what comes before it must be the start of a record (anything else is not what a killed writer
+    leaves, and stays an error).
+    """
+    at = raw.rfind(RECORD_START)
+    if at <= 0:
+        return None
+    cut_short = raw[:at]
+    if not (cut_short.startswith(RECORD_START) or RECORD_START.startswith(cut_short)):
+        return None
+    return raw[at:]
+
+
+def glued_warning(path: Path, lineno: int) -> str:
+    return (
+        f"{path}:{lineno}: the line starts with a record cut short (a process was killed while "
+        "writing it) followed by a complete record; the cut-short part is ignored and its attempt "
+        "is run again by --lsrb-resume."
+    )
+
+
+def _parse_or_unglue(path: Path, lineno: int, raw: bytes, report: AttemptsReadReport) -> AttemptDict:
+    try:
+        return _parse_line(path, lineno, raw)
+    except LsrbUsageError as exc:
+        error = exc
+    rest = glued_record(raw)
+    if rest is not None:
+        try:
+            record = _parse_line(path, lineno, rest)
+        except LsrbUsageError:
+            raise error from None
+        report.glued_lines.append(lineno)
+        report.warnings.append(glued_warning(path, lineno))
+        return record
+    raise error
 
 
 def _parse_line(path: Path, lineno: int, raw: bytes) -> AttemptDict:

@@ -24,13 +24,14 @@ from pytest_lsrb.output.files import (
     SUMMARY_FILE,
     AttemptsReadReport,
     iter_attempts,
+    iter_numbered_attempts,
     read_json,
 )
 
 
 def iter_records(path: Path, report: AttemptsReadReport | None = None) -> Iterator[AttemptDict]:
     """The records of an attempts.jsonl, each checked (`path:line: field 'x': ...` if not)."""
-    for lineno, rec in enumerate(iter_attempts(path, report), start=1):
+    for lineno, rec in iter_numbered_attempts(path, report):
         check_record(rec, f"{path}:{lineno}")
         yield rec
 

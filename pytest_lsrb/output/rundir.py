@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -27,8 +27,11 @@ from pytest_lsrb.output.files import (
     ATTEMPTS_FILE,
     RUN_FILE,
     SUMMARY_FILE,
+    AttemptsReadReport,
     AttemptsWriter,
     OutputWriteError,
+    glued_record,
+    glued_warning,
     read_json,
     write_failure,
     write_json_atomic,
@@ -73,6 +76,8 @@ class RunOutput:
     # Under xdist the workers append their records themselves; the controller follows the file
     # from here (its size when the run opened it) to feed the live summary and the progress line.
     followed: int = 0
+    # What following the file noticed and got past (a worker's record cut short mid-write).
+    warnings: list[str] = field(default_factory=list)
 
     @classmethod
     def open(cls, run: SuiteRun) -> RunOutput:
@@ -81,12 +86,14 @@ class RunOutput:
         run_file = out / RUN_FILE
         header = run_header(run)
         has_run = attempts.exists() and attempts.stat().st_size > 0
+        read = AttemptsReadReport()
         if run.config["resume"]:
             if not run_file.exists():
                 raise LsrbUsageError(f"--lsrb-resume: {out} holds no run to resume (no {RUN_FILE}).")
             check_resumable(run_file, header)
-            # A record this run could not read back stops it here, before run.json is touched.
-            for _ in iter_records(attempts):
+            # A record this run could not read back stops it here, before run.json is touched;
+            # what it read past (a torn last line, a cut-short record) it says at the end.
+            for _ in iter_records(attempts, read):
                 pass
         elif has_run or run_file.exists():
             if not run.config["overwrite"]:
@@ -109,7 +116,7 @@ class RunOutput:
             raise LsrbUsageError(write_failure(target, exc, running=False)) from None
         samples = run.config.samples
         live = None if run.config["resume"] else Summarizer(samples, run.task.summary_accumulator(samples))
-        output = cls(dir=out, run=run, writer=writer, header=header, live=live)
+        output = cls(dir=out, run=run, writer=writer, header=header, live=live, warnings=read.warnings)
         output.followed = attempts.stat().st_size
         return output
 
@@ -128,8 +135,10 @@ class RunOutput:
         worker is still writing waits for the next call), each fed to the live summary once.
 
         Read in blocks, so a call at the end of a long run holds one block, not the whole file.
-        A line that does not decode (a worker's write cut short by a full disk, then another
-        worker's record after it) stops the run like a refused write, naming the line.
+        A worker's record cut short (the worker was killed mid-write, or the disk refused the rest)
+        and another worker's record after it on the same line: that record is kept and the line is
+        noted in `warnings`, as every reader of the file does (`files.glued_record`). Any other
+        line that does not decode stops the run like a refused write, naming the line.
         """
         path = self.writer.path
         with path.open("rb") as fh:
@@ -146,21 +155,37 @@ class RunOutput:
                 end = data.rfind(b"\n") + 1
                 rest = data[end:]
                 for line in data[:end].split(b"\n")[:-1]:
-                    try:
-                        # (str, not bytes: json.loads would guess the encoding of every line)
-                        record: AttemptDict = json.loads(line.decode("utf-8"))
-                    except ValueError:
-                        lineno = _count_lines(path, self.followed) + 1
-                        self.write_error = (
-                            f"{path}:{lineno}: not a valid attempt record (a write was cut "
-                            "short); the run stops here and every attempt written before it is "
-                            "kept: remove that line and continue the run with --lsrb-resume."
-                        )
+                    record = self._decode(line, path)
+                    if record is None:
                         return
                     self.followed += len(line) + 1
                     if self.live is not None:
                         self.live.add(record)
                     yield record
+
+    def _decode(self, line: bytes, path: Path) -> AttemptDict | None:
+        """One followed line's record; None, with `write_error` set, when the line holds none."""
+        try:
+            # (str, not bytes: json.loads would guess the encoding of every line)
+            return json.loads(line.decode("utf-8"))
+        except ValueError:
+            pass
+        lineno = _count_lines(path, self.followed) + 1
+        rest = glued_record(line)
+        if rest is not None:
+            try:
+                record: AttemptDict = json.loads(rest.decode("utf-8"))
+            except ValueError:
+                pass
+            else:
+                self.warnings.append(glued_warning(path, lineno))
+                return record
+        self.write_error = (
+            f"{path}:{lineno}: not a valid attempt record (a write was cut short); the run stops "
+            "here and every attempt written before it is kept: remove that line and continue the "
+            "run with --lsrb-resume."
+        )
+        return None
 
     def _guarded(self, write: Callable[[], T], path: Path) -> T:
         try:

@@ -397,6 +397,8 @@ class LsrbSession:
         if self.output is not None and self.output.write_error is not None and not stopped:
             # (a write refused while tests ran already ended the run with pytest's "Interrupted")
             terminalreporter.write_line(f"lsrb: {self.output.write_error}", red=True, bold=True)
+        for warning in self.output.warnings if self.output is not None else ():
+            terminalreporter.write_line(f"lsrb: {warning}", yellow=True)
         if self.run is not None and not self.is_worker and self.config.option.collectonly:
             terminalreporter.write_line(terminal.planned_calls_line(self.run))
         if self.summary is None:

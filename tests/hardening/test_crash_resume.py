@@ -10,7 +10,10 @@ the suite's copy kills the run right after the Nth record is written, in one of 
 - `torn`: the file-size limit is set a few bytes past the end of attempts.jsonl, so the kernel
   cuts the next record's write short and kills the writer with SIGXFSZ: a real torn last line
   (under -n the other worker is frozen first and the whole run killed at that write, so the
-  torn line is the last one).
+  torn line is the last one);
+- `cut` (-n only): the same limit on one worker, nobody killed: the worker reports the write it
+  could not finish as a full disk and the run stops; the other worker's record in flight is
+  appended right after the cut-short one, on the same line.
 
 Then `--lsrb-resume` finishes the run, and the test checks: the file before resuming reads back
 (a torn last line is reported and skipped), no attempt is lost or duplicated, every record and
@@ -62,6 +65,7 @@ MODE = os.environ.get("LSRB_KILL_MODE", "kill")
 DELAY = float(os.environ.get("LSRB_KILL_DELAY", "0"))
 _config = None
 _fired = False
+_cut_at = None  # torn under -n: the size at which this worker's write was cut short
 
 
 def pytest_configure(config):
@@ -73,9 +77,9 @@ def _kill_group(*_):
     os.killpg(0, signal.SIGKILL)
 
 
-def _stop_siblings():
-    """Freeze every other process of this run but the controller, so that no other worker
-    writes before this one's cut-short write (the kill that follows takes the frozen ones too)."""
+def _stop_siblings(sig=signal.SIGSTOP):
+    """Freeze (or, with SIGCONT, thaw) every other process of this run but the controller, so
+    that no other worker writes before this one's cut-short write."""
     group, me, parent = os.getpgrp(), os.getpid(), os.getppid()
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) in (me, parent):
@@ -86,36 +90,78 @@ def _stop_siblings():
         except OSError:
             continue
         if int(fields[2]) == group:
-            os.kill(int(name), signal.SIGSTOP)
+            os.kill(int(name), sig)
+
+
+def _has_next_test():
+    """Whether this process runs another test (so writes another record). An xdist worker
+    without one would freeze its sibling and then wait for it: the run would hang."""
+    for plugin in _config.pluginmanager.get_plugins():
+        if type(plugin).__name__ == "WorkerInteractor":
+            return isinstance(getattr(plugin, "nextitem_index", None), int)
+    return True  # serial: the run writes until its last test
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_logreport(report):
-    global _fired
-    result = yield
-    if not AFTER or _fired or _config.pluginmanager.has_plugin("dsession"):
-        return result  # (an xdist controller writes no records)
-    run = _config.pluginmanager.get_plugin("lsrb-session").run
-    path = run.config.output_dir / "attempts.jsonl"
+    global _fired, _cut_at
+    try:
+        return (yield)
+    finally:
+        if _cut_at is not None and _attempts().stat().st_size >= _cut_at:
+            # the cut-short write is on disk
+            if MODE == "torn":
+                _kill_group()  # now the whole run dies
+            else:
+                _cut_at = None
+                _stop_siblings(signal.SIGCONT)  # the others go on appending after it
+        elif AFTER and not _fired and not _config.pluginmanager.has_plugin("dsession"):
+            # (an xdist controller writes no records)
+            _maybe_fire()
+
+
+def _attempts():
+    return _config.pluginmanager.get_plugin("lsrb-session").run.config.output_dir / "attempts.jsonl"
+
+
+def _maybe_fire():
+    global _fired, _cut_at
+    path = _attempts()
     if path.read_bytes().count(b"\\n") < AFTER:
-        return result
+        return
+    if MODE in ("torn", "cut") and not _has_next_test():
+        return  # no record of this process would be cut short: leave it to another
     _fired = True
+    try:  # only the first process to get here fires (each xdist worker runs this switch)
+        os.close(os.open(path.parent.parent / "kill-fired", os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return
     if MODE == "kill":
         _kill_group()
     elif MODE == "timer":
         threading.Thread(target=lambda: (time.sleep(DELAY), _kill_group()), daemon=True).start()
-    elif MODE == "torn":
-        if hasattr(_config, "workerinput"):
-            _stop_siblings()
-            signal.signal(signal.SIGXFSZ, _kill_group)  # the cut-short write ends the whole run
-        else:
-            signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+    elif MODE in ("torn", "cut"):
+        worker = hasattr(_config, "workerinput")
+        if worker:
+            _stop_siblings()  # before the size is read: nobody else writes until the cut
         size = path.stat().st_size
+        if worker:
+            # A worker does not finish a write cut short (another worker's line could come
+            # between); it reports it, and this kill switch then kills the whole run (`torn`)
+            # or lets the other workers go on (`cut`).
+            _cut_at = size + 40
+        if MODE == "torn" and not worker:
+            # serial: the writer finishes the cut-short write, and that second write gets
+            # SIGXFSZ, which kills it.
+            signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        elif MODE == "cut":
+            # like a full disk, a write past the limit fails (EFBIG) and kills nobody; the
+            # worker reports the write it could not finish and the run stops by itself.
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (size + 40, resource.RLIM_INFINITY))
-    return result
 '''
 
-# (mode, N, delay, xdist): by default six points, the `slow` set adds 22 more.
+# (mode, N, delay, xdist): by default seven points, the `slow` set adds 22 more.
 DEFAULT_POINTS = [
     ("kill", 1, 0.0, False),
     ("torn", 17, 0.0, False),
@@ -123,6 +169,7 @@ DEFAULT_POINTS = [
     ("kill", 9, 0.0, True),
     ("torn", 25, 0.0, True),
     ("timer", 40, 0.01, True),
+    ("cut", 9, 0.0, True),
 ]
 SLOW_POINTS = [
     *[("kill", n, 0.0, False) for n in (3, 12, 21, 36, 47)],
@@ -130,6 +177,7 @@ SLOW_POINTS = [
     *[("timer", n, d, False) for n, d in ((5, 0.003), (14, 0.05), (23, 0.1))],
     *[("kill", n, 0.0, True) for n in (2, 16, 33, 46)],
     *[("torn", n, 0.0, True) for n in (6, 38)],
+    *[("cut", n, 0.0, True) for n in (3, 30)],
     *[("timer", n, d, True) for n, d in ((4, 0.002), (19, 0.03), (28, 0.08))],
 ]
 
@@ -245,7 +293,10 @@ def kill_and_resume(
     env = {"LSRB_KILL_AFTER": str(after), "LSRB_KILL_MODE": mode, "LSRB_KILL_DELAY": str(delay)}
     before_calls = calls_by_seed(fake)
     killed = run(suite_copy, fake, out, *workers, env=env)
-    if mode != "timer":  # a timer may fire after the run has ended; the other kills cannot miss
+    if mode == "cut":  # nobody was killed: the run stopped at the write the disk refused
+        assert killed.returncode == 2, killed.stdout + killed.stderr
+        assert "only 40 of" in killed.stdout, killed.stdout
+    elif mode != "timer":  # a timer may fire after the run has ended; the other kills cannot miss
         assert killed.returncode in (-signal.SIGKILL, -signal.SIGXFSZ), killed.stdout + killed.stderr
 
     # What the crash left: every complete line reads back; a torn last line is reported, skipped.
@@ -255,15 +306,23 @@ def kill_and_resume(
     if mode == "torn":
         assert report.torn_tail_line == len(finished) + 1, report
         assert "last line is incomplete" in report.warnings[0]
+    if mode == "cut":
+        # the other worker went on: the cut-short record starts the line of its next record
+        # (or, if it had none left, is the torn last line)
+        assert len(report.glued_lines) + (report.torn_tail_line is not None) == 1, report
     if mode != "timer":
         assert len(finished) >= after
     calls_at_crash = calls_by_seed(fake)
 
     resumed = run(suite_copy, fake, out, *workers, "--lsrb-resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    for line in report.glued_lines:  # what the resume read past, it says
+        assert f"attempts.jsonl:{line}: the line starts with a record cut short" in resumed.stdout
 
-    lines = attempts.read_text("utf-8").splitlines()
-    records = [json.loads(line) for line in lines]  # a torn line would fail here
+    after_resume = AttemptsReadReport()
+    records = list(iter_attempts(attempts, after_resume))
+    assert after_resume.torn_tail_line is None  # the resume cut the torn last line
+    assert after_resume.glued_lines == report.glued_lines  # and wrote no new cut-short line
     keys = Counter((r["item_id"], r["sample_index"]) for r in records)
     assert set(keys) == set(reference["records"])  # no attempt lost
     assert max(keys.values()) == 1  # none duplicated

@@ -157,7 +157,12 @@ def test_a_quota_refusal_stops_the_run_and_resume_finishes_it_like_an_uninterrup
     output = first.stdout + first.stderr
     assert first.returncode == 2, output  # interrupted, with one sentence saying why
     assert "stopping the run: the endpoint refused with 'quota'" in output
-    assert len(endpoint.chat_requests()) <= 10 + 3  # the refusal, then only what was in flight
+    # The refusal, then only what was in flight: each of the other two of the 3 concurrent
+    # attempts may finish and start one more before the refusing thread has raised the stop (on
+    # a loaded machine it can be descheduled in between). Counted by attempt seed: a transient
+    # HTTP retry of one attempt is not another attempt.
+    seeds = {r.body["options"]["seed"] for r in endpoint.chat_requests() if isinstance(r.body, dict)}
+    assert len(seeds) <= 10 + 2 * 2
     finished = [r for r in first.attempts() if r["generation_error_kind"] != "quota"]
     # Answers fetched ahead for tests the stop kept from running are recorded too (billed);
     # tests/hardening/test_billed_answers.py checks that against the server's log.
