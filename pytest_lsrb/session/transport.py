@@ -9,8 +9,10 @@ controller unpacks the message into the very calls xdist would have made one by 
 
 The batch is a pickle of the list of `(name, kwargs)` events: pickle is C-fast and keeps tuples
 and bytes as they are. Both ends are processes of one run on one machine (the controller started
-the worker, and the bytes travel over the pipe between them), and the controller unpickles with
-`find_class` refused, so a batch can only hold plain data, as execnet's own messages do.
+the worker, and the bytes travel over the pipe between them), and a batch holds only plain data,
+as execnet's own messages do: the worker pickles nothing else (events holding anything else, such
+as a user property of another type, go through xdist one by one, as without batching), and the
+controller unpickles with `find_class` refused.
 
 A worker flushes its buffer:
 - before any other event (workerready, collection, workerfinished, unscheduled, errors), so the
@@ -62,6 +64,20 @@ Event = tuple[str, dict[str, Any]]
 class _PlainUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         raise pickle.UnpicklingError(f"a batch holds only plain data, not {module}.{name}")
+
+
+class _PlainPickler(pickle.Pickler):
+    # pickle calls this for everything but None, bools and exact ints, floats, bytes, str, dicts,
+    # sets, lists and tuples (which it writes itself): everything the controller would refuse.
+    def reducer_override(self, obj: Any) -> Any:
+        raise pickle.PicklingError(f"a batch holds only plain data, not {type(obj).__qualname__}")
+
+
+def pack(events: list[Event]) -> bytes:
+    """The events as one batch, or PicklingError when one holds anything but plain data."""
+    out = io.BytesIO()
+    _PlainPickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(events)
+    return out.getvalue()
 
 
 def unpack(blob: bytes) -> list[Event]:
@@ -264,8 +280,8 @@ class Batcher:
         self.events = []
         self.tests = 0
         try:
-            blob = pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception:  # something only execnet can carry: send as xdist would
+            blob = pack(events)
+        except Exception:  # not plain data: send as xdist would (and fail where it fails)
             for name, kwargs in events:
                 self.send_event(name, **kwargs)
             return

@@ -133,6 +133,26 @@ class NotPlain:
     pass
 
 
+def test_events_holding_more_than_plain_data_go_one_by_one() -> None:
+    """A user property of another type (a Path, a datetime, an object): the controller would
+    refuse it in a batch, so the worker hands those events to xdist, which sends them as it
+    would without batching (and fails where it fails); the other tests' events still batch."""
+    from datetime import datetime
+
+    batcher, controller, messages = wire(queued=0)
+    sent = events_of_test(0)
+    sent[2][1]["data"]["user_properties"] = [("when", datetime(2026, 1, 1)), ("obj", NotPlain())]
+    sent += events_of_test(1)
+    for name, kwargs in sent:
+        batcher.sendevent(name, **kwargs)
+    assert controller.received == sent
+    assert len(messages) == len(events_of_test(0)) + 1  # the plain test's events: one batch
+    with pytest.raises(pickle.PicklingError, match="plain data, not datetime"):
+        transport.pack(sent[:3])
+    assert transport.unpack(transport.pack(events_of_test(2))) == events_of_test(2)
+    batcher.close()
+
+
 def test_the_controller_unpickles_plain_data_only() -> None:
     blob = pickle.dumps([("logstart", {"nodeid": NotPlain()})])
     with pytest.raises(pickle.UnpicklingError, match="plain data"):
