@@ -34,3 +34,39 @@ class SuiteResult:
 
 
 RunSuite = Callable[..., SuiteResult]
+
+
+# A suite's conftest.py plugging in a user's own adapter (it overrides the lsrb_adapter fixture)
+# with every outcome: a wrong answer (fails), a refused connection (errors), a right one (passes);
+# with LSRB_TEST_SLEEP set, each answer takes that many seconds.
+SCRIPTED_ADAPTER = """
+import os
+import time
+
+import pytest
+from pytest_lsrb.adapters.base import GenerationResult
+
+SLEEP = float(os.environ.get("LSRB_TEST_SLEEP", "0"))
+
+
+class Scripted:
+    name = "scripted"
+    model = "scripted-1"
+    default_concurrency = 1
+    def check(self): pass
+    def identity(self): return {"adapter": self.name}
+    def close(self): pass
+    def generate(self, request):
+        time.sleep(SLEEP)
+        goal = request.context["goal_text"]
+        if "∧" in goal:
+            return GenerationResult(text="sorry", latency_ms=1.0)
+        if "∨" in goal:
+            return GenerationResult.failure("connection", "connection refused", 2.0)
+        return GenerationResult(text="simp", latency_ms=1.0)
+
+
+@pytest.fixture(scope="session")
+def lsrb_adapter():
+    return Scripted()
+"""

@@ -7,7 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
-from lsrb_testing import TACTIC_SUITE, RunSuite
+from lsrb_testing import SCRIPTED_ADAPTER, TACTIC_SUITE, RunSuite
 
 from pytest_lsrb.engine.records import strip_timing
 from pytest_lsrb.engine.summary import SUMMARY_TIMING_KEYS
@@ -146,36 +146,10 @@ def test_existing_run_is_never_overwritten_by_accident(run_suite: RunSuite, tmp_
     assert len(replaced.attempts()) == N_BUILTIN
 
 
-CUSTOM_ADAPTER = '''
-import pytest
-from pytest_lsrb.adapters.base import GenerationResult
-
-class Scripted:
-    """A user's own adapter, plugged in by overriding the lsrb_adapter fixture."""
-    name = "scripted"
-    model = "scripted-1"
-    default_concurrency = 1
-    def check(self): pass
-    def identity(self): return {"adapter": self.name}
-    def close(self): pass
-    def generate(self, request):
-        goal = request.context["goal_text"]
-        if "∧" in goal:
-            return GenerationResult(text="sorry", latency_ms=1.0)
-        if "∨" in goal:
-            return GenerationResult.failure("connection", "connection refused", 2.0)
-        return GenerationResult(text="simp", latency_ms=1.0)
-
-@pytest.fixture(scope="session")
-def lsrb_adapter():
-    return Scripted()
-'''
-
-
 def test_outcome_policy_fail_error_and_record(run_suite: RunSuite, tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     shutil.copytree(TACTIC_SUITE, suite, ignore=shutil.ignore_patterns("__pycache__", "lean"))
-    (suite / "conftest.py").write_text(CUSTOM_ADAPTER)
+    (suite / "conftest.py").write_text(SCRIPTED_ADAPTER)
     rows = [json.loads(line) for line in (suite / "index.jsonl").read_text().splitlines() if line]
     n_and = sum("∧" in r["goal_text"] for r in rows)
     n_or = sum("∨" in r["goal_text"] and "∧" not in r["goal_text"] for r in rows)

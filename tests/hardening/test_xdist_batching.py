@@ -13,44 +13,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from lsrb_testing import TACTIC_SUITE, RunSuite
+from lsrb_testing import SCRIPTED_ADAPTER, TACTIC_SUITE, RunSuite
 
 from pytest_lsrb.engine.records import strip_timing
 from pytest_lsrb.engine.summary import SUMMARY_TIMING_KEYS
-
-# A user's adapter with every outcome: a wrong answer (fails), a refused connection (errors), a
-# right one (passes); with LSRB_TEST_SLEEP set, each answer takes that many seconds.
-SCRIPTED = """
-import os
-import time
-
-import pytest
-from pytest_lsrb.adapters.base import GenerationResult
-
-SLEEP = float(os.environ.get("LSRB_TEST_SLEEP", "0"))
-
-
-class Scripted:
-    name = "scripted"
-    model = "scripted-1"
-    default_concurrency = 1
-    def check(self): pass
-    def identity(self): return {"adapter": self.name}
-    def close(self): pass
-    def generate(self, request):
-        time.sleep(SLEEP)
-        goal = request.context["goal_text"]
-        if "∧" in goal:
-            return GenerationResult(text="sorry", latency_ms=1.0)
-        if "∨" in goal:
-            return GenerationResult.failure("connection", "connection refused", 2.0)
-        return GenerationResult(text="simp", latency_ms=1.0)
-
-
-@pytest.fixture(scope="session")
-def lsrb_adapter():
-    return Scripted()
-"""
 
 
 def suite_with(tmp_path: Path, conftest: str) -> Path:
@@ -81,7 +47,7 @@ def comparable(result: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
 
 def test_batched_workers_report_what_a_serial_run_reports(run_suite: RunSuite, tmp_path: Path) -> None:
-    suite = suite_with(tmp_path, SCRIPTED)
+    suite = suite_with(tmp_path, SCRIPTED_ADAPTER)
     serial = run_suite(
         "--lsrb-samples=3", f"--junitxml={tmp_path / 's.xml'}", suite=suite, out=tmp_path / "s"
     )
@@ -110,7 +76,7 @@ def pytest_configure_node(node):
 
 
 def test_an_xdist_the_batching_does_not_know_runs_unbatched(run_suite: RunSuite, tmp_path: Path) -> None:
-    suite = suite_with(tmp_path, SCRIPTED + UNKNOWN_XDIST)
+    suite = suite_with(tmp_path, SCRIPTED_ADAPTER + UNKNOWN_XDIST)
     serial = run_suite(f"--junitxml={tmp_path / 's.xml'}", suite=suite, out=tmp_path / "s")
     par = run_suite(f"--junitxml={tmp_path / 'p.xml'}", "-n", "2", suite=suite, out=tmp_path / "p")
     assert par.returncode == 1 and "INTERNALERROR" not in par.stdout + par.stderr, par.stdout + par.stderr
@@ -125,7 +91,7 @@ def test_small_runs_and_maxfail_end(run_suite: RunSuite, tmp_path: Path) -> None
         assert result.returncode == 0, result.stdout + result.stderr
         assert f"{items} passed" in result.stdout
         assert len(result.attempts()) == items
-    suite = suite_with(tmp_path, SCRIPTED)
+    suite = suite_with(tmp_path, SCRIPTED_ADAPTER)
     stopped = run_suite("--maxfail=1", "-n", "2", suite=suite, out=tmp_path / "maxfail", timeout=120)
     assert stopped.returncode == 2, stopped.stdout + stopped.stderr  # xdist's Interrupted
     assert "stopping after 1 failures" in stopped.stdout
@@ -165,7 +131,7 @@ def pytest_runtest_logfinish(nodeid):
 
 
 def test_a_slow_tests_result_shows_before_the_next_test_ends(run_suite: RunSuite, tmp_path: Path) -> None:
-    suite = suite_with(tmp_path, SCRIPTED + TIMES)
+    suite = suite_with(tmp_path, SCRIPTED_ADAPTER + TIMES)
     log = tmp_path / "times.jsonl"
     env = {"LSRB_TEST_SLEEP": "1.5", "LSRB_TEST_TIMES": str(log)}
     result = run_suite("--lsrb-max-items=6", "-n", "2", suite=suite, out=tmp_path / "o", env=env)
