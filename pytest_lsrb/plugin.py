@@ -60,6 +60,7 @@ class SessionHooks:
             self.state.open_run(run)
         else:
             self.state.start_worker(run)
+        self.state.heap.freeze()  # the rows and cases live until the session ends (session.heap)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -82,6 +83,9 @@ class SessionHooks:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.state.hand_on(report)
+
+    def pytest_runtest_logfinish(self) -> None:
+        self.state.heap.test_finished()
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: the gate is a case in it
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -164,7 +168,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SessionHooks(session), PLUGIN_NAME + "-hooks")
     # Cleanups run last-in first-out: registered before the other plugins' (tryfirst), this one
     # runs after pytest's own end-of-session garbage collections.
-    config.add_cleanup(session.thaw)
+    config.add_cleanup(session.heap.thaw)
 
 
 # -- fixtures ----------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ these methods; nothing here is a hook itself."""
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import time
 from datetime import datetime, timezone
@@ -20,6 +19,7 @@ from pytest_lsrb.engine.schedule import Schedule, queue_depth
 from pytest_lsrb.engine.suite import discover_suite_roots, load_suite, suite_root_of
 from pytest_lsrb.session import xdist
 from pytest_lsrb.session.cases import case_of
+from pytest_lsrb.session.heap import Heap
 from pytest_lsrb.session.prepare import prepare_suite_run
 
 if TYPE_CHECKING:
@@ -52,7 +52,8 @@ class LsrbSession:
         self.queue_depth = 0  # tests each xdist worker should hold so its prefetch stays busy
         self.runner: Runner | None = None  # set by the lsrb_runner fixture while it is live
         self.pending: dict[str, AttemptDict] = {}  # nodeid -> record not yet handed on
-        self.frozen = False  # gc.freeze() after collection (see collected)
+        # what the cyclic collector no longer walks (session.heap)
+        self.heap = Heap(ends_process=self.is_worker)
         self.pytest_session: pytest.Session | None = None
         self.progress: ProgressReporter | None = None  # the controller's progress line
         self.batcher: Batcher | None = None  # xdist worker: its batched sends to the controller
@@ -228,18 +229,8 @@ class LsrbSession:
             # `-k` has been applied: the row keywords have done their job. Left in place, pytest
             # would copy them into each of the test's three reports, and keep those to the end.
             item.extra_keyword_matches.clear()
-        if self.run is not None and not self.frozen:
-            # The rows, cases and test items live until the session ends; Python's collector
-            # would walk all of them again in every full collection while tests run, and in
-            # the collections pytest makes when it ends (~20% of a 10,000-attempt mock run).
-            # Move them out of its sight; `thaw` (the last config cleanup) lets them back in.
-            gc.freeze()
-            self.frozen = True
-
-    def thaw(self) -> None:
-        if self.frozen:
-            gc.unfreeze()
-            self.frozen = False
+        if self.run is not None:
+            self.heap.freeze()  # the test items live until the session ends (session.heap)
 
     # -- records -------------------------------------------------------------------------------
 
