@@ -230,7 +230,9 @@ def lsrb_runner(
         concurrency=concurrency,
         finished=session.finished_judgements(),
         task_options=dict(lsrb_suite_run.config.values),
-        stop_signal=StopSignal(lsrb_suite_run.config.output_dir),
+        # The run-wide stop file is how xdist workers tell each other; a serial run's one runner
+        # stops itself, and need not look for the file before every attempt.
+        stop_signal=StopSignal(lsrb_suite_run.config.output_dir) if session.is_worker else None,
     )
     session.runner = runner
     yield runner
