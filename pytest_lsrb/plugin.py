@@ -15,7 +15,7 @@ Flow (see DESIGN.md, "The spine"):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,10 @@ class SessionHooks:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        with self.state.heap.paused():  # preparing makes rows and cases, no garbage (session.heap)
+            self.start(session)
+
+    def start(self, session: pytest.Session) -> None:
         run = self.state.begin(session)
         if run is None:
             return
@@ -65,6 +69,13 @@ class SessionHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.state.node_collected(ids)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection(self, session: pytest.Session) -> Generator[None, object, object]:
+        if self.state.run is None:
+            return (yield)
+        with self.state.heap.paused():  # collecting makes test items, no garbage (session.heap)
+            return (yield)
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "lsrb_case" not in metafunc.fixturenames:

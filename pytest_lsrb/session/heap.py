@@ -11,6 +11,10 @@ a generation the collector skips; it costs nothing by itself (a list splice).
 
 - `freeze`: when the suite is prepared and again after collection. Startup makes next to no
   cyclic garbage, so nothing is collected first.
+- `paused`: no cyclic collection at all while the suite is prepared and while its tests are
+  collected. Both only build objects that live to the end (rows, cases, items), which is what
+  sets the collector off: at 10,000 rows it ran ~45 ms in preparing and ~35 ms in collecting
+  (three full collections among them) to free ~90 objects, the same few at any size.
 - `test_finished`: every `CHECKPOINT_EVERY` tests (at logfinish, when no test is in progress, so
   no attempt's frames or exceptions are alive), collect what is garbage, then freeze the rest.
   The collection walks only what was made since the last freeze.
@@ -30,6 +34,8 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import FrameType
 from typing import Final
 
@@ -45,6 +51,18 @@ class Heap:
     def freeze(self) -> None:
         gc.freeze()
         self.frozen = True
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The cyclic collector off for the block (left as it was if someone else turned it off)."""
+        if not gc.isenabled():
+            yield
+            return
+        gc.disable()
+        try:
+            yield
+        finally:
+            gc.enable()
 
     def test_finished(self) -> None:
         if not self.frozen:

@@ -54,6 +54,27 @@ def test_a_heap_never_frozen_never_checkpoints() -> None:
     assert gc.get_freeze_count() == 0
 
 
+def test_a_pause_stops_the_collector_for_its_block_only() -> None:
+    heap = Heap()
+    assert gc.isenabled()
+    with heap.paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    try:
+        with heap.paused():
+            raise KeyError("setup failed")
+    except KeyError:
+        pass
+    assert gc.isenabled()
+    gc.disable()  # someone else turned it off: a pause does not turn it back on
+    try:
+        with heap.paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_a_worker_heap_stays_frozen_when_its_session_ends() -> None:
     heap = Heap(ends_process=True)
     try:
@@ -70,15 +91,17 @@ PROBE = """
 import atexit, gc, os
 
 seen = []
+collecting = []
 
 def pytest_runtest_logfinish():
     seen.append(gc.get_freeze_count())
+    collecting.append(gc.isenabled())
 
 @atexit.register
 def report():
     if seen:  # (the controller's and each worker's: the first to end writes, the others append)
         with open(os.environ["PROBE_OUT"], "a") as fh:
-            fh.write(f"{min(seen)} {gc.get_freeze_count()}\\n")
+            fh.write(f"{min(seen)} {gc.get_freeze_count()} {int(all(collecting))}\\n")
 """
 
 
@@ -89,9 +112,13 @@ def probe_env(tmp_path: Path) -> dict[str, str]:
 
 
 def probed(tmp_path: Path) -> list[tuple[int, int]]:
+    """(least freeze count seen while tests ran, freeze count at exit) per process; each process
+    also noted whether the collector was on after every test, which must be so."""
     path = tmp_path / "probe.txt"
     lines = path.read_text().splitlines() if path.exists() else []
-    return [(int(a), int(b)) for a, b in (line.split() for line in lines)]
+    rows = [line.split() for line in lines]
+    assert all(on == "1" for _, _, on in rows), lines  # paused only while setting up (heap.paused)
+    return [(int(a), int(b)) for a, b, _ in rows]
 
 
 def run_python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
