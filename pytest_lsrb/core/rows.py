@@ -14,19 +14,38 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_json
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.textfiles import json_message, loads_json, refuse_lone_surrogates, shown
 
-# json.dumps(..., sort_keys=True, separators=(",", ":"), ensure_ascii=False), built once:
-# json.dumps builds a new encoder on every call that sets an option (once per row here).
+# The canonical JSON: json.dumps(..., sort_keys=True, separators=(",", ":"), ensure_ascii=False),
+# built once (json.dumps builds a new encoder on every call that sets an option).
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def content_hash(model: BaseModel) -> str:
-    """SHA-256 of a model's canonical JSON (sorted keys, no whitespace)."""
-    canonical = _CANONICAL.encode(model.model_dump(mode="json"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """SHA-256 of a model's canonical JSON (sorted keys, no whitespace, UTF-8).
+
+    A row of strings, integers, booleans, nulls and lists of strings (an index row) is spelled by
+    pydantic-core's serializer, in key order, about three times faster than by json's encoder
+    and to the same bytes: both escape the same characters the same way (checked for every code
+    point). Anything else (floats, nested objects) goes through json's encoder itself.
+    """
+    data = model.model_dump(mode="json")
+    if all(map(_spelled_alike, data.values())):
+        canonical = to_json({key: data[key] for key in sorted(data)})
+    else:
+        canonical = _CANONICAL.encode(data).encode("utf-8")
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def _spelled_alike(value: Any) -> bool:
+    """Whether json's canonical encoder and pydantic-core's `to_json` spell `value` the same."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    return kind is list and all(type(item) is str for item in value)
 
 
 M = TypeVar("M", bound=BaseModel)
