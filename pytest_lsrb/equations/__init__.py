@@ -51,7 +51,7 @@ distinct nodes, |constant exponent| <= 100, 10 parameters.
 
 from pytest_lsrb.equations.compiler import BoundProgram
 from pytest_lsrb.equations.errors import EQUATION_ERROR_KINDS, EquationError
-from pytest_lsrb.equations.parser import MAX_PARAMS
+from pytest_lsrb.equations.parser import MAX_PARAMS, parse_python
 from pytest_lsrb.equations.program import Program, parse_equation, parse_expression, parse_function
 from pytest_lsrb.equations.sympy_bridge import from_sympy
 
@@ -65,4 +65,5 @@ __all__ = [
     "parse_equation",
     "parse_expression",
     "parse_function",
+    "parse_python",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import threading
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -100,6 +101,19 @@ def _forbid(what: str, node: ast.AST | None = None) -> EquationError:
     return EquationError("forbidden_construct", f"{what} is not allowed{where}")
 
 
+# CPython keeps the AST constructor's recursion depth in interpreter-wide state, so two threads
+# parsing at once can fail with "SystemError: AST constructor recursion depth mismatch"
+# (python/cpython#106905; seen on 3.11 here). Attempts run in threads (--lsrb-concurrency) and
+# parse model answers there: every parse of model-written text takes this lock.
+_AST_LOCK = threading.Lock()
+
+
+def parse_python(text: str) -> ast.Module:
+    """`ast.parse(text)`, one thread at a time (see _AST_LOCK)."""
+    with _AST_LOCK:
+        return ast.parse(text)
+
+
 def _parse_python(text: str, mode: str) -> ast.AST:
     if not isinstance(text, str):
         raise EquationError("parse_error", f"expected text, got {type(text).__name__}")
@@ -110,7 +124,8 @@ def _parse_python(text: str, mode: str) -> ast.AST:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. SyntaxWarning for `1if x else 2`
-            return ast.parse(text, mode=mode)
+            with _AST_LOCK:
+                return ast.parse(text, mode=mode)
     except SyntaxError as exc:
         msg = exc.msg or "invalid syntax"
         if "too many nested" in msg:

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pytest_lsrb.equations import EquationError, Program, parse_function
+from pytest_lsrb.equations import EquationError, Program, parse_function, parse_python
 
 MAX_NPARAMS: Final = 10
 FUNCTION_NAME: Final = "equation"
@@ -193,7 +193,7 @@ def _trim_body(body: str) -> str:
     while lines:
         code = "def fake_function_header():\n" + "\n".join(lines)
         try:
-            tree = ast.parse(code)
+            tree = parse_python(code)
         except SyntaxError as err:
             if err.lineno is None or err.lineno <= 2:
                 return ""
