@@ -212,7 +212,7 @@ def iter_numbered_attempts(
 RECORD_START = b'{"record_schema_version":'
 
 
-def glued_record(raw: bytes) -> bytes | None:
+def glued_record(path: Path, lineno: int, raw: bytes) -> AttemptDict | None:
     """The complete record in a line that starts with a cut-short one, else None.
 
     Under xdist each worker appends whole lines to the same file; a worker killed in the middle of
@@ -227,7 +227,10 @@ def glued_record(raw: bytes) -> bytes | None:
     cut_short = raw[:at]
     if not (cut_short.startswith(RECORD_START) or RECORD_START.startswith(cut_short)):
         return None
-    return raw[at:]
+    try:
+        return _parse_line(path, lineno, raw[at:])
+    except LsrbUsageError:
+        return None
 
 
 def glued_warning(path: Path, lineno: int) -> str:
@@ -243,16 +246,12 @@ def _parse_or_unglue(path: Path, lineno: int, raw: bytes, report: AttemptsReadRe
         return _parse_line(path, lineno, raw)
     except LsrbUsageError as exc:
         error = exc
-    rest = glued_record(raw)
-    if rest is not None:
-        try:
-            record = _parse_line(path, lineno, rest)
-        except LsrbUsageError:
-            raise error from None
-        report.glued_lines.append(lineno)
-        report.warnings.append(glued_warning(path, lineno))
-        return record
-    raise error
+    record = glued_record(path, lineno, raw)
+    if record is None:
+        raise error
+    report.glued_lines.append(lineno)
+    report.warnings.append(glued_warning(path, lineno))
+    return record
 
 
 def _parse_line(path: Path, lineno: int, raw: bytes) -> AttemptDict:

@@ -171,15 +171,10 @@ class RunOutput:
         except ValueError:
             pass
         lineno = _count_lines(path, self.followed) + 1
-        rest = glued_record(line)
-        if rest is not None:
-            try:
-                record: AttemptDict = json.loads(rest.decode("utf-8"))
-            except ValueError:
-                pass
-            else:
-                self.warnings.append(glued_warning(path, lineno))
-                return record
+        record = glued_record(path, lineno, line)
+        if record is not None:
+            self.warnings.append(glued_warning(path, lineno))
+            return record
         self.write_error = (
             f"{path}:{lineno}: not a valid attempt record (a write was cut short); the run stops "
             "here and every attempt written before it is kept: remove that line and continue the "
