@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import threading
 from collections import Counter
@@ -40,9 +41,23 @@ def prompt_hash(messages: tuple[Message, ...]) -> str:
 
     Spelled out with json's own string encoder: the same text without an encoder object, its
     circular-reference table and a list of lists per prompt (tests/tactic/test_prompt_hash.py
-    holds it equal to json.dumps)."""
-    canonical = ", ".join([f"[{_json_string(m.role)}, {_json_string(m.content)}]" for m in messages])
-    return hashlib.sha256(f"[{canonical}]".encode()).hexdigest()
+    holds it equal to json.dumps). Every prompt of a suite starts with the same system message,
+    so the hash of everything before the last message is taken once and continued from a copy."""
+    if not messages:
+        return hashlib.sha256(b"[]").hexdigest()
+    hashed = _hashed_head(messages[:-1]).copy()
+    hashed.update(f"{_json_message(messages[-1])}]".encode())
+    return hashed.hexdigest()
+
+
+def _json_message(message: Message) -> str:
+    return f"[{_json_string(message.role)}, {_json_string(message.content)}]"
+
+
+@functools.lru_cache(maxsize=64)
+def _hashed_head(head: tuple[Message, ...]) -> Any:
+    """SHA-256 fed with the prompt's JSON text up to its last message (copy it before adding)."""
+    return hashlib.sha256("".join(["[", *(f"{_json_message(m)}, " for m in head)]).encode())
 
 
 def build_messages(suite: SuiteSpec, row: TacticRow, context: str | None = None) -> tuple[Message, ...]:
