@@ -8,9 +8,9 @@ Flow (see DESIGN.md, "The spine"):
   item's repo name, path and tags become keywords for `-k`.
 - each test: the `lsrb_attempt` fixture runs (or resumes) the attempt in setup, so an
   infrastructure failure errors the test; the test body judges the answer, so a wrong answer fails.
-- the record goes to attempts.jsonl when its setup report is made: appended by the process that
-  ran the test (under xdist each worker appends its own, `session.xdist`; the controller follows
-  the file); sessionfinish writes summary.json.
+- the record goes to attempts.jsonl as soon as the setup has run the attempt, before the test's
+  report is made: appended by the process that ran the test (under xdist each worker appends its
+  own, `session.xdist`; the controller follows the file); sessionfinish writes summary.json.
 """
 
 from __future__ import annotations
@@ -90,10 +90,8 @@ class SessionHooks:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.state.collected(session)
 
-    # tryfirst: the record is on disk before any other hook (xdist's send) sees the report
-    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.state.hand_on(report)
+        self.state.report_made()
 
     def pytest_runtest_logfinish(self) -> None:
         self.state.heap.test_finished()

@@ -30,7 +30,9 @@ class SamplingConfig:
     stop: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+# Not frozen: one is made per model call, and a frozen dataclass's __init__ costs ~3x a plain one's
+# (object.__setattr__ per field). Adapters read it; nothing writes to it.
+@dataclass
 class GenerationRequest:
     messages: tuple[Message, ...]
     seed: int
@@ -41,7 +43,8 @@ class GenerationRequest:
     context: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+# Not frozen, for the same reason as GenerationRequest: one per model call. Read-only by convention.
+@dataclass
 class GenerationResult:
     text: str
     latency_ms: float

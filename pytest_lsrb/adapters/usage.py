@@ -48,8 +48,8 @@ class CallTally:
     def add(self, result: GenerationResult) -> None:
         self.calls += 1
         for name in USAGE_FIELDS:
-            value = result.usage.get(name)
-            if isinstance(value, int) and value >= 0:
+            value = reported_tokens(result, name)
+            if value is not None:
                 self.tokens[name] = self.tokens.get(name, 0) + value
         if result.ok:
             self.finish_reason = result.finish_reason
@@ -75,8 +75,20 @@ class CallTally:
         return fields
 
 
+def reported_tokens(result: GenerationResult, name: str) -> int | None:
+    """A call's `prompt_tokens` or `completion_tokens` as the server reported it; None when it
+    did not, or reported something that is not a count."""
+    value = result.usage.get(name) if result.usage else None
+    return value if isinstance(value, int) and value >= 0 else None
+
+
 def result_fields(result: GenerationResult) -> UsageFields:
-    """The record fields of an attempt that made exactly one call."""
-    tally = CallTally()
-    tally.add(result)
-    return tally.usage_fields()
+    """The record fields of an attempt that made exactly one call: what `CallTally` gives for
+    that one call, spelled without a tally (a tactic attempt makes one call, thousands a run)."""
+    return {
+        "prompt_tokens": reported_tokens(result, "prompt_tokens"),
+        "completion_tokens": reported_tokens(result, "completion_tokens"),
+        "finish_reason": result.finish_reason if result.ok else None,
+        "served_model": result.served_model or None,
+        "system_fingerprint": result.system_fingerprint or None,
+    }

@@ -95,3 +95,7 @@ def printable(text: str, *, keep_lines: bool = False) -> str:
     with `keep_lines` safe lines (newlines and tabs stay), e.g. a test's failure message."""
     pattern = _UNPRINTABLE_BUT_LINES if keep_lines else _UNPRINTABLE
     return pattern.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
+class OutputWriteError(Exception):
+    """The disk refused a write to a run's file (full, over quota, past a file-size limit)."""

@@ -17,10 +17,10 @@ import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from pytest_lsrb.adapters.base import Adapter, SamplingConfig
+from pytest_lsrb.core.clock import utc_now_millis
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.selection import Case
 from pytest_lsrb.engine.options import RunConfig
@@ -31,7 +31,8 @@ from pytest_lsrb.engine.task import AttemptContext, Judgement, Task
 from pytest_lsrb.engine.verifier import Verifier
 
 
-@dataclass(frozen=True)
+# Not frozen: one per test, and a frozen dataclass's __init__ costs ~3x a plain one's. Tests read it.
+@dataclass
 class Attempt:
     """A finished attempt as a test sees it."""
 
@@ -133,7 +134,7 @@ class Runner:
             "model": self._model,
             "config_hash": self.config_hash,
             **fields,
-            "finished_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            "finished_at": utc_now_millis(),
         }
         kind = record.get("generation_error_kind")
         if kind in FATAL_GENERATION_KINDS and self._fatal is None:
@@ -187,7 +188,7 @@ class Runner:
     def attempt(self, case: Case, upcoming: Iterable[Case] = ()) -> Attempt:
         """The attempt for `case`: resumed, prefetched, or run now."""
         policy = self.config.outcome
-        done = self.finished.get(case.key)
+        done = self.finished.get(case.key) if self.finished else None  # (a fresh run: none)
         if done is not None:
             return Attempt(case=case, record=None, judgement=done, resumed=True, policy=policy)
         record: AttemptDict | None = None

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 RowT = TypeVar("RowT", bound=SelectableRow)
 
 
-@dataclass(frozen=True)
+# Not frozen: one per attempt, and a frozen dataclass's __init__ costs ~3x a plain one's. Tasks read it.
+@dataclass
 class AttemptContext(Generic[RowT]):
     case: Case[RowT]
     adapter: Adapter

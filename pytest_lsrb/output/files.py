@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from pydantic_core import PydanticSerializationError
 from pydantic_core import to_json as _fast_json
@@ -48,38 +48,38 @@ def record_line(record: AttemptDict) -> tuple[bytes, AttemptDict]:
     Written once per attempt, so it takes pydantic-core's serializer (~4x faster than `json`'s)
     whenever that gives the very bytes `json` would: same key order, separators and string
     escapes. Where the two can differ it leaves the record to `json`: a non-finite float (NaN,
-    Infinity), a lone surrogate (pydantic-core refuses it), a float pydantic-core spells another
-    way (`1e-9` for `1e-09`, `0.00001` for `1e-05`) and a `None` key. The patterns are looked for
-    in the whole line, so text that merely looks like them also takes `json`: slower, same bytes.
+    Infinity), a float pydantic-core spells another way (`1e-9` for `1e-09`, `0.00001` for
+    `1e-05`: below 1e-4; from 1e16 up, left to `json` too), a key that is not a str or an int
+    (json writes a `None` key as `null`, pydantic-core as `None`), a lone surrogate
+    (pydantic-core refuses it) and any value that is not plain JSON data.
     """
-    try:
-        line = _fast_json(record)
-    except (PydanticSerializationError, ValueError, TypeError):
-        line = None
-    if line is not None and not _maybe_not_as_json_writes(line):
-        return line + b"\n", record
+    if _spelled_alike(record):
+        try:
+            return _fast_json(record) + b"\n", record
+        except (PydanticSerializationError, ValueError, TypeError):
+            pass
     text, record = _strict_json(record)
     return (text + "\n").encode("utf-8", "backslashreplace"), record
 
 
-def _maybe_not_as_json_writes(line: bytes) -> bool:
-    """The line may hold what pydantic-core writes otherwise than `json`: NaN/Infinity tokens, a
-    float below 1e-4 in positional notation (`0.00001` for `1e-05`), a None key, or a one-digit
-    negative exponent (`7.2e-9` for `7.2e-09`; positive exponents are >= 16 in both). Substring
-    tests only: a regex over the whole line costs more than serializing it."""
-    if b"NaN" in line or b"Infinity" in line or b"0.0000" in line or b'"None":' in line:
-        return True
-    at = line.find(b"e-")
-    while at != -1:  # a digit, e-, one digit, then no digit: 7.2e-9
-        after = line[at + 2 : at + 4]
-        if at > 0 and line[at - 1] in _DIGITS and after[:1] in _ONE_DIGIT and after[1:] not in _ONE_DIGIT:
-            return True
-        at = line.find(b"e-", at + 2)
-    return False
+_PLAIN: Final = frozenset({str, int, bool, type(None)})
+_KEYS: Final = frozenset({str, int})
 
 
-_DIGITS = frozenset(b"0123456789")
-_ONE_DIGIT = frozenset(bytes([d]) for d in b"0123456789")
+def _spelled_alike(value: Any) -> bool:
+    """Whether pydantic-core writes `value` as `json` does (strings aside: pydantic-core refuses
+    the one kind it would spell otherwise). Only floats, dict keys and other types can differ,
+    so only the values that are not str/int/bool/None are looked into."""
+    kind = type(value)
+    if kind is float:
+        return value == 0.0 or 1e-4 <= abs(value) < 1e16
+    if kind is dict:
+        if not _KEYS.issuperset(map(type, value)):  # a None, bool or float key
+            return False
+        value = value.values()
+    elif kind is not list and kind is not tuple:
+        return kind in _PLAIN
+    return all(map(_spelled_alike, [item for item in value if type(item) not in _PLAIN]))
 
 
 # Built once: `json.dumps` with any option set builds a new encoder on every call (per record).
@@ -326,10 +326,6 @@ def write_json_atomic(path: Path, obj: Any) -> None:
     """
     text = json.dumps(finite_or_none(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     write_atomic(path, text.encode("utf-8", "backslashreplace"))
-
-
-class OutputWriteError(Exception):
-    """The disk refused a write to a run's file (full, over quota, past a file-size limit)."""
 
 
 def write_failure(path: Path, exc: OSError, *, running: bool = True) -> str:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
-from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, LsrbUsageError
+from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, LsrbUsageError, OutputWriteError
 from pytest_lsrb.core.rows import describe_validation_error
 from pytest_lsrb.engine.cost import parse_price, summary_cost
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, judgement, status
@@ -29,7 +29,6 @@ from pytest_lsrb.output.files import (
     SUMMARY_FILE,
     AttemptsReadReport,
     AttemptsWriter,
-    OutputWriteError,
     glued_record,
     glued_warning,
     read_json,

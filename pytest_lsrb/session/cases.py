@@ -44,9 +44,8 @@ def case_of(item: pytest.Item) -> Case[SelectableRow] | None:
 def run_attempt(
     session: LsrbSession, item: pytest.Item, case: Case[SelectableRow], runner: Runner
 ) -> Attempt:
-    """Run (or resume) `case`'s attempt for `item`'s setup; queue its record for logreport."""
-    from pytest_lsrb.engine.runner import RunStopped
-
+    """Run (or resume) `case`'s attempt for `item`'s setup and append its record (before the test
+    is judged: a skip or an infrastructure error keeps its record too)."""
     upcoming: list[Case[SelectableRow]] = []
     if runner.concurrency > 1:
         for other in session.schedule.upcoming(item, runner.lookahead):
@@ -55,11 +54,16 @@ def run_attempt(
                 upcoming.append(other_case)
     try:
         attempt = runner.attempt(case, upcoming)
-    except RunStopped as stop:
-        item.session.shouldstop = str(stop)
-        pytest.skip(str(stop))
+    except Exception as exc:
+        # (imported here, once a run stops: not on every attempt's way)
+        from pytest_lsrb.engine.runner import RunStopped
+
+        if not isinstance(exc, RunStopped):
+            raise
+        item.session.shouldstop = str(exc)
+        pytest.skip(str(exc))
     if attempt.record is not None:
-        session.pending[item.nodeid] = attempt.record.copy()
+        session.keep(attempt.record)
         # JUnit XML shows the test's duration as pytest timed it (~0 for an attempt run ahead of
         # its test); the model's own time goes along as a property.
         item.user_properties.append(("lsrb_latency_ms", attempt.record.get("latency_ms")))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.errors import LsrbUsageError, OutputWriteError
 from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import Schedule, queue_depth
 from pytest_lsrb.engine.suite import discover_suite_roots, load_suite, suite_root_of
@@ -51,7 +51,6 @@ class LsrbSession:
         self.started = datetime.now(timezone.utc)
         self.queue_depth = 0  # tests each xdist worker should hold so its prefetch stays busy
         self.runner: Runner | None = None  # set by the lsrb_runner fixture while it is live
-        self.pending: dict[str, AttemptDict] = {}  # nodeid -> record not yet handed on
         # what the cyclic collector no longer walks (session.heap)
         self.heap = Heap(ends_process=self.is_worker)
         self.pytest_session: pytest.Session | None = None
@@ -236,19 +235,10 @@ class LsrbSession:
 
     # -- records -------------------------------------------------------------------------------
 
-    def hand_on(self, report: pytest.TestReport) -> None:
-        """Write the record of the attempt the setup of `report`'s test just made to
-        attempts.jsonl, before the report goes anywhere: the controller appends it (no xdist), an
-        xdist worker appends it itself. No makereport wrapper and no stash: one dict lookup per
-        report. The controller of xdist workers makes no records; for it each report is the
-        moment to follow the workers' records when a progress line is due."""
-        record = self.pending.pop(report.nodeid, None) if self.pending else None
-        if record is None:
-            if self.following and time.monotonic() >= self.next_follow:
-                self.follow()
-            return
-        from pytest_lsrb.output.files import OutputWriteError
-
+    def keep(self, record: AttemptDict) -> None:
+        """Append the record of the attempt a test's setup just made to attempts.jsonl, there
+        and then: before its test's report is made, and while the record is still warm in the
+        CPU's caches. Serially this process appends it; an xdist worker appends its own."""
         try:
             if self.worker_output is not None:
                 self.worker_output.append(record)
@@ -261,6 +251,12 @@ class LsrbSession:
             return
         if self.progress is not None and written is not None:
             self.progress.add(written)
+
+    def report_made(self) -> None:
+        """A test report reached this process. The controller of xdist workers makes no records:
+        for it a report is the moment to follow the workers' records when a progress line is due."""
+        if self.following and time.monotonic() >= self.next_follow:
+            self.follow()
 
     def catch_up(self, runner: Runner) -> None:
         """xdist worker, before an attempt: after a worker crashed, take what is already in
@@ -306,8 +302,6 @@ class LsrbSession:
         billed them, so they are kept like any other and a resume does not ask again."""
         if not records or self.summary is not None:
             return
-        from pytest_lsrb.output.files import OutputWriteError
-
         try:
             for record in records:
                 if self.worker_output is not None:

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from fakes.ollama_server import FakeOllama
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, Message, SamplingConfig
 from pytest_lsrb.adapters.cache import CachingAdapter, ResponseCache
@@ -103,6 +105,34 @@ def test_one_call_records_its_own_fields() -> None:
     # A server that reports nothing: unknown, not zero.
     silent = result_fields(GenerationResult("x", 1.0))
     assert silent["prompt_tokens"] is None and silent["completion_tokens"] is None
+
+
+_COUNTS = st.none() | st.integers(min_value=-3, max_value=10**6) | st.booleans() | st.text(max_size=3)
+
+
+@given(
+    usage=st.dictionaries(st.sampled_from(["prompt_tokens", "completion_tokens", "total_tokens"]), _COUNTS),
+    error=st.none() | st.sampled_from(["timeout", "auth"]),
+    reason=st.none() | st.sampled_from(["stop", "length"]),
+    served=st.none() | st.sampled_from(["", "smollm2"]),
+    fingerprint=st.none() | st.sampled_from(["", "b0-unknown"]),
+)
+def test_one_call_fields_are_a_tally_of_that_call(
+    usage: dict[str, Any], error: str | None, reason: str | None, served: str | None, fingerprint: str | None
+) -> None:
+    # result_fields spells CallTally's rules out for one call (it runs once per tactic attempt)
+    result = GenerationResult(
+        "x",
+        1.0,
+        error_kind=error,
+        usage=usage,
+        finish_reason=reason,
+        served_model=served,
+        system_fingerprint=fingerprint,
+    )
+    tally = CallTally()
+    tally.add(result)
+    assert result_fields(result) == tally.usage_fields()
 
 
 def test_many_calls_sum_tokens_and_count_reasons() -> None:

@@ -11,6 +11,7 @@ import json
 import math
 from typing import Any
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -67,6 +68,10 @@ def test_a_record_line_is_the_bytes_json_writes(record: dict[str, Any]) -> None:
     assert json.dumps(back, allow_nan=True) == json.dumps(want_back, allow_nan=True)
 
 
-def test_a_none_key_is_written_as_json_writes_it() -> None:
-    record = {"item_id": "a", "sample_index": 0, "by_key": {None: 1, 2: 3, True: 4, 1.5: 5}}
+@pytest.mark.parametrize(
+    "by_key",
+    [{None: 1, 2: 3, True: 4, 1.5: 5}, {None: 1}, {True: 1, False: 2}, {1e-05: 1, 2.5: 2}, {2: 3, "a": 1}],
+)
+def test_keys_are_written_as_json_writes_them(by_key: dict[Any, int]) -> None:
+    record = {"item_id": "a", "sample_index": 0, "by_key": by_key}
     assert record_line(record)[0] == reference(record)[0]
