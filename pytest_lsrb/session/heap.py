@@ -18,6 +18,12 @@ a generation the collector skips; it costs nothing by itself (a list splice).
 - `test_finished`: every `CHECKPOINT_EVERY` tests (at logfinish, when no test is in progress, so
   no attempt's frames or exceptions are alive), collect what is garbage, then freeze the rest.
   The collection walks only what was made since the last freeze.
+- the youngest generation's threshold, from `freeze` to `thaw`: YOUNG_THRESHOLD allocations
+  instead of CPython's 700. A test's objects are freed by reference counting, and what survives
+  it (pytest's reports) lives to the end: at 10,000 mock attempts the default's 911 young
+  collections freed 153 objects in all, for ~0.14 s. The checkpoints still collect every
+  `CHECKPOINT_EVERY` tests, and a test that makes cyclic garbage by the thousand still sets a
+  collection off every YOUNG_THRESHOLD allocations.
 - `thaw`: the last config cleanup, after pytest's own end-of-session collections, gives every
   object back to the collector: a program that runs pytest in its own process (`pytest.main`,
   pytester) gets its memory back when the session's objects become garbage. Not when the
@@ -40,6 +46,7 @@ from types import FrameType
 from typing import Final
 
 CHECKPOINT_EVERY: Final = 1000  # tests between checkpoints: each costs ~1-3 ms at a mock's pace
+YOUNG_THRESHOLD: Final = 20_000  # allocations between young collections while a run is frozen
 
 
 class Heap:
@@ -47,9 +54,15 @@ class Heap:
         self.frozen = False
         self.tests = 0
         self.ends_process = ends_process  # an xdist worker: its process ends with the session
+        self.thresholds: tuple[int, ...] | None = None  # the collector's, before the first freeze
 
     def freeze(self) -> None:
         gc.freeze()
+        if self.thresholds is None:
+            self.thresholds = gc.get_threshold()
+            young, *older = self.thresholds
+            if young > 0:  # (0: someone turned automatic collection off; leave it so)
+                gc.set_threshold(max(young, YOUNG_THRESHOLD), *older)
         self.frozen = True
 
     @contextmanager
@@ -76,6 +89,9 @@ class Heap:
         if not self.frozen:
             return
         self.frozen = False
+        if self.thresholds is not None:
+            gc.set_threshold(*self.thresholds)
+            self.thresholds = None
         if not (self.ends_process or run_from_command_line()):
             gc.unfreeze()
 

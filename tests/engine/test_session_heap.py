@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lsrb_testing import TACTIC_SUITE, RunSuite
 
-from pytest_lsrb.session.heap import CHECKPOINT_EVERY, Heap
+from pytest_lsrb.session.heap import CHECKPOINT_EVERY, YOUNG_THRESHOLD, Heap
 
 
 class Node:
@@ -73,6 +73,34 @@ def test_a_pause_stops_the_collector_for_its_block_only() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_young_collections_are_rarer_while_frozen_and_as_before_after() -> None:
+    before = gc.get_threshold()
+    heap = Heap()
+    try:
+        heap.freeze()
+        assert gc.get_threshold() == (max(before[0], YOUNG_THRESHOLD), *before[1:])
+        heap.freeze()  # (after collection: the first freeze's thresholds are the ones kept)
+        heap.thaw()
+        assert gc.get_threshold() == before
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
+
+
+def test_a_collector_turned_off_stays_off() -> None:
+    before = gc.get_threshold()
+    gc.set_threshold(0)  # threshold 0: no automatic collection at all
+    heap = Heap()
+    try:
+        heap.freeze()
+        assert gc.get_threshold()[0] == 0
+        heap.thaw()
+        assert gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
 
 
 def test_a_worker_heap_stays_frozen_when_its_session_ends() -> None:
@@ -144,10 +172,13 @@ def test_a_command_line_run_freezes_while_tests_run_and_ends_frozen(
 def test_a_run_inside_a_program_gives_everything_back(tmp_path: Path) -> None:
     args = [str(TACTIC_SUITE), "-q", "-p", "no:cacheprovider", "-p", "heap_probe"]
     args.append(f"--lsrb-output-dir={tmp_path / 'out'}")
-    code = f"import gc, pytest\ncode = pytest.main({args!r})\nprint('frozen', gc.get_freeze_count())\n"
+    code = (
+        f"import gc, pytest\nbefore = gc.get_threshold()\ncode = pytest.main({args!r})\n"
+        "print('frozen', gc.get_freeze_count(), 'thresholds back', gc.get_threshold() == before)\n"
+    )
     proc = run_python(code + "raise SystemExit(int(code))\n", tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "frozen 0" in proc.stdout
+    assert "frozen 0 thresholds back True" in proc.stdout
     [(during, _)] = probed(tmp_path)
     assert during > 0
 
