@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any, Final
 
 from pytest_lsrb.core.metrics import latency_stats, pass_at_k_curve, pass_at_k_ladder, rate
@@ -73,8 +74,8 @@ class Summarizer:
         self.ver_latencies = array("d")
         self.ver_kinds: Counter[str] = Counter()
         self.ver_domains: Counter[str] = Counter()
-        # item_id -> [judged samples, their successes]: one small list per item, nothing per attempt.
-        self.per_item: dict[str, list[int]] = {}
+        # item_id -> its judged samples and their successes, in one int (`count_item`)
+        self.per_item: dict[str, int] = {}
         self.ver_unjudged = 0
         self.any_verification = False
 
@@ -113,19 +114,20 @@ class Summarizer:
             self.ver_kinds[vkind] += 1
             self.ver_domains[str(rec.get("verification_error_domain"))] += 1
             self.ver_unjudged += rec.get("verification_error_domain") in UNJUDGED_VERIFICATION_DOMAINS
-        counts = self.per_item.setdefault(str(rec["item_id"]), [0, 0])
+        item_id = str(rec["item_id"])
         if st == JUDGED:
             self.judged += 1
-            counts[0] += 1
-            counts[1] += won
+            count_item(self.per_item, item_id, True, won)
             if rec.get("verification_attempted"):  # the checker ran and decided
                 self.ver_attempted += 1
                 self.ver_success += won
                 self.ver_latencies.append(float(rec.get("verification_latency_ms") or 0.0))
-        elif st == SKIPPED:
-            self.skipped += 1
         else:
-            self.infrastructure += 1
+            count_item(self.per_item, item_id, False, False)
+            if st == SKIPPED:
+                self.skipped += 1
+            else:
+                self.infrastructure += 1
         if self.task_acc is not None:
             self.task_acc.add(rec)
 
@@ -162,14 +164,29 @@ class Summarizer:
         }
         if self.any_verification:
             # Sorted: float sums then do not depend on the order attempts finished (xdist, shards).
-            per_item = {k: (v[0], v[1]) for k, v in sorted(self.per_item.items()) if v[0]}
-            curve = pass_at_k_curve(per_item, pass_at_k_ladder(self.samples_per_item))
+            curve = pass_at_k_curve(judged_items(self.per_item), pass_at_k_ladder(self.samples_per_item))
             for k, value in curve.values.items():
                 out[f"verification_pass_at_k_{k}"] = value
             out["verification_pass_at_k_items"] = curve.items
         if self.task_acc is not None:
             out.update(self.task_acc.finish())
         return out
+
+
+# Per item, its judged samples and their successes as one int: judged << 32 | successes. An item
+# seen only in attempts that were not judged is there with 0 (it counts among the items). One int
+# per item and none per attempt: no list is made for each of a run's 10,000 items, three times.
+_JUDGED_ONE: Final = 1 << 32
+
+
+def count_item(per_item: dict[str, int], item_id: str, judged: bool, won: bool) -> None:
+    per_item[item_id] = per_item.get(item_id, 0) + ((_JUDGED_ONE + won) if judged else 0)
+
+
+def judged_items(per_item: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+    """{item: (judged samples, successes)} of the items with any judged sample, sorted by item:
+    float sums then do not depend on the order attempts finished (xdist, shards)."""
+    return {k: (v >> 32, v & (_JUDGED_ONE - 1)) for k, v in sorted(per_item.items()) if v >= _JUDGED_ONE}
 
 
 class GroupCounts:
@@ -181,7 +198,7 @@ class GroupCounts:
         self.attempts = 0
         self.judged = 0
         self.successes = 0
-        self.per_item: dict[str, list[int]] = {}
+        self.per_item: dict[str, int] = {}  # `count_item`'s
 
     def add(self, record: AttemptDict) -> None:
         st, won = verdict(record)
@@ -190,16 +207,13 @@ class GroupCounts:
     def count(self, item_id: str, judged: bool, won: bool) -> None:
         """`add` for a record whose verdict the caller has already read (`outcomes.verdict`)."""
         self.attempts += 1
-        counts = self.per_item.setdefault(item_id, [0, 0])
+        count_item(self.per_item, item_id, judged, won)
         if judged:
             self.judged += 1
             self.successes += won
-            counts[0] += 1
-            counts[1] += won
 
     def finish(self, samples_per_item: int) -> dict[str, Any]:
-        per_item = {k: (v[0], v[1]) for k, v in sorted(self.per_item.items()) if v[0]}
-        curve = pass_at_k_curve(per_item, pass_at_k_ladder(samples_per_item))
+        curve = pass_at_k_curve(judged_items(self.per_item), pass_at_k_ladder(samples_per_item))
         return {
             "attempts": self.attempts,
             "items": len(self.per_item),
