@@ -53,11 +53,14 @@ def record_line(record: AttemptDict) -> tuple[bytes, AttemptDict]:
     (json writes a `None` key as `null`, pydantic-core as `None`), a lone surrogate
     (pydantic-core refuses it) and any value that is not plain JSON data.
     """
-    if _spelled_alike(record):
-        try:
-            return _fast_json(record) + b"\n", record
-        except (PydanticSerializationError, ValueError, TypeError):
-            pass
+    try:
+        line = _fast_json(record)
+    except (PydanticSerializationError, ValueError, TypeError):
+        line = None
+    # Looked at after serializing, not before: the serializer has just brought every value into
+    # the CPU's caches (in a run, between two tests, they are not: looking first costs double).
+    if line is not None and _spelled_alike(record):
+        return line + b"\n", record
     text, record = _strict_json(record)
     return (text + "\n").encode("utf-8", "backslashreplace"), record
 
