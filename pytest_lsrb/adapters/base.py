@@ -122,3 +122,13 @@ class Adapter(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def runs_ahead(adapter: object) -> int:
+    """How many attempts the runner may make in one go ahead of their tests with `adapter`.
+
+    An adapter whose answers cost microseconds and are the same whenever asked (the mock) says so
+    with a class attribute `runs_ahead = N`; any other leaves it out (0: each attempt when its
+    test runs, or ahead in threads with `--lsrb-concurrency`). See `engine.runner`."""
+    value = getattr(adapter, "runs_ahead", 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -26,6 +26,7 @@ class MockAdapter:
     name = "mock"
     default_concurrency = 1  # answers in microseconds: threads would only add overhead
     cacheable = False  # answering is cheaper than a cache lookup
+    runs_ahead = 32  # and the same whenever asked: attempts are made 32 at a time (engine.runner)
 
     def __init__(self, config: AdapterConfig) -> None:
         self.model = config.model or "mock-baseline-v1"

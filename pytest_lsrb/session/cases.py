@@ -47,8 +47,9 @@ def run_attempt(
     """Run (or resume) `case`'s attempt for `item`'s setup and append its record (before the test
     is judged: a skip or an infrastructure error keeps its record too)."""
     upcoming: list[Case[SelectableRow]] = []
-    if runner.concurrency > 1:
-        for other in session.schedule.upcoming(item, runner.lookahead):
+    ahead = runner.ahead(case)
+    if ahead:
+        for other in session.schedule.upcoming(item, ahead):
             other_case = case_of(other)
             if other_case is not None:
                 upcoming.append(other_case)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -131,6 +132,37 @@ def test_k_matches_repo_name_path_and_tags(run_suite: RunSuite, tmp_path: Path) 
         out = tmp_path / re.sub(r"\W", "_", expr)
         result = run_suite(f"--lsrb-index={index}", "-k", expr, out=out)
         assert {a["item_id"] for a in result.attempts()} == expected, (expr, result.stdout)
+
+
+# Ends the session after the 5th test: the mock's attempts run ahead 32 at a time (engine.runner).
+STOP_AFTER_FIVE = """
+import pytest
+
+seen = []
+
+def pytest_runtest_logfinish(nodeid):
+    seen.append(nodeid)
+    if len(seen) == 5:
+        pytest.exit("stopped after five tests", returncode=3)
+"""
+
+
+def test_an_interrupted_mock_run_keeps_only_what_ran_and_resumes_to_the_same_records(
+    run_suite: RunSuite, tmp_path: Path
+) -> None:
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "stop_after_five.py").write_text(STOP_AFTER_FIVE, encoding="utf-8")
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path / "plugins"), os.environ.get("PYTHONPATH", "")])}
+    out = tmp_path / "interrupted"
+    stopped = run_suite("-p", "stop_after_five", "-k", "not logic_and_intro", out=out, env=env)
+    assert stopped.returncode == 3, stopped.stdout + stopped.stderr
+    # the 27 attempts made ahead of their tests were not written: their tests never ran
+    assert len(stopped.attempts()) == 5
+    resumed = run_suite("--lsrb-resume", "-k", "not logic_and_intro", out=out)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    whole = run_suite("-k", "not logic_and_intro", out=tmp_path / "whole")
+    assert [strip_timing(r) for r in resumed.attempts()] == [strip_timing(r) for r in whole.attempts()]
+    assert len(whole.attempts()) == N_BUILTIN - 1  # (the deselected item is never made ahead either)
 
 
 def test_existing_run_is_never_overwritten_by_accident(run_suite: RunSuite, tmp_path: Path) -> None:

@@ -15,9 +15,10 @@ import pytest
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult
 from pytest_lsrb.engine.plan import SuiteRun
+from pytest_lsrb.engine.records import strip_timing
 from pytest_lsrb.engine.runner import Runner, RunStopped
 from pytest_lsrb.engine.stop import StopSignal
-from pytest_lsrb.engine.verifier import create_verifier
+from pytest_lsrb.engine.verifier import VerifierConfig, create_verifier
 from pytest_lsrb.session.prepare import prepare_suite_run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -102,8 +103,68 @@ def run_all(runner: Runner, cases: list[Any]) -> list[Any]:
     """What pytest does: each test in order, telling the runner what comes next."""
     out = []
     for i, case in enumerate(cases):
-        out.append(runner.attempt(case, cases[i + 1 : i + 1 + runner.lookahead]))
+        out.append(runner.attempt(case, cases[i + 1 : i + 1 + runner.ahead(case)]))
     return out
+
+
+class InstantModel(ScriptedModel):
+    """Answers at once and the same whenever asked, and says so (`adapters.base.runs_ahead`)."""
+
+    runs_ahead = 4
+    default_concurrency = 1
+
+    def __init__(self) -> None:
+        super().__init__(delay_s=0.0)
+
+
+def test_an_instant_adapter_makes_attempts_in_batches_the_same_records(
+    make_runner: Any, suite_run: SuiteRun
+) -> None:
+    model = InstantModel()
+    runner = make_runner(model, concurrency=1)
+    assert runner.batch == 4 and runner.lookahead == 0
+    cases = suite_run.cases
+    calls_after = []
+    attempts = []
+    for i, case in enumerate(cases[:9]):
+        attempts.append(runner.attempt(case, cases[i + 1 : i + 1 + runner.ahead(case)]))
+        calls_after.append(len(model.calls))
+    assert calls_after == [4, 4, 4, 4, 8, 8, 8, 8, 12]  # each test's attempt made with the next three
+    assert model.max_in_flight == 1  # on this thread, one after another
+
+    one_at_a_time = ScriptedModel(delay_s=0.0)  # (no runs_ahead: each attempt when its test runs)
+    plain = make_runner(one_at_a_time, concurrency=1)
+    assert plain.batch == 0
+    expected = run_all(plain, cases[:9])
+    assert [strip_timing(a.record) for a in attempts] == [strip_timing(a.record) for a in expected]
+
+
+def test_attempts_made_ahead_are_not_recorded_when_their_tests_never_run(
+    make_runner: Any, suite_run: SuiteRun
+) -> None:
+    runner = make_runner(InstantModel(), concurrency=1)
+    cases = suite_run.cases
+    runner.attempt(cases[0], cases[1:4])
+    # (-x, Ctrl-C: the tests of cases 1-3 never run) made ahead for free, made again on resume
+    assert runner.untaken_answers() == []
+    assert runner.ahead(cases[1]) == 3  # nothing is kept ready any more
+
+
+def test_batches_only_where_an_attempt_costs_nothing(make_runner: Any, suite_run: SuiteRun) -> None:
+    assert make_runner(InstantModel(), concurrency=2).batch == 0  # threads instead
+    checked = Runner(
+        task=suite_run.task,
+        adapter=InstantModel(),
+        verifier=create_verifier(VerifierConfig(mode="synthetic", suite_root=str(SUITE))),
+        config=suite_run.config,
+        config_hash=suite_run.config_hash,
+        concurrency=1,
+        task_options=dict(suite_run.config.values),
+    )
+    try:
+        assert checked.batch == 0  # a checker runs for every answer
+    finally:
+        checked.close()
 
 
 def test_attempts_overlap_but_never_exceed_the_concurrency(make_runner: Any, suite_run: SuiteRun) -> None:
