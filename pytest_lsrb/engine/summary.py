@@ -114,20 +114,17 @@ class Summarizer:
             self.ver_kinds[vkind] += 1
             self.ver_domains[str(rec.get("verification_error_domain"))] += 1
             self.ver_unjudged += rec.get("verification_error_domain") in UNJUDGED_VERIFICATION_DOMAINS
-        item_id = str(rec["item_id"])
+        count_item(self.per_item, str(rec["item_id"]), st == JUDGED, won)
         if st == JUDGED:
             self.judged += 1
-            count_item(self.per_item, item_id, True, won)
             if rec.get("verification_attempted"):  # the checker ran and decided
                 self.ver_attempted += 1
                 self.ver_success += won
                 self.ver_latencies.append(float(rec.get("verification_latency_ms") or 0.0))
+        elif st == SKIPPED:
+            self.skipped += 1
         else:
-            count_item(self.per_item, item_id, False, False)
-            if st == SKIPPED:
-                self.skipped += 1
-            else:
-                self.infrastructure += 1
+            self.infrastructure += 1
         if self.task_acc is not None:
             self.task_acc.add(rec)
 
