@@ -116,6 +116,9 @@ class SessionHooks:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         self.state.write_terminal_summary(terminalreporter)
 
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.state.write_next_step()  # after pytest's last line (its stats line, an interruption)
+
     def pytest_report_header(self, config: pytest.Config) -> list[str] | None:
         if self.state.run is None:
             return None

@@ -185,10 +185,19 @@ OPTIONS: list[Option] = [
         flag=True,
     ),
     Option(
+        "resume-or-start",
+        bool,
+        False,
+        "continue the run in --lsrb-output-dir when there is one (same options required), start it "
+        "when there is none: the one command a requeued job or a retried pod runs again",
+        identity=False,
+        flag=True,
+    ),
+    Option(
         "retry-errors",
         bool,
         False,
-        "with --lsrb-resume: also redo attempts that ended in an error",
+        "with --lsrb-resume (or --lsrb-resume-or-start): also redo attempts that ended in an error",
         identity=False,
         flag=True,
     ),

@@ -21,6 +21,7 @@ from pytest_lsrb.session import xdist
 from pytest_lsrb.session.cases import case_of
 from pytest_lsrb.session.heap import Heap
 from pytest_lsrb.session.prepare import prepare_suite_run
+from pytest_lsrb.session.termination import EXIT_TERMINATED, TermHandler
 
 if TYPE_CHECKING:
     from pytest_lsrb.adapters.base import Adapter
@@ -61,6 +62,8 @@ class LsrbSession:
         self.workers_lost = 0  # controller: xdist workers that crashed so far
         self.crashes_seen = 0  # xdist worker: crash flags it has caught up with
         self.next_follow = 0.0  # controller of xdist workers: when to read their records next
+        self.term = TermHandler()  # controller: SIGTERM ends the run like Ctrl-C, resumable
+        self.next_step: str | None = None  # controller: the command that finishes an unfinished run
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -75,7 +78,11 @@ class LsrbSession:
             return self.run
         try:
             self.run = prepare_suite_run(
-                root, self.config.getoption, self.config.rootpath, xdist.given_run_dir(self.config)
+                root,
+                self.config.getoption,
+                self.config.rootpath,
+                xdist.given_run_dir(self.config),
+                xdist.given_resume(self.config),
             )
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -125,6 +132,7 @@ class LsrbSession:
                 StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours
                 xdist.clear_crash_files(run.config.output_dir)  # nor an earlier run's crashes
                 self.progress = self._progress_reporter(run)
+                self.term.install()
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
 
@@ -316,7 +324,7 @@ class LsrbSession:
         controller unpacks batched messages."""
         if self.run is None:
             return
-        xdist.give_run_dir(node, self.run.config.output_dir)
+        xdist.give_run_dir(node, self.run.config.output_dir, self.run.config.resume)
         xdist.unpack_batches(node, self.queue_depth)
         self.following = True
 
@@ -360,15 +368,27 @@ class LsrbSession:
         if self.following:
             self.follow()  # every worker is done: the last of their records
         from pytest_lsrb.engine.stop import StopSignal
+        from pytest_lsrb.session.nextstep import next_step_line
         from pytest_lsrb.tools import gate
 
         wall = (datetime.now(timezone.utc) - self.started).total_seconds()
         self.summary = self.output.finish(wall_time_s=wall)
+        self.term.saved = True
+        self.next_step = next_step_line(
+            self.summary,
+            self.term.received or session.exitstatus == pytest.ExitCode.INTERRUPTED,
+            self.output.dir,
+            self.run.config.runs_folder,
+            self.config.invocation_params.args,
+        )
         if self.output.write_error is not None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
             return
         StopSignal(self.run.config.output_dir).clear()
         xdist.clear_crash_files(self.run.config.output_dir)
+        if self.term.received:  # a batch system's stop: no gate on half a run; "requeue me"
+            session.exitstatus = EXIT_TERMINATED
+            return
         if self.gate is not None:
             self.gate_result, session.exitstatus = gate.finish_session(
                 self.gate, self.output.dir, int(session.exitstatus)
@@ -376,6 +396,17 @@ class LsrbSession:
             from pytest_lsrb.tools.junit import add_gate_case
 
             add_gate_case(self.config, self.gate_result)
+
+    def write_next_step(self) -> None:
+        """The session's last line, after pytest's own: the command that finishes the run."""
+        self.term.restore()
+        if self.next_step is None:
+            return
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(self.next_step, yellow=True, bold=True)
+        else:
+            print(self.next_step, flush=True)
 
     def write_terminal_summary(self, terminalreporter: Any) -> None:
         from pytest_lsrb.session import terminal
