@@ -3,6 +3,7 @@ command that finishes it, and that command does."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -82,6 +83,7 @@ def test_after_infrastructure_errors_the_printed_command_finishes_the_run(run_su
         proc = subprocess.run(
             [sys.executable, *command[1:]],
             cwd=first.out_dir.parent,
+            env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"},
             capture_output=True,
             text=True,
             timeout=300,
