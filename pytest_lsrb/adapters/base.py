@@ -88,6 +88,8 @@ class AdapterConfig:
     name: str = "mock"
     model: str = ""
     base_url: str | None = None
+    # The server may answer --lsrb-model with a model it lists under another name.
+    allow_model_alias: bool = False
     api_key_env: str | None = None
     timeout_s: float = 120.0
     max_retries: int = 4

@@ -50,6 +50,15 @@ OPTIONS: list[Option] = [
     Option("model", str, "", "model name sent to the endpoint (default: the adapter's)"),
     Option("base-url", str, None, "endpoint base URL (default: the adapter's)"),
     Option(
+        "allow-model-alias",
+        bool,
+        False,
+        "let --lsrb-model name a model the server does not list (a gateway's alias, a llama.cpp "
+        "server that answers any name with its one model); records keep the model that answered",
+        identity=False,
+        flag=True,
+    ),
+    Option(
         "api-key-env",
         str,
         None,
