@@ -230,9 +230,11 @@ def lsrb_runner(
 ) -> Iterator[Runner]:
     from pytest_lsrb.engine.runner import Runner
     from pytest_lsrb.engine.stop import StopSignal
+    from pytest_lsrb.session.overrides import adapter_fingerprint
 
     session = _session(pytestconfig)
     concurrency = lsrb_suite_run.config.concurrency or lsrb_adapter.default_concurrency
+    custom = "adapter_source_sha256" in lsrb_suite_run.config.extra_identity  # a user's own lsrb_adapter
     runner = Runner(
         task=lsrb_suite_run.task,
         adapter=lsrb_adapter,
@@ -245,6 +247,7 @@ def lsrb_runner(
         # The run-wide stop file is how xdist workers tell each other; a serial run's one runner
         # stops itself, and need not look for the file before every attempt.
         stop_signal=StopSignal(lsrb_suite_run.config.output_dir) if session.is_worker else None,
+        adapter_fields=adapter_fingerprint(lsrb_adapter) if custom else None,
     )
     session.runner = runner
     yield runner

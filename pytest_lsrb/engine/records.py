@@ -50,6 +50,8 @@ class AttemptRecord(BaseModel):
     completion_tokens: int | None = None
     finish_reason: str | None = None
     served_model: str | None = None
+    adapter_class: str | None = None  # a user's own adapter (an lsrb_adapter override)
+    adapter_settings_sha256: str | None = None  # ... and a hash of its identity()
     system_fingerprint: str | None = None
     generation_error_kind: str | None = None
     generation_error_domain: str | None = None
@@ -86,6 +88,8 @@ class AttemptFields(TypedDict, total=False):
     completion_tokens: int | None
     finish_reason: str | None
     served_model: str | None
+    adapter_class: str | None
+    adapter_settings_sha256: str | None
     system_fingerprint: str | None
     generation_error_kind: str | None
     generation_error_domain: str | None

@@ -20,6 +20,7 @@ def prepare_suite_run(
     rootdir: Path,
     run_dir: Path | None = None,
     resume: bool | None = None,
+    adapter_identity: dict[str, str] | None = None,
 ) -> SuiteRun:
     """Load, validate, select, shard and expand: pure of side effects on the output directory.
 
@@ -27,6 +28,7 @@ def prepare_suite_run(
     known; an xdist worker is handed its controller's choice as `run_dir`. With
     --lsrb-resume-or-start, whether the run resumes is decided here too (the worker is handed its
     controller's decision as `resume`: by the time it looks, the controller has started the run).
+    `adapter_identity`: a user's own lsrb_adapter fixture (`session.overrides`), part of the identity.
     """
     from pytest_lsrb.core.registry import TASKS
     from pytest_lsrb.core.selection import expand, select, selected_rows_hash, shard
@@ -58,6 +60,8 @@ def prepare_suite_run(
         cases = expand(mine, config.samples, config.seed)
     except LsrbUsageError as exc:  # a value that came from suite.toml is named there
         raise config.blame(exc) from None
+    if adapter_identity:
+        config = dataclasses.replace(config, extra_identity={**config.extra_identity, **adapter_identity})
     if config.runs_folder:
         config = dataclasses.replace(config, output_dir=run_dir or choose_run_dir(config))
     if config.resume_or_start:

@@ -76,13 +76,21 @@ class LsrbSession:
                     "attempts.jsonl and summary.json."
                 )
             return self.run
+        import sys
+
+        from pytest_lsrb.session.overrides import adapter_identity
+
         try:
+            overrides = adapter_identity(
+                self.config.pluginmanager.list_name_plugin(), sys.modules["pytest_lsrb.plugin"], root
+            )
             self.run = prepare_suite_run(
                 root,
                 self.config.getoption,
                 self.config.rootpath,
                 xdist.given_run_dir(self.config),
                 xdist.given_resume(self.config),
+                overrides,
             )
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
