@@ -126,6 +126,15 @@ class Adapter(Protocol):
     def close(self) -> None: ...
 
 
+def interrupt(adapter: object) -> None:
+    """Wake `adapter`'s calls waiting to retry and refuse new ones, without closing it: whoever
+    made it (the `lsrb_adapter` fixture, or a user's override of it) closes it. Optional: an
+    adapter with nothing to wake leaves `interrupt()` out."""
+    stop = getattr(adapter, "interrupt", None)
+    if callable(stop):
+        stop()
+
+
 def runs_ahead(adapter: object) -> int:
     """How many attempts the runner may make in one go ahead of their tests with `adapter`.
 

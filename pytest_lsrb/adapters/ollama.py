@@ -139,5 +139,8 @@ class OllamaAdapter:
     def identity(self) -> Mapping[str, Any]:
         return {"adapter": self.name, "model": self.model, "base_url": self.http.shown_url}
 
+    def interrupt(self) -> None:
+        self.http.interrupt()
+
     def close(self) -> None:
         self.http.close()

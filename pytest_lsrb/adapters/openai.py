@@ -212,5 +212,8 @@ class OpenAIAdapter:
             "max_tokens_field": self.max_tokens_field,
         }
 
+    def interrupt(self) -> None:
+        self.http.interrupt()
+
     def close(self) -> None:
         self.http.close()

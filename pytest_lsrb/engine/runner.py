@@ -27,7 +27,7 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_lsrb.adapters.base import Adapter, SamplingConfig, runs_ahead
+from pytest_lsrb.adapters.base import Adapter, SamplingConfig, interrupt, runs_ahead
 from pytest_lsrb.core.clock import utc_now_millis
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.selection import Case
@@ -276,12 +276,13 @@ class Runner:
             return None
 
     def close(self) -> None:
+        """Stop the attempts in flight. The adapter and the verifier are not the runner's to
+        close: whoever made them does (the `lsrb_adapter`/`lsrb_verifier` fixtures, or a user's
+        override of them), once."""
         if self._pool is not None:
             self._cancel_queued()
-            # Closing the adapter first wakes attempts sleeping before a retry; their records are
-            # never written (no test is left to take them), so nothing half-done is recorded.
-            self.adapter.close()
+            # Interrupting the adapter first wakes attempts sleeping before a retry; their records
+            # are never written (no test is left to take them), so nothing half-done is recorded.
+            interrupt(self.adapter)
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-        self.adapter.close()
-        self.verifier.close()

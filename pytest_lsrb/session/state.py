@@ -137,6 +137,8 @@ class LsrbSession:
                 adapter.close()
             if not self.config.option.collectonly:  # listing tests must not touch a run's files
                 self.output = outputs.RunOutput.open(run)
+                if self.gate is not None and not run.config.resume:
+                    self.output.kept = []  # the gate takes this run's records from here
                 StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours
                 xdist.clear_crash_files(run.config.output_dir)  # nor an earlier run's crashes
                 self.progress = self._progress_reporter(run)
@@ -398,8 +400,13 @@ class LsrbSession:
             session.exitstatus = EXIT_TERMINATED
             return
         if self.gate is not None:
+            from pytest_lsrb.output.reader import RunDir
+
+            current = None
+            if self.output.kept is not None:  # this run's records as written: no reading back
+                current = RunDir(self.output.dir, self.output.header, self.summary, self.output.kept)
             self.gate_result, session.exitstatus = gate.finish_session(
-                self.gate, self.output.dir, int(session.exitstatus)
+                self.gate, self.output.dir, int(session.exitstatus), current
             )
             from pytest_lsrb.tools.junit import add_gate_case
 
@@ -436,6 +443,12 @@ class LsrbSession:
         if self.gate is not None and self.gate.baseline is not None and self.summary is not None:
             from pytest_lsrb.report.compare import write_comparison
 
-            write_comparison(terminalreporter, Path(self.gate.baseline), self.summary)
+            baseline = self.gate.baseline_run
+            write_comparison(
+                terminalreporter,
+                Path(self.gate.baseline),
+                self.summary,
+                baseline.summary if baseline is not None else None,
+            )
         if self.gate_result is not None:
             gate.write_terminal(terminalreporter, self.gate_result)

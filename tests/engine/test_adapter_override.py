@@ -67,3 +67,46 @@ def test_an_adapter_given_with_p_says_it_cannot_take_effect(tmp_path: Path) -> N
     said = proc.stdout + proc.stderr
     assert "the lsrb_adapter fixture of plugin 'my_adapter' cannot take effect" in said
     assert not (tmp_path / "out" / "attempts.jsonl").exists()
+
+
+OWNED_ADAPTER = """
+import os
+
+import pytest
+from pytest_lsrb.adapters.base import GenerationResult
+
+LOG = os.environ["LSRB_TEST_CLOSES"]
+
+
+class Owned:
+    name = "owned"
+    model = "owned-1"
+    default_concurrency = {concurrency}
+    def check(self): pass
+    def identity(self): return {{"adapter": self.name, "model": self.model}}
+    def generate(self, request):
+        with open(LOG, "a") as fh:
+            fh.write("generate\\n")
+        return GenerationResult(text="simp", latency_ms=1.0)
+    def close(self):
+        with open(LOG, "a") as fh:
+            fh.write("close\\n")
+
+
+@pytest.fixture(scope="session")
+def lsrb_adapter():
+    adapter = Owned()
+    yield adapter
+    adapter.close()  # the fixture made it: the fixture closes it, once
+"""
+
+
+def test_a_users_adapter_is_closed_by_its_fixture_alone(run_suite: RunSuite, tmp_path: Path) -> None:
+    for concurrency in (1, 3):
+        suite = suite_with(tmp_path / f"c{concurrency}", OWNED_ADAPTER.format(concurrency=concurrency))
+        log = tmp_path / f"closes-{concurrency}.log"
+        env = {"LSRB_TEST_CLOSES": str(log)}
+        result = run_suite("--lsrb-max-items=4", suite=suite, out=tmp_path / f"out{concurrency}", env=env)
+        assert result.returncode == 0, result.stdout + result.stderr
+        calls = log.read_text("utf-8").splitlines()
+        assert calls == ["generate"] * 4 + ["close"], calls

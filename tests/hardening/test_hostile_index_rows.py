@@ -69,6 +69,8 @@ def run_every_case(run: SuiteRun) -> list[dict[str, Any]]:
             records.append(record)
     finally:
         runner.close()
+        adapter.close()
+        verifier.close()
     return records
 
 
