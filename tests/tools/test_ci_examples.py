@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,9 @@ yaml = pytest.importorskip("yaml")
 pytest.importorskip("hatchling", reason="installing from the checkout builds it with hatchling (dev extra)")
 
 pytestmark = pytest.mark.slow
+for tool in ("git", "bash", "sh", "flock"):  # the recipes' and the checkout's own tools
+    if shutil.which(tool) is None:
+        pytest.skip(f"the recipe tests need {tool} on PATH", allow_module_level=True)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 KNOWN = {f"--lsrb-{o.name}" for o in OPTIONS}
@@ -211,11 +216,15 @@ def test_the_slurm_array_survives_a_preemption(tmp_path: Path, server: FakeOllam
     venv = home / ".cache" / "lsrb-venv"  # where the script makes its environment
     venv.parent.mkdir(parents=True)
     user_venv(venv)  # a Python whose dependencies are installed: the script installs pytest-lsrb
+    # the cluster's `python3`: the interpreter those dependencies were built for
+    cluster_bin = tmp_path / "cluster-bin"
+    cluster_bin.mkdir()
+    (cluster_bin / "python3").symlink_to(getattr(sys, "_base_executable", sys.executable))
     base_url = f"{server.url}/v1"
 
     def task_env(task: int) -> dict[str, str]:
         # what Slurm sets for an array task, and what the user exports before sbatch
-        return user_environ(
+        env = user_environ(
             None,
             home,
             SLURM_SUBMIT_DIR=str(submit),
@@ -230,6 +239,8 @@ def test_the_slurm_array_survives_a_preemption(tmp_path: Path, server: FakeOllam
             LSRB_MODEL=MODEL,
             PYTEST_ADDOPTS=SMALL,
         )
+        env["PATH"] = f"{cluster_bin}{os.pathsep}{env['PATH']}"
+        return env
 
     shards = submit / "lsrb-out" / "shards"
     for task in range(SHARDS):
