@@ -24,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Callable
@@ -70,9 +71,13 @@ class _Host:
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        package_parent = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
+        # A checkout that is not installed: the host finds the package where this one was found
+        # (an installed one is found anyway; its site-packages is not put before the stdlib).
+        package_parent = os.path.realpath(Path(__file__).resolve().parents[2])
+        paths = sysconfig.get_paths()
+        if package_parent not in {os.path.realpath(paths["purelib"]), os.path.realpath(paths["platlib"])}:
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "pytest_lsrb.core.forkhost", str(theirs.fileno()), *_PRELOAD],
@@ -131,7 +136,7 @@ def call_bounded(fn: Callable[..., T], *args: Any, budget: Budget, **kwargs: Any
     """`fn(*args, **kwargs)` in a child process within `budget`; never raises for the child."""
     start = time.monotonic()
     payload = pickle.dumps((fn, args, kwargs))  # a call that does not pickle is the caller's bug
-    setup = pickle.dumps((list(sys.path), os.getcwd(), budget.memory_mb))
+    setup = pickle.dumps((list(sys.path), os.getcwd(), budget.memory_mb, budget.time_s))
     try:
         conn = _connect()
     except OSError as exc:

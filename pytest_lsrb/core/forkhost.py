@@ -16,6 +16,7 @@ child. This host starts from our own module, and its children never look at the 
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import pickle
 import resource
@@ -37,7 +38,12 @@ def _vm_bytes() -> int:
 
 
 def _outcome(conn: Connection) -> tuple[str, Any]:
-    sys_path, cwd, memory_mb = pickle.loads(conn.recv_bytes())
+    sys_path, cwd, memory_mb, time_s = pickle.loads(conn.recv_bytes())
+    # A backstop for a child whose caller is gone (killed before it could stop this one): the
+    # kernel ends it once it has used its budget's worth of CPU time.
+    if math.isfinite(time_s):
+        cpu_s = int(time_s) + 2
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
     sys.path[:] = sys_path
     os.chdir(cwd)
     try:

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from lsrb_testing import SCRIPTED_ADAPTER, TACTIC_SUITE, RunSuite
+from lsrb_testing import SCRIPTED_ADAPTER, TACTIC_SUITE, RunSuite, pytest_verdict
 
 from pytest_lsrb.engine.records import strip_timing
 from pytest_lsrb.engine.summary import SUMMARY_TIMING_KEYS
@@ -55,7 +55,7 @@ def test_batched_workers_report_what_a_serial_run_reports(run_suite: RunSuite, t
         "--lsrb-samples=3", f"--junitxml={tmp_path / 'p.xml'}", "-n", "2", suite=suite, out=tmp_path / "p"
     )
     assert serial.returncode == par.returncode == 1, par.stdout + par.stderr
-    assert serial.stdout.splitlines()[-1].split(" in ")[0] == par.stdout.splitlines()[-1].split(" in ")[0]
+    assert pytest_verdict(serial.stdout).split(" in ")[0] == pytest_verdict(par.stdout).split(" in ")[0]
     assert junit_cases(tmp_path / "p.xml") == junit_cases(tmp_path / "s.xml")
     assert {o for _, o, _ in junit_cases(tmp_path / "p.xml")} == {"passed", "failure", "error"}
     assert comparable(par) == comparable(serial)
