@@ -61,6 +61,12 @@ class Patched:
     line_delta: int  # lines the splice removed (multi-line spans)
     baseline: Baseline
 
+    @property
+    def target_text(self) -> str:
+        """The target declaration as checked, the answer in it."""
+        first, last = self.target_lines
+        return "\n".join(self.text.split("\n")[first - 1 : last])
+
     def moved(self, pos: Pos) -> Pos:
         """Where a baseline position (outside the replaced span) is in the patched copy."""
         start, end = self.baseline.span
@@ -142,3 +148,14 @@ def make_patched(baseline: Baseline, tactic: str, kind: SorryKind | None = None)
         line_delta,
         baseline,
     )
+
+
+def owed_probe(baseline: Baseline, names: tuple[str, ...]) -> str | None:
+    """The unpatched copy with its `#print axioms` line asking about `names` instead of the
+    target (one command after another on that line, so no other position moves): what those
+    declarations depend on is decided there, before any answer. None without a probe line."""
+    if baseline.probe is None or not names:
+        return None
+    lines = baseline.text.split("\n")
+    lines[baseline.probe.line - 1] = " ".join(axiom_probe_line(n) for n in names)
+    return "\n".join(lines)

@@ -558,11 +558,11 @@ GOAL = "p q : Prop\nhp : p\nhq : q\n⊢ p ∧ q"
 
 
 @pytest.mark.parametrize("heartbeats", [None, 1000])
-def test_replay_over_the_repl_sends_the_module_header_and_elaborates_it_once(
+def test_replay_over_the_repl_sends_the_header_and_elaborates_it_once(
     tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch, heartbeats: int | None
 ) -> None:
-    """A module-system file (current Mathlib): the REPL's first command is the whole header
-    (`module`, `public import ...`), the baseline and each sample then run in its environment.
+    """The REPL's first command is the whole header (the imports), the baseline and each sample
+    then run in its environment (a `module` file takes the file route: test_module_files.py).
     The fake REPL answers only this exact sequence, so 3 samples cost one prefix elaboration,
     and the `sorries` lists are diffed by position as SorryDB does. With the profile's
     `max_heartbeats`, every command after the header opens with `set_option maxHeartbeats N`
@@ -582,7 +582,7 @@ def test_replay_over_the_repl_sends_the_module_header_and_elaborates_it_once(
 
     warning = {"severity": "warning", **_at(1 + d, 8, 9), "data": "declaration uses `sorry`"}
     exchanges: list[tuple[dict[str, Any], dict[str, Any]]] = [
-        ({"cmd": "module\n\npublic import Repo.Defs\n"}, {"env": 0}),
+        ({"cmd": "import Repo.Defs\n\nimport Repo.More\n"}, {"env": 0}),
         (
             {"cmd": body("sorry"), "env": 0},
             {
@@ -620,7 +620,7 @@ def test_replay_over_the_repl_sends_the_module_header_and_elaborates_it_once(
     v = _replay_with(
         tmp_path,
         monkeypatch,
-        MODULE_SOURCE,
+        MODULE_SOURCE.replace("module\n\npublic import Repo.Defs", "import Repo.Defs\n\nimport Repo.More"),
         f'replay_method = "repl"\nrepl_command = ["{tmp_path / "bin" / "repl"}", "{session}"]\n'
         + (f"max_heartbeats = {heartbeats}\n" if heartbeats else ""),
     )
