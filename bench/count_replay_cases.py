@@ -19,6 +19,10 @@ with the verifier's own code (lean/patch.py, lean/declaration.py, lean/modules.p
 
 Imported lemmas proved by sorry need the repository built: they are not counted here.
 
+Then, from the dump alone, synthetic mode's reach (item 6): how many goals restate (the most
+it can judge: Lean may still fail to reconstruct some), how many have a keyword binder (`this`,
+quoted now), and how many the `auto` header put under the core header before and now.
+
     python bench/count_replay_cases.py [--dump FILE] [--mirrors /work/.mirror]
 """
 
@@ -37,7 +41,10 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_lsrb.tactic.lean.acceptance import parse_axiom_report  # noqa: E402
 from pytest_lsrb.tactic.lean.declaration import declarations, find_declaration, referenced_names  # noqa: E402
+from pytest_lsrb.tactic.lean.goal import Unrestatable, parse_goal, restate  # noqa: E402
+from pytest_lsrb.tactic.lean.keywords import LEAN_KEYWORDS  # noqa: E402
 from pytest_lsrb.tactic.lean.modules import is_module  # noqa: E402
+from pytest_lsrb.tactic.lean.script import choose_header  # noqa: E402
 from pytest_lsrb.tactic.lean.splice import sorry_holes  # noqa: E402
 
 DEFAULT_DUMP = ROOT.parent / "shared" / "data" / "sorrydb" / "SorryDB_2601_sample.json"
@@ -46,6 +53,11 @@ _BEFORE_REPORT = re.compile(
     r"'(?P<name>[^']+)'\s+(?:depends on axioms:\s*\[(?P<axioms>[^\]]*)\]|does not depend on any axioms)"
 )
 _OPEN_CLASSICAL = re.compile(r"^open\b(?!.*\bin\s*$).*\bClassical\b", re.M)
+# The `auto` header before this change: Mathlib only for mathlib4 itself or Mathlib notation.
+_BEFORE_HINTS = re.compile(
+    r"[ℕℤℚℝℂ∑∏∫‖]|\b(?:Finset|Real|Complex|Matrix|Polynomial|MeasureTheory|Filter|Module|"
+    r"Ideal|Subgroup|Submodule|IsOpen|Continuous|Differentiable|Measure)\b"
+)
 CASES = ("names_sorried", "may_use_sorried", "primed_name", "module_file", "open_classical", "no_declaration")
 
 
@@ -125,7 +137,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{case:<18}{counts[case]:>6}  {effect[case]}")
     never = counts["names_sorried"] + counts["primed_name"] + counts["module_file"]
     print(f"rows no answer could close or have judged before (names_sorried + primed + module): {never}")
+    print(synthetic_reach(rows))
     return 0
+
+
+def synthetic_reach(rows: list[dict[str, object]]) -> str:
+    restated = keyword = core_before = core_after = 0
+    for row in rows:
+        goal = str(row["debug_info"]["goal"])  # type: ignore[index]
+        remote = str(row["repo"]["remote"])  # type: ignore[index]
+        if isinstance(restate(goal), Unrestatable):
+            continue
+        restated += 1
+        keyword += any(n in LEAN_KEYWORDS for h in parse_goal(goal).hypotheses for n in h.names)
+        core_before += not ("mathlib" in remote.lower() or _BEFORE_HINTS.search(goal))
+        core_after += choose_header("auto", goal, remote) == "core"
+    return (
+        f"synthetic: at most {restated} of {len(rows)} judged ({len(rows) - restated} not restatable); "
+        f"keyword binders quoted now: {keyword}; core header before {core_before}, now {core_after}"
+    )
 
 
 if __name__ == "__main__":

@@ -274,6 +274,8 @@ class TacticSummary:
         self.judged = 0
         self.answered = 0
         self.contains_sorry = 0
+        self.synthetic = 0  # attempts verified in synthetic mode, and how many of those never
+        self.unrestated: Counter[str] = Counter()  # reached Lean as a restated goal
 
     def add(self, record: AttemptDict) -> None:
         st, won = verdict(record)  # outcomes' rule, read once for every count below
@@ -282,9 +284,14 @@ class TacticSummary:
             self.answered += 1
             self.contains_sorry += bool(record.get("contains_sorry"))
         if record.get("verification_attempted"):
-            self.outcomes[str(record.get("verification_outcome"))] += 1
+            outcome = str(record.get("verification_outcome"))
+            self.outcomes[outcome] += 1
             if judged:
                 self.judged += 1
+            if record.get("verification_mode") == "synthetic":
+                self.synthetic += 1
+                if outcome in ("skipped_unrestatable", "reconstruction_failed"):
+                    self.unrestated[outcome] += 1
         profile = record.get("repo_replay_profile_id")
         if profile:
             self.profiles[str(profile)] += 1
@@ -301,7 +308,15 @@ class TacticSummary:
             self.by_lean.setdefault(str(lean), GroupCounts()).count(item_id, judged, won)
 
     def finish(self) -> dict[str, Any]:
+        subset: dict[str, Any] = {}
+        if self.synthetic:  # what every synthetic rate is over (engine.outcomes.subset_note)
+            subset["verification_judged_subset"] = {
+                "judged": self.judged,
+                "not_restatable": self.unrestated["skipped_unrestatable"],
+                "not_reconstructible": self.unrestated["reconstruction_failed"],
+            }
         return {
+            **subset,
             "contains_sorry_rate": rate(self.contains_sorry, self.answered),
             "verification_outcomes": dict(sorted(self.outcomes.items())),
             "verification_progress_rate": rate(self.outcomes["progress"], self.judged),

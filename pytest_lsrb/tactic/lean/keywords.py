@@ -8,7 +8,6 @@ restated with the bare word does not parse. `this` is one since Lean 4's `have` 
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 LEAN_KEYWORDS: Final = frozenset(
@@ -26,11 +25,8 @@ LEAN_KEYWORDS: Final = frozenset(
         *("prefix", "postfix", "elab", "macro_rules", "elab_rules", "initialize", "export"),
     ]
 )
-_PLAIN_NAME: Final = re.compile(r"^[^\W\d][\w'!?]*$")
 
 
 def quote_name(name: str) -> str:
     """`name` as Lean must write it: `«this»` for a keyword, unchanged otherwise."""
-    if name in LEAN_KEYWORDS or (name and not _PLAIN_NAME.match(name) and not name.startswith("«")):
-        return f"«{name}»"
-    return name
+    return f"«{name}»" if name in LEAN_KEYWORDS else name

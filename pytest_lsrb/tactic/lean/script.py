@@ -54,11 +54,37 @@ _COMMAND_TOKEN: Final = re.compile(
 )
 
 
+# Repositories that build on Lean alone (or on Batteries/Aesop, which `import Mathlib` also
+# brings): the only ones whose goals `auto` restates under the core header.
+CORE_REPOSITORIES: Final = frozenset(
+    {
+        "pytest-lsrb/builtin-goals",  # this suite's own goals (suites/.../lean/BuiltinGoals.lean)
+        "leanprover/lean4",
+        "leanprover/lean4-cli",
+        "leanprover/std4",
+        "leanprover-community/quote4",
+        "deducteam/lean2dk",
+        "frenzymath/jixia",
+    }
+)
+
+
+def _repository(remote: str) -> str:
+    """`owner/name` of a remote URL, lower-cased (`https://github.com/A/B.git` -> `a/b`)."""
+    path = remote.strip().rstrip("/").removesuffix(".git").lower()
+    return "/".join(path.split("/")[-2:])
+
+
 def choose_header(setting: str, goal_text: str, repo_remote: str = "") -> Header:
-    """`core`, `mathlib`, or for `auto`: Mathlib when the repo or the goal's notation needs it."""
+    """`core`, `mathlib`, or for `auto`, decided from the row: Mathlib when the goal's notation
+    needs it or the row's repository is not one of `CORE_REPOSITORIES` (SorryDB's repositories
+    nearly all build on Mathlib, and the core header cannot restate their goals); core for a
+    row without a repository (built-in goals) whose goal needs nothing more."""
     if setting in ("core", "mathlib"):
         return setting  # type: ignore[return-value]
-    if "mathlib" in repo_remote.lower() or _MATHLIB_HINTS.search(goal_text):
+    if _MATHLIB_HINTS.search(goal_text):
+        return "mathlib"
+    if repo_remote.strip() and _repository(repo_remote) not in CORE_REPOSITORIES:
         return "mathlib"
     return "core"
 
