@@ -131,6 +131,10 @@ class RepoReplayVerifier(LeanVerifierBase):
             )
         except CheckoutFailure as failure:
             return result(failure.kind, detail=failure.detail)
+        if profile.replay_method != "file" and _is_module_file(root, row.path):
+            # `#print axioms` is refused in a module: only the file route can ask from a
+            # non-module file that imports the checked copy (lean/modules.py)
+            profile = profile.model_copy(update={"replay_method": "file"})
         if (
             profile.replay_method == "repl"
             and not profile.repl_command
@@ -178,10 +182,6 @@ class RepoReplayVerifier(LeanVerifierBase):
             if "not sorry" in str(exc) or "outside" in str(exc) or "past the end" in str(exc):
                 return result("baseline_failed", subkind="no_sorry_at_span", detail=str(exc))
             return result("skipped_unspliceable", subkind="position", detail=str(exc))
-        if is_module(source) and profile.replay_method != "file":
-            # `#print axioms` is refused in a module: only the file route can ask from a
-            # non-module file that imports the checked copy (lean/modules.py)
-            profile = profile.model_copy(update={"replay_method": "file"})
         backend = self.backend(profile, root)
         missing = backend.unavailable()
         if missing is not None:
@@ -339,6 +339,14 @@ class RepoReplayVerifier(LeanVerifierBase):
         entry = (failed, None if failed else run)
         self._baselines[key] = entry
         return entry
+
+
+def _is_module_file(root: Path, rel_path: str) -> bool:
+    """Whether the row's file starts with `module` (unreadable: no; the check says why later)."""
+    try:
+        return is_module(inside(root, rel_path).read_text(encoding="utf-8"))
+    except (OutsideError, OSError, UnicodeDecodeError):
+        return False
 
 
 def _probe_columns(names: tuple[str, ...]) -> list[int]:

@@ -554,6 +554,11 @@ def test_replay_file_mode_accepts_only_clean_proofs(
 MODULE_SOURCE = (
     "module\n\npublic import Repo.Defs\n\ntheorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n  sorry\n"
 )
+# The same lines without the module system (a module file takes the file route: its axioms can
+# only be asked from a file that imports it, tests/tactic/verifiers/test_replay_verdicts.py).
+PLAIN_SOURCE = MODULE_SOURCE.replace(
+    "module\n\npublic import Repo.Defs", "import Repo.Defs\n\nimport Repo.More"
+)
 GOAL = "p q : Prop\nhp : p\nhq : q\n⊢ p ∧ q"
 
 
@@ -620,7 +625,7 @@ def test_replay_over_the_repl_sends_the_header_and_elaborates_it_once(
     v = _replay_with(
         tmp_path,
         monkeypatch,
-        MODULE_SOURCE.replace("module\n\npublic import Repo.Defs", "import Repo.Defs\n\nimport Repo.More"),
+        PLAIN_SOURCE,
         f'replay_method = "repl"\nrepl_command = ["{tmp_path / "bin" / "repl"}", "{session}"]\n'
         + (f"max_heartbeats = {heartbeats}\n" if heartbeats else ""),
     )
@@ -693,7 +698,7 @@ def test_replay_over_the_repl_without_a_command_needs_a_lean_release(
 ) -> None:
     """No repl_command: the REPL is built for the checkout's Lean version (lean/replbuild.py),
     which a nightly toolchain does not name; the item is the environment's, before any Lean run."""
-    v = _replay_with(tmp_path, monkeypatch, MODULE_SOURCE, 'replay_method = "repl"\nrepl_backend = "repl"\n')
+    v = _replay_with(tmp_path, monkeypatch, PLAIN_SOURCE, 'replay_method = "repl"\nrepl_backend = "repl"\n')
     (tmp_path / "tree" / "lean-toolchain").write_text("leanprover/lean4:nightly-2025-01-01\n")
     try:
         r = row(start_line=6, end_line=6)

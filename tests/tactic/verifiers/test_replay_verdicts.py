@@ -171,3 +171,25 @@ def test_choice_under_open_classical_is_lean_s_own_axiom(
     assert (res.outcome, res.subkind) == ("closed", None), res.detail
     printed = [c for c in _lean_calls(fake_lean) if "by_contra h" in c["text"]]
     assert printed  # the answer's copy was checked (and its report printed `choice`)
+
+
+def test_a_module_file_takes_the_file_route_under_a_repl_profile(
+    tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The REPL cannot import a copy it did not compile: a module file is checked by the file
+    route even where the profile says `repl` (the fake REPL here answers no request at all)."""
+    session = tmp_path / "session"
+    session.with_suffix(".in").write_text("")
+    session.with_suffix(".expected.out").write_text("")
+    profile = f'replay_method = "repl"\nrepl_command = ["{tmp_path / "bin" / "repl"}", "{session}"]\n'
+    res = _check(
+        tmp_path,
+        monkeypatch,
+        MODULE,
+        "exact helper p q hp hq",
+        profile,
+        start_line=MODULE_LINE,
+        end_line=MODULE_LINE,
+    )
+    assert (res.outcome, res.subkind) == ("closed", "inherited_sorry"), res.detail
+    assert any("-o" in c["argv"] for c in _lean_calls(fake_lean))
