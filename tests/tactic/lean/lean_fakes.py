@@ -8,10 +8,17 @@
   `{"contains": text, "messages": [{"severity", "data", "at": text, "to_end": bool}]}`; each
   rule whose `contains` occurs in the file emits its messages, placed at the first occurrence
   of `at` (and reaching the end of the file when `to_end`). With no rule matching, a file with
-  `sorry` gets Lean's `declaration uses 'sorry'` warning. A `#print axioms NAME` line gets Lean's
-  report: the `axioms` of the last matching rule that has them, else `[sorryAx]` for a file with
-  `sorry` and `does not depend on any axioms` otherwise. Every call is appended to FAKE_LEAN_LOG
-  (its argv, cwd and the checked file's text).
+  `sorry` gets Lean's `declaration uses 'sorry'` warning. Every `#print axioms NAME` command
+  (several may share a line; each report sits at its own `#print`) gets Lean's report on the
+  declaration NAME resolves to from the current namespace: transitive, as `collectAxioms` is
+  (see the comment at the code; a rule's `axioms` are those of the declaration holding its
+  text), listed in `Name.lt` order, the name printed in full and unescaped (`'t'' ...`);
+  FAKE_LEAN_AXIOM_NAMES=short prints axiom names relative to the file's `open`s, as Leans that
+  use `MessageData.ofConstName` do; `unknown constant 'X'` for a name that is no declaration;
+  in a file that starts with `module`, Lean's refusal instead. FAKE_LEAN_IMPORTED (JSON: full
+  name -> axioms) stands for a repository's built modules; `-o FILE.olean` writes the file's
+  table of axioms, which a later `import` of that module finds on LEAN_PATH. Every call is
+  appended to FAKE_LEAN_LOG (its argv, cwd and the checked file's text).
 - `lake`: `lake env CMD...` runs CMD, `lake lean FILE -- ARGS` runs `lean ARGS FILE`;
   `lake build` / `lake exe cache get` are logged to FAKE_LAKE_LOG and exit with
   FAKE_LAKE_BUILD_RC (default 0).
@@ -89,6 +96,8 @@ for rule in json.loads(os.environ.get("FAKE_LEAN_RULES", "[]")):
         emitted.append({"severity": m["severity"], "pos": {"line": line, "column": col},
                         "endPos": {"line": eline, "column": ecol}, "fileName": path,
                         "data": m["data"], "keepFullRange": False, "caption": ""})
+# Lean's addDecl (src/Lean/AddDecl.lean): `logWarning "declaration uses 'sorry'"` when the
+# declaration holds a sorry and no error was logged (one warning per declaration).
 if not emitted and "sorry" in text:
     for kw in ("example", "theorem", "lemma", "def"):
         if kw in text:
