@@ -43,7 +43,8 @@ from pytest_lsrb.tactic.lean.acceptance import parse_axiom_report  # noqa: E402
 from pytest_lsrb.tactic.lean.declaration import declarations, find_declaration, referenced_names  # noqa: E402
 from pytest_lsrb.tactic.lean.goal import Unrestatable, parse_goal, restate  # noqa: E402
 from pytest_lsrb.tactic.lean.keywords import LEAN_KEYWORDS  # noqa: E402
-from pytest_lsrb.tactic.lean.modules import is_module  # noqa: E402
+from pytest_lsrb.tactic.lean.modules import is_module, split_module  # noqa: E402
+from pytest_lsrb.tactic.lean.patch import make_baseline  # noqa: E402
 from pytest_lsrb.tactic.lean.script import choose_header  # noqa: E402
 from pytest_lsrb.tactic.lean.splice import sorry_holes  # noqa: E402
 
@@ -58,7 +59,15 @@ _BEFORE_HINTS = re.compile(
     r"[ℕℤℚℝℂ∑∏∫‖]|\b(?:Finset|Real|Complex|Matrix|Polynomial|MeasureTheory|Filter|Module|"
     r"Ideal|Subgroup|Submodule|IsOpen|Continuous|Differentiable|Measure)\b"
 )
-CASES = ("names_sorried", "may_use_sorried", "primed_name", "module_file", "open_classical", "no_declaration")
+CASES = (
+    "names_sorried",
+    "may_use_sorried",
+    "primed_name",
+    "module_file",
+    "module_asked",
+    "open_classical",
+    "no_declaration",
+)
 
 
 def read_at_commit(mirrors: Path, remote: str, commit: str, path: str) -> str | None:
@@ -77,6 +86,10 @@ def classify(text: str, line: int) -> set[str]:
     cases: set[str] = set()
     if is_module(text):
         cases.add("module_file")
+        baseline = make_baseline(text, (line, 0), (line, 0), stand_ins=False)
+        split = split_module(baseline.text) if baseline is not None else None
+        if split is not None:  # after: the copy the verifier checks has a file to ask from
+            cases.add("module_asked")
     if _OPEN_CLASSICAL.search(text):
         cases.add("open_classical")
     decl = find_declaration(text, line)
@@ -130,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         "may_use_sorried": "sorry_axiom if the answer uses it -> closed/inherited_sorry",
         "primed_name": "axioms_unreported for every answer -> judged",
         "module_file": "baseline_failed (affected Lean versions) -> judged via a scratch import",
+        "module_asked": "of those, checked copies with a probe to ask from the import (after)",
         "open_classical": "custom_axiom for classical answers (short-name Leans) -> mapped",
         "no_declaration": "skipped_unspliceable -> unchanged",
     }
