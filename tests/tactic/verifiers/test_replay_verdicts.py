@@ -193,3 +193,71 @@ def test_a_module_file_takes_the_file_route_under_a_repl_profile(
     )
     assert (res.outcome, res.subkind) == ("closed", "inherited_sorry"), res.detail
     assert any("-o" in c["argv"] for c in _lean_calls(fake_lean))
+
+
+def test_over_the_repl_the_owed_question_runs_in_the_prefix_environment(
+    tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a REPL the unpatched file is asked about the target's names as one more command in
+    the imports' environment (the fake REPL answers only this exact sequence); Lean's report
+    on `helper` (at its `#print`, sorryAx) makes the answer's sorryAx inherited."""
+    from pytest_lsrb.tactic.lean.declaration import referenced_names
+    from pytest_lsrb.tactic.lean.patch import make_baseline, make_patched, owed_probe
+
+    base = make_baseline(BLUEPRINT, (TARGET_LINE, 2), (TARGET_LINE, 7))
+    assert base is not None and base.probe is not None
+    cut = base.prefix_lines
+
+    def body(text: str) -> str:
+        return "\n".join(text.split("\n")[cut:])
+
+    probe = base.probe.line - cut
+
+    def info(data: str, column: int = 0) -> dict[str, Any]:
+        where = {"pos": {"line": probe, "column": column}, "endPos": {"line": probe, "column": column + 6}}
+        return {"severity": "info", **where, "data": data}
+
+    patched = make_patched(base, "exact helper p q hp hq")
+    names = referenced_names(patched.target_text, exclude=frozenset({"t", "lsrb_target", "lsrb_hole"}))
+    owed_text = owed_probe(base, names)
+    assert owed_text is not None and "helper" in names
+    owed_line = owed_text.split("\n")[base.probe.line - 1]
+    # Lean places each report at its own `#print` token
+    column = {n: owed_line.index(f"#print axioms {n}") for n in names}
+    helper_at = column["helper"]
+    unknown = [{**info(f"unknown constant '{n}'", column[n]), "severity": "error"} for n in ("hp", "hq")]
+    # the prefix (imports and `helper`, with its sorry) runs once; the target's sorry is on the
+    # body's line 2
+    sorry_here = {
+        "proofState": 0,
+        "pos": {"line": 2, "column": 2},
+        "endPos": {"line": 2, "column": 7},
+        "goal": "⊢ p",
+    }
+    exchanges = [
+        ({"cmd": "\n".join(base.text.split("\n")[:cut])}, {"env": 0}),
+        (
+            {"cmd": body(base.text), "env": 0},
+            {"env": 1, "sorries": [sorry_here], "messages": [info("'t' depends on axioms: [sorryAx]")]},
+        ),
+        (
+            {"cmd": body(patched.text), "env": 0},
+            {"env": 2, "messages": [info("'t' depends on axioms: [sorryAx]")]},
+        ),
+        (
+            {"cmd": body(owed_text), "env": 0},
+            {"env": 3, "messages": [info("'helper' depends on axioms: [sorryAx]", helper_at), *unknown]},
+        ),
+    ]
+    session = tmp_path / "session"
+    session.with_suffix(".in").write_text(
+        "\n\n".join(json.dumps(q, ensure_ascii=False) for q, _ in exchanges) + "\n\n"
+    )
+    session.with_suffix(".expected.out").write_text(
+        "\n\n".join(json.dumps(r, ensure_ascii=False) for _, r in exchanges) + "\n\n"
+    )
+    profile = f'replay_method = "repl"\nrepl_command = ["{tmp_path / "bin" / "repl"}", "{session}"]\n'
+    res = _check(
+        tmp_path, monkeypatch, BLUEPRINT, "exact helper p q hp hq", profile, start_column=2, end_column=7
+    )
+    assert (res.outcome, res.subkind) == ("closed", "inherited_sorry"), res.detail
