@@ -168,10 +168,13 @@ _NAME_REF: Final = re.compile(
 _COMMENT_OR_STRING: Final = re.compile(r"/-.*?-/|--[^\n]*|\"(?:[^\"\\\n]|\\.)*\"", re.S)
 
 
-def referenced_names(text: str, *, exclude: frozenset[str] = frozenset(), limit: int = 64) -> tuple[str, ...]:
-    """Names `text` may refer to declarations by, in order of first use (comments and strings
-    skipped), at most `limit`: what `#print axioms` is asked about to learn what a target owes."""
-    bare = _COMMENT_OR_STRING.sub(" ", text)
+def referenced_names(
+    *texts: str, exclude: frozenset[str] = frozenset(), limit: int = 64
+) -> tuple[str, ...]:
+    """Names `texts` may refer to declarations by, in order of first use, the first text's first
+    (comments and strings skipped), at most `limit`: what `#print axioms` is asked about to learn
+    what a target owes (the answer first, so a long proof's other names cannot crowd it out)."""
+    bare = " ".join(_COMMENT_OR_STRING.sub(" ", text) for text in texts)
     out: dict[str, None] = {}
     for m in _NAME_REF.finditer(bare):
         name = m.group(0)

@@ -206,7 +206,7 @@ class RepoReplayVerifier(LeanVerifierBase):
             # Is the sorryAx the answer's, or owed to a lemma proved by sorry that the target
             # names? Decided on the unpatched file, which the answer cannot change.
             exclude = frozenset({prepared.probe.target, TARGET_NAME, STAND_IN})
-            names = referenced_names(patched.target_text, exclude=exclude)
+            names = referenced_names(tactic, patched.target_text, exclude=exclude)
             owed = self._owed_sorry(backend, row, prepared, names)
             if owed:
                 verdict = self._judge(profile, prepared, patched, baseline, run, inherited=owed)

@@ -217,8 +217,10 @@ def test_over_the_repl_the_owed_question_runs_in_the_prefix_environment(
         where = {"pos": {"line": probe, "column": column}, "endPos": {"line": probe, "column": column + 6}}
         return {"severity": "info", **where, "data": data}
 
-    patched = make_patched(base, "exact helper p q hp hq")
-    names = referenced_names(patched.target_text, exclude=frozenset({"t", "lsrb_target", "lsrb_hole"}))
+    answer = "exact helper p q hp hq"
+    patched = make_patched(base, answer)
+    excluded = frozenset({"t", "lsrb_target", "lsrb_hole"})
+    names = referenced_names(answer, patched.target_text, exclude=excluded)
     owed_text = owed_probe(base, names)
     assert owed_text is not None and "helper" in names
     owed_line = owed_text.split("\n")[base.probe.line - 1]
