@@ -168,9 +168,7 @@ _NAME_REF: Final = re.compile(
 _COMMENT_OR_STRING: Final = re.compile(r"/-.*?-/|--[^\n]*|\"(?:[^\"\\\n]|\\.)*\"", re.S)
 
 
-def referenced_names(
-    *texts: str, exclude: frozenset[str] = frozenset(), limit: int = 64
-) -> tuple[str, ...]:
+def referenced_names(*texts: str, exclude: frozenset[str] = frozenset(), limit: int = 64) -> tuple[str, ...]:
     """Names `texts` may refer to declarations by, in order of first use, the first text's first
     (comments and strings skipped), at most `limit`: what `#print axioms` is asked about to learn
     what a target owes (the answer first, so a long proof's other names cannot crowd it out)."""
