@@ -364,12 +364,48 @@ def test_run_options_allow_native_decide_and_set_heartbeats(
     assert res.outcome == "closed", res.detail
 
 
-def test_search_tactics_and_stop_are_refused_before_lean(
-    synthetic: SyntheticVerifier, fake_lean: Path
+# What Lean prints for the search tactics (lean4 src/Lean/Elab/Tactic/LibrarySearch.lean):
+# `exact?` that finds a proof adds a `Try this: exact ...` suggestion (info) and closes the goal;
+# `apply?` without a closing lemma lists `Try this: refine ...` suggestions and admits the goal
+# (`admitGoal`: the declaration uses 'sorry', sorryAx in its axioms).
+_EXACT_FOUND = {
+    "contains": "exact?",
+    "messages": [{"severity": "info", "data": "Try this: exact ⟨hp, hq⟩", "at": "exact?"}],
+    "axioms": [],
+}
+_APPLY_PARTIAL = {
+    "contains": "apply?",
+    "messages": [
+        {"severity": "info", "data": "Try this: refine ⟨hp, ?_⟩\n-- Remaining subgoals: ⊢ q", "at": "apply"},
+        {"severity": "warning", "data": "declaration uses 'sorry'", "at": "lsrb_goal"},
+    ],
+    "axioms": ["sorryAx"],
+}
+
+
+def test_search_tactics_follow_sorrydb_by_default(
+    synthetic: SyntheticVerifier, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for tactic, subkind in (("apply?", "search"), ("exact?", "search"), ("stop simp", "sorry")):
-        res = synthetic.verify(row(), tactic, attempt_seed=1)
-        assert (res.outcome, res.subkind) == ("forbidden_token", subkind), tactic
+    """SorryDB's verifier accepts a search tactic whose proof is complete (its ProveAllStrategy
+    sends `exact?`); `apply?`'s admitted goal is caught by the axiom check; `stop` never runs."""
+    rules(monkeypatch, _EXACT_FOUND, _APPLY_PARTIAL)
+    assert synthetic.verify(row(), "exact?", attempt_seed=1).outcome == "closed"
+    partial = synthetic.verify(row(), "apply?", attempt_seed=1)
+    assert partial.outcome != "closed" and partial.error_domain == "model", partial
+    res = synthetic.verify(row(), "stop simp", attempt_seed=1)
+    assert (res.outcome, res.subkind) == ("forbidden_token", "sorry")
+
+
+def test_forbid_search_tactics_refuses_them_before_lean(tmp_path: Path, fake_lean: Path) -> None:
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    (profiles / "default.toml").write_text('schema_version = 1\nsynthetic_header = "core"\n')
+    config = VerifierConfig(mode="synthetic", profiles_path=str(profiles), forbid_search_tactics=True)
+    v = SyntheticVerifier(config)
+    for tactic in ("apply?", "exact?", "rw?", "first | exact? | simp"):
+        res = v.verify(row(), tactic, attempt_seed=1)
+        assert (res.outcome, res.subkind) == ("forbidden_token", "search"), tactic
+    v.close()
     assert not (fake_lean / "lean.log").exists()
 
 
