@@ -83,6 +83,7 @@ _NOT_PROOF = re.compile(
     r"^(?:import|set_option|open|namespace|section|end|universe|universes|variable|variables|"
     r"noncomputable\s+section|attribute|@\[[^\]]*\]\s*$)\b|^@\[[^\]]*\]\s*$"
 )
+_OPTION_IN = re.compile(r"^set_option\s+\S+\s+\S+\s+in\b")
 _DECLARATION = re.compile(
     r"^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
     r"(?:theorem|lemma|example|def|instance|abbrev)\b"
@@ -214,7 +215,13 @@ def _proof_body(code: str) -> tuple[list[str], list[str]]:
         below_lines = below.split("\n")
         next_indent = next((_indent(line) for line in below_lines if line.strip()), 2)
         lines = ([" " * next_indent + first.strip()] if first.strip() else []) + below_lines
-    body = [line.rstrip() for line in lines if not _NOT_PROOF.match(line.strip())]
+        body = [line.rstrip() for line in lines]  # the proof: nothing in it is dropped
+    else:  # no header: code around the proof goes, a `set_option ... in` tactic stays (the guard's)
+        body = [
+            line.rstrip()
+            for line in lines
+            if not _NOT_PROOF.match(line.strip()) or _OPTION_IN.match(line.strip())
+        ]
     while body and not body[-1].strip():
         body.pop()
     while body and not body[0].strip():
@@ -278,6 +285,9 @@ def _starts_with_tactic(line: str) -> bool:
 def _from_lines(text: str, mode: AnswerMode) -> tuple[str, str]:
     """The answer in text that is not code: the first line that reads as a tactic."""
     lines = text.split("\n")
+    labels = [i for i, line in enumerate(lines) if _LABEL.match(_LIST_MARKER.sub("", line.strip()))]
+    if labels:  # an explicit label (`# Next Tactic`, `**Tactic:**`) wins over the lines before it
+        lines = lines[labels[-1] :]
     for index, line in enumerate(lines):
         candidate = line.strip()
         if not candidate or candidate.startswith("--") or candidate.startswith("/-"):
@@ -296,7 +306,8 @@ def _from_lines(text: str, mode: AnswerMode) -> tuple[str, str]:
             if not candidate:
                 continue
         candidate = _strip_trailing_comment(candidate)
-        below = [ln for ln in lines[index + 1 :]]
+        step = "label" if labels and step == "bare" else step
+        below = lines[index + 1 :]
         indent = _indent(line)
         body = [" " * indent + candidate, *below]
         if mode == "proof":

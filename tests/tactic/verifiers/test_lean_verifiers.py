@@ -172,6 +172,69 @@ def test_guards_before_lean(synthetic: SyntheticVerifier, fake_lean: Path) -> No
     assert not (fake_lean / "lean.log").exists()
 
 
+@pytest.mark.parametrize(
+    ("answer", "subkind"),
+    [
+        # closes a false goal with a clean axiom report on a real Lean (issue #29): never reaches it
+        ("set_option debug.skipKernelTC true in exact (by decide +kernel : False).elim", "option"),
+        ("exact _root_.sorryAx _ false", "sorry"),
+        ("exact @_root_.«sorryAx» _ false", "sorry"),
+    ],
+)
+def test_soundness_holes_never_close_and_stay_the_models(
+    synthetic: SyntheticVerifier, fake_lean: Path, answer: str, subkind: str
+) -> None:
+    res = synthetic.verify(row(), answer, attempt_seed=1)
+    assert (res.outcome, res.subkind, res.error_domain, res.success) == (
+        "forbidden_token",
+        subkind,
+        "model",
+        False,
+    )
+    assert not (fake_lean / "lean.log").exists()
+
+
+def test_an_answer_that_raises_its_own_limits_never_reaches_the_environments_column(
+    synthetic: SyntheticVerifier, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`set_option maxHeartbeats 0 in` + a looping tactic would be a wall-clock `timeout` (the
+    environment's): it is refused as the model's before Lean runs."""
+    monkeypatch.setenv("FAKE_LEAN_MODE", "hang-if:repeat")
+    res = synthetic.verify(row(), "set_option maxHeartbeats 0 in\n  repeat simp", attempt_seed=1)
+    assert (res.outcome, res.subkind, res.error_domain) == ("forbidden_token", "option", "model")
+
+
+def test_a_tactic_with_its_nested_block_is_checked_as_one_tactic(
+    synthetic: SyntheticVerifier, fake_lean: Path
+) -> None:
+    res = synthetic.verify(row(), "have h : p ∧ q := by\n  exact ⟨hp, hq⟩", attempt_seed=1)
+    assert res.outcome == "closed", res.detail
+    checked = [
+        e["text"] for e in map(json.loads, (fake_lean / "lean.log").read_text().splitlines()) if "text" in e
+    ][-1]
+    assert "  have h : p ∧ q := by\n    exact ⟨hp, hq⟩\n" in checked  # the block keeps its shape
+    two = synthetic.verify(row(), "constructor\nexact hp", attempt_seed=1)
+    assert (two.outcome, two.subkind) == ("forbidden_token", "multiline")
+
+
+def test_proof_mode_checks_the_whole_body(
+    tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    (profiles / "default.toml").write_text('schema_version = 1\nsynthetic_header = "core"\n')
+    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profiles), answer_mode="proof"))
+    rules(monkeypatch, error_at("exact hq", "unknown identifier 'hq'", "hq"))
+    assert v.verify(row(), "constructor\n· exact hp\n· exact hp", attempt_seed=1).outcome == "closed"
+    wrong = v.verify(row(), "constructor\n· exact hp\n· exact hq", attempt_seed=1)
+    assert (wrong.outcome, wrong.error_domain) == ("lean_error", "model")
+    text = [
+        e["text"] for e in map(json.loads, (fake_lean / "lean.log").read_text().splitlines()) if "text" in e
+    ][-1]
+    assert "  constructor\n  · exact hp\n  · exact hq\n" in text
+    v.close()
+
+
 def test_mathlib_header_without_a_project_says_so(tmp_path: Path, fake_lean: Path) -> None:
     v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=None))
     res = v.verify(row("n : ℕ\n⊢ n = n"), "rfl", attempt_seed=1)
