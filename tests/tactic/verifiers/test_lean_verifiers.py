@@ -532,6 +532,22 @@ def test_replay_clones_and_builds_once_and_never_touches_the_checkout(
     assert all(Path(c["cwd"]) == checkout and not c["argv"][-1].startswith(str(checkout)) for c in lean_calls)
 
 
+def test_replay_splices_a_block_answer_at_the_sorry(
+    replay: RepoReplayVerifier, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tactic with its nested block (and, in proof mode, a whole body) stands at the sorry's
+    column; Lean's positions below it, the `#print axioms` report included, move down with it."""
+    rules(monkeypatch, error_at("exact hq.elim", "type mismatch\n  hq.elim\nhas type", "hq.elim"))
+    closed = replay.verify(row(), "have h : p ∧ q := by\n  exact ⟨hp, hq⟩", attempt_seed=1)
+    assert closed.outcome == "closed", closed.detail
+    wrong = replay.verify(row(), "have h : p ∧ q := by\n  exact hq.elim", attempt_seed=2)
+    assert (wrong.outcome, wrong.subkind) == ("lean_error", "type_mismatch")
+    texts = [
+        e["text"] for e in map(json.loads, (fake_lean / "lean.log").read_text().splitlines()) if "text" in e
+    ]
+    assert "by\n  have h : p ∧ q := by\n    exact ⟨hp, hq⟩\n" in texts[1]
+
+
 def test_replay_span_without_sorry_is_baseline_failed(replay: RepoReplayVerifier, fake_lean: Path) -> None:
     res = replay.verify(
         row(start_line=3, start_column=8, end_line=3, end_column=13), "exact ⟨hp, hq⟩", attempt_seed=1
