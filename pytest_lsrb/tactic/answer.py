@@ -32,8 +32,9 @@ Steps, in the order they run:
    never prose (`first | linarith | nlinarith` is a tactic).
 
 The first tactic (mode `tactic`): the first line of the body and the lines after it indented
-deeper - its nested block (`have h : P := by` and its indented proof, `apply foo <;>` and its
-continuation, a bracket list continued on the next line) - are one tactic. A lone
+deeper, or at its column starting with `|` (`induction n with` and its arms) or `<;>` - its
+nested block (`have h : P := by` and its indented proof, `apply foo <;>` and its continuation, a
+bracket list continued on the next line) - are one tactic. A lone
 `have ... := by` can never elaborate, so "the first tactic line" of such an answer reads as the
 tactic with its block; it is spliced as a block at the sorry's column (lean/splice.py).
 
@@ -242,11 +243,17 @@ def _first_tactic(body: list[str], *, by_indent: bool = True) -> str:
     for line in body[1:]:
         if not line.strip():
             continue
-        deeper = _indent(line) > base
+        deeper = _indent(line) > base or (_indent(line) == base and continues(line))
         if not deeper or not (by_indent or _OPEN_END.search(block[-1]) or not balanced("\n".join(block))):
             break
         block.append(line.rstrip()[base:])
     return "\n".join(block)
+
+
+def continues(line: str) -> bool:
+    """A line at the tactic's own column that still belongs to it: an arm (`| zero => simp` of
+    `induction n with`, `first`'s `| tac`) or a `<;> tac` continuation."""
+    return line.lstrip().startswith(("|", "<;>"))
 
 
 def _unwrap(candidate: str) -> tuple[str, str]:

@@ -94,9 +94,15 @@ def refuse(answer: str, *, forbid_search: bool = False, proof: bool = False) -> 
 
 
 def one_tactic(answer: str) -> bool:
-    """Whether every line after the first is indented deeper than the first (its nested block)."""
+    """Whether every line after the first is indented deeper than the first (its nested block),
+    or stands at its column as an arm (`| zero => simp`) or a `<;> tac` continuation."""
     lines = [line for line in answer.strip("\n").split("\n") if line.strip()]
     if len(lines) <= 1:
         return True
     base = len(lines[0]) - len(lines[0].lstrip())
-    return all(len(line) - len(line.lstrip()) > base for line in lines[1:])
+
+    def belongs(line: str) -> bool:
+        indent = len(line) - len(line.lstrip())
+        return indent > base or (indent == base and line.lstrip().startswith(("|", "<;>")))
+
+    return all(belongs(line) for line in lines[1:])

@@ -201,3 +201,28 @@ def test_progress_is_its_own_rate() -> None:
 def test_options_inside_an_answer_are_kept_for_the_guard(raw: str, mode: str, read: str) -> None:
     answer = read_answer(raw, "proof" if mode == "proof" else "tactic")
     assert answer.tactic == read
+
+
+@pytest.mark.parametrize(
+    ("raw", "tactic"),
+    [
+        # arms at the tactic's own column are its syntax (Lean's `induction ... with | ...` style)
+        (
+            "```lean\ninduction n with\n| zero => simp\n| succ n ih => omega\nexact h\n```",
+            "induction n with\n| zero => simp\n| succ n ih => omega",
+        ),
+        ("```lean\nconstructor\n<;> linarith\nsimp\n```", "constructor\n<;> linarith"),
+        (
+            "```lean\nfirst\n  | linarith\n  | nlinarith [sq_nonneg x]\n```",
+            "first\n  | linarith\n  | nlinarith [sq_nonneg x]",
+        ),
+        # bullets after a tactic are the next tactics
+        ("```lean\nconstructor\n· exact hp\n· exact hq\n```", "constructor"),
+        # a proof body written at column 0 under its header
+        ("```lean4\ntheorem t (x : ℕ) : x + 0 = x := by\nsimp\nrfl\n```", "simp"),
+    ],
+)
+def test_arms_and_continuations_belong_to_the_tactic(raw: str, tactic: str) -> None:
+    answer = read_tactic(raw)
+    assert answer.tactic == tactic
+    assert one_tactic(answer.tactic)

@@ -16,7 +16,8 @@ from lean_fakes import install_toolchain, path_with
 
 PROVER_ANSWER = (
     "<think>\nThe goal follows from its hypotheses.\n</think>\n"
-    "### Complete Lean 4 Proof\n\n```lean4\nimport Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\n"
+    "### Complete Lean 4 Proof\n\n```lean4\nimport Mathlib\nimport Aesop\n\n"
+    "set_option maxHeartbeats 400000\n\n"
     "open BigOperators Real Nat Topology Rat\n\ntheorem lsrb_item : True := by\n"
     "  have h_main : True := by\n    trivial\n  exact h_main\n```"
 )
