@@ -11,6 +11,8 @@ Steps, in the order they run:
    (DeepSeek-R1-style chat templates); an opening tag never closed (output cut at max_tokens)
    drops everything after it. Kimina-Prover writes ```tactics fences inside its reasoning: they
    go with it.
+   OpenAI's harmony format (gpt-oss, served raw): the text after the last
+   `<|channel|>final<|message|>` (`final_channel`).
 2. step-prover echoes: BFS-Prover echoes `{state}:::` before its tactic (`state_echo`: the text
    after the last `:::`); InternLM2-StepProver writes `PROOFSTEP <tactic>` (`proofstep`).
 3. fences (`fence`, `fences`, `fence_sketch`, `continuation`): of the ```lean/```lean4/```tactics
@@ -69,6 +71,8 @@ _LABEL = re.compile(
     re.I,
 )
 _PROOFSTEP = re.compile(r"^PROOFSTEP\s+")
+_FINAL_CHANNEL = "<|channel|>final<|message|>"
+_HARMONY_END = re.compile(r"<\|(?:end|return|call)\|>.*", re.S)
 _HEADING = re.compile(r"^#{1,6}\s")  # a markdown heading that is not a label: prose
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _CHATTER_OPENERS = re.compile(
@@ -326,8 +330,11 @@ def _from_lines(text: str, mode: AnswerMode) -> tuple[str, str]:
 def _proof_from(body: list[str]) -> str:
     """The lines of a proof in plain text: from the first tactic until prose or a blank gap."""
     kept: list[str] = []
+    first_indent = _indent(body[0]) if body else 0
     for line in body:
         stripped = line.strip()
+        if kept and stripped and _indent(line) < first_indent:
+            break  # the indented code block ended
         if not stripped:
             if kept and kept[-1] == "":
                 break
@@ -394,6 +401,10 @@ def is_lean_tactic(tactic: str) -> bool:
 
 def _extract(raw: str, mode: AnswerMode) -> tuple[str, list[str]]:
     text, steps = _strip_reasoning(raw.replace("\r\n", "\n").replace("\r", "\n"))
+    final = text.rfind(_FINAL_CHANNEL)
+    if final >= 0:  # OpenAI's harmony format (gpt-oss): the final channel holds the answer
+        text = _HARMONY_END.sub("", text[final + len(_FINAL_CHANNEL) :])
+        steps.append("final_channel")
     if ":::" in text:
         text = text[text.rindex(":::") + 3 :]
         steps.append("state_echo")

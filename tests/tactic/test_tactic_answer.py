@@ -226,3 +226,19 @@ def test_arms_and_continuations_belong_to_the_tactic(raw: str, tactic: str) -> N
     answer = read_tactic(raw)
     assert answer.tactic == tactic
     assert one_tactic(answer.tactic)
+
+
+def test_harmony_final_channel_is_the_answer() -> None:
+    """gpt-oss's harmony format (openai/harmony: analysis channel, then the final channel), as a
+    server that does not parse it returns it."""
+    raw = (
+        "<|channel|>analysis<|message|>Need to close a + 0 = a; try `omega`? simp works.<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>simp<|return|>"
+    )
+    answer = read_tactic(raw)
+    assert (answer.tactic, answer.answer_format) == ("simp", "final_channel+bare")
+
+
+def test_an_indented_code_block_ends_where_its_indentation_does() -> None:
+    raw = "The goal can be closed with:\n\n    exact h.symm\n\nDone."
+    assert read_answer(raw, "proof").tactic == "exact h.symm"
