@@ -88,6 +88,10 @@ _NOT_PROOF = re.compile(
     r"^(?:import|set_option|open|namespace|section|end|universe|universes|variable|variables|"
     r"noncomputable\s+section|attribute|@\[[^\]]*\]\s*$)\b|^@\[[^\]]*\]\s*$"
 )
+_COMMAND_START = re.compile(
+    r"^(?:#[a-z]|end\b|namespace\b|section\b|open\b(?!.*\bin\b)|theorem\b|lemma\b|def\b|example\b|"
+    r"instance\b|abbrev\b|@\[|noncomputable\b|private\b|protected\b)"
+)
 _OPTION_IN = re.compile(r"^set_option\s+\S+\s+\S+\s+in\b")
 _DECLARATION = re.compile(
     r"^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
@@ -220,7 +224,7 @@ def _proof_body(code: str) -> tuple[list[str], list[str]]:
         below_lines = below.split("\n")
         next_indent = next((_indent(line) for line in below_lines if line.strip()), 2)
         lines = ([" " * next_indent + first.strip()] if first.strip() else []) + below_lines
-        body = [line.rstrip() for line in lines]  # the proof: nothing in it is dropped
+        body = _until_next_command(lines, _indent(rest.split("\n", 1)[0]))
     else:  # no header: code around the proof goes, a `set_option ... in` tactic stays (the guard's)
         body = [
             line.rstrip()
@@ -235,6 +239,26 @@ def _proof_body(code: str) -> tuple[list[str], list[str]]:
         return [], steps
     base = min(_indent(line) for line in body if line.strip())
     return [line[base:] if line.strip() else "" for line in body], steps
+
+
+def _until_next_command(lines: list[str], header_indent: int) -> list[str]:
+    """The proof after a header: its lines up to the next command (`end Foo`, another
+    declaration, `#print`), which a proof indented under its header ends by dedenting. Nothing
+    inside the proof is dropped."""
+    body: list[str] = []
+    indented = None
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            body.append("")
+            continue
+        if indented is None:
+            indented = _indent(line) > header_indent
+        ends = _indent(line) <= header_indent if indented else bool(_COMMAND_START.match(stripped))
+        if ends and not continues(line):
+            break
+        body.append(line.rstrip())
+    return body
 
 
 def _first_tactic(body: list[str], *, by_indent: bool = True) -> str:

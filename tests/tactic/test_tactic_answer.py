@@ -242,3 +242,14 @@ def test_harmony_final_channel_is_the_answer() -> None:
 def test_an_indented_code_block_ends_where_its_indentation_does() -> None:
     raw = "The goal can be closed with:\n\n    exact h.symm\n\nDone."
     assert read_answer(raw, "proof").tactic == "exact h.symm"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "```lean4\nnamespace Foo\n\ntheorem t (x : ℕ) : x + 0 = x := by\n  simp\n  rfl\n\nend Foo\n```",
+        "```lean4\ntheorem t (x : ℕ) : x + 0 = x := by\nsimp\nrfl\n\n#print axioms t\n```",
+    ],
+)
+def test_the_proof_ends_at_the_next_command(raw: str) -> None:
+    assert read_answer(raw, "proof").tactic == "simp\nrfl"
