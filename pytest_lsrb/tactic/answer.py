@@ -136,6 +136,8 @@ def _strip_reasoning(text: str) -> tuple[str, list[str]]:
 
 def _strip_comments(code: str) -> str:
     """`code` without `/- ... -/` blocks (docstrings included) and `--` comments, lines kept."""
+    if "-" not in code:  # no comment can start (the common case, read without the loop)
+        return code
     out: list[str] = []
     i, n, depth = 0, len(code), 0
     while i < n:
