@@ -190,7 +190,7 @@ def _choose_fence(text: str) -> tuple[str, str] | None:
 def _continuation(text: str) -> str | None:
     """DeepSeek-Prover-V1.5's output: the proof body, then the ``` closing the prompt's fence."""
     markers = list(_FENCE_LINE.finditer(text))
-    if len(markers) % 2 == 0:
+    if not markers:
         return None
     before = text[: markers[0].start()]
     first = next((line.strip() for line in before.split("\n") if line.strip()), "")

@@ -253,3 +253,10 @@ def test_an_indented_code_block_ends_where_its_indentation_does() -> None:
 )
 def test_the_proof_ends_at_the_next_command(raw: str) -> None:
     assert read_answer(raw, "proof").tactic == "simp\nrfl"
+
+
+def test_a_continuation_followed_by_more_fences_is_still_the_continuation() -> None:
+    """DeepSeek-Prover-V1.5 (quick_start.py's format) sometimes writes on after closing the fence."""
+    raw = "  nlinarith [sq_nonneg (a - b)]\n```\n\nAnother attempt:\n```\n\n```"
+    answer = read_tactic(raw)
+    assert (answer.tactic, answer.answer_format) == ("nlinarith [sq_nonneg (a - b)]", "continuation")
