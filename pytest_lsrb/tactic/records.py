@@ -9,7 +9,8 @@ from pytest_lsrb.engine.records import AttemptDict, AttemptFields, AttemptRecord
 class TacticAttemptRecord(AttemptRecord):
     """One goal_to_tactic_proposal_v1 attempt."""
 
-    tactic: str | None = None  # the tactic line read from the answer (also `proposal`)
+    tactic: str | None = None  # the tactic (with its nested block) or, in proof mode, the proof read
+    # from the answer (also `proposal`)
     contains_sorry: bool | None = None  # sorry/admit in the tactic: never verified, a model failure
     answer_format: str | None = None  # the rules of tactic/answer.py that read it (`think+fences+header`)
     answer_mode: str | None = None  # `tactic` (one tactic) or `proof` (--lsrb-answer proof)

@@ -246,7 +246,7 @@ class TacticTask:
             return Judgement("fail", f"the tactic {tactic!r} contains a forbidden token")
         if not record.get("valid"):
             shown = tactic or (record.get("raw_output") or "")[:80]
-            return Judgement("fail", f"no valid tactic line in the model output ({shown!r})")
+            return Judgement("fail", f"no valid Lean tactic in the model output ({shown!r})")
         if record.get("verification_attempted") and not record.get("verification_success"):
             sub = record.get("verification_error_subkind")
             kind = str(record.get("verification_outcome")) + (f"/{sub}" if sub else "")
