@@ -79,6 +79,7 @@ LATER: Final[dict[str, str]] = {
     "fun_prop": 'Mathlib/Tactic/FunProp/Elab.lean: syntax (name := funPropTacStx) "fun_prop"',
     "by_contra!": 'Mathlib/Tactic/ByContra.lean: syntax (name := byContra!) "by_contra!"',
     "rify": 'Mathlib/Tactic/Rify.lean: syntax (name := rify) "rify"',
+    "order": 'Mathlib/Tactic/Order.lean: elab "order" : tactic',
 }
 
 TACTIC_KEYWORDS: Final[frozenset[str]] = frozenset(MATHLIB_2023_09.split()) | frozenset(LATER)

@@ -244,6 +244,8 @@ class TacticTask:
         tactic = record.get("tactic") or ""
         if record.get("contains_sorry"):
             return Judgement("fail", f"the tactic {tactic!r} contains a forbidden token")
+        if record.get("verification_attempted") and record.get("verification_success"):
+            return PASS  # Lean closed it: Lean's word over the tactic list's (a project's own macro)
         if not record.get("valid"):
             shown = tactic or (record.get("raw_output") or "")[:80]
             return Judgement("fail", f"no valid Lean tactic in the model output ({shown!r})")

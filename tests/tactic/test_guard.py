@@ -89,3 +89,22 @@ def test_a_tactic_answer_is_one_tactic_and_a_proof_may_be_many() -> None:
     refusal = refuse(two)
     assert refusal is not None and refusal.subkind == "multiline"
     assert refuse(two, proof=True) is None
+
+
+def test_lean_closing_an_answer_outside_the_tactic_list_passes_its_test() -> None:
+    """`valid` is the check without Lean; when Lean closed the answer (a project's own macro, a
+    tactic newer than tactics.py), Lean's verdict decides the test."""
+    from pytest_lsrb.tactic.task import TacticTask
+
+    task = TacticTask()
+    closed = {
+        "tactic": "my_macro",
+        "valid": False,
+        "verification_attempted": True,
+        "verification_success": True,
+    }
+    assert task.judge(closed).outcome == "pass"
+    unchecked = {"tactic": "p : Prop", "valid": False, "verification_attempted": False}
+    assert task.judge(unchecked).outcome == "fail"
+    forged = {"tactic": "exact _root_.sorryAx _ false", "contains_sorry": True, "verification_success": True}
+    assert task.judge(forged).outcome == "fail"
