@@ -92,6 +92,9 @@ _COMMAND_START = re.compile(
     r"^(?:#[a-z]|end\b|namespace\b|section\b|open\b(?!.*\bin\b)|theorem\b|lemma\b|def\b|example\b|"
     r"instance\b|abbrev\b|@\[|noncomputable\b|private\b|protected\b)"
 )
+_COLON_TACTICS: Final = frozenset(
+    {"have", "haveI", "show", "suffices", "let", "letI", "obtain", "replace", "set"}
+)
 _OPTION_IN = re.compile(r"^set_option\s+\S+\s+\S+\s+in\b")
 _DECLARATION = re.compile(
     r"^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
@@ -100,7 +103,7 @@ _DECLARATION = re.compile(
 _PROOF_START = re.compile(r":=\s*by\b")
 _TERM_START = re.compile(r":=(?!\s*by\b)")
 # A line that cannot be a whole tactic: its proof or argument goes on below.
-_OPEN_END = re.compile(r"(?:\bby|=>|<;>|:=|[(\[{⟨,]|\bfrom|\bthen|\belse|\|)\s*$")
+_OPEN_END = re.compile(r"(?:\bby|=>|<;>|:=|[(\[{⟨,]|\bfrom|\bthen|\belse|\bwith|\bdo|\|)\s*$")
 
 
 @dataclass(frozen=True)
@@ -316,7 +319,10 @@ def _starts_with_tactic(line: str) -> bool:
     if word is None or not is_tactic_keyword(word.group(0)):
         return False
     after = line[word.end() :] if not _BULLET.match(line) else ""
-    return not after.startswith((",", ":")) or after.startswith(":=")
+    if after.startswith(","):  # "first, we ..." is prose
+        return False
+    # "first: ..." is prose; `have: P := ...` (an anonymous `have`) is Lean
+    return not after.startswith(":") or after.startswith(":=") or word.group(0) in _COLON_TACTICS
 
 
 def _from_lines(text: str, mode: AnswerMode) -> tuple[str, str]:
@@ -349,7 +355,10 @@ def _from_lines(text: str, mode: AnswerMode) -> tuple[str, str]:
         body = [" " * indent + candidate, *below]
         if mode == "proof":
             return _proof_from(body), step
-        return _first_tactic(body, by_indent=False), step
+        # a line of code keeps the lines indented under it; a tactic read out of prose (a label,
+        # inline code) only when it cannot stand alone (`have h : P := by`)
+        code_line = step in ("bare", "proofstep") and _starts_with_tactic(candidate)
+        return _first_tactic(body, by_indent=code_line), step
     return "", "none"
 
 
@@ -411,7 +420,7 @@ def tactic_word(tactic: str) -> str | None:
         bullet = _BULLET.match(text)
         if bullet is not None and bullet.end() > 0:
             text = text[bullet.end() :]
-        elif text.startswith("("):
+        elif text.startswith(("(", "{")):  # `(tacs)`, `{ tacs }`
             text = text[1:].lstrip()
         else:
             break
