@@ -74,8 +74,9 @@ class ReplayProfile(BaseModel):
     description: str = ""
     repo_remote: str | None = None
     repo_lean_version: str | None = None
-    build_timeout_s: float = Field(default=3600.0, gt=0)
-    check_timeout_s: float = Field(default=300.0, gt=0)
+    # Finite: `inf` would let one hung check hold the run for ever (a Kimina server included).
+    build_timeout_s: float = Field(default=3600.0, gt=0, allow_inf_nan=False)
+    check_timeout_s: float = Field(default=300.0, gt=0, allow_inf_nan=False)
     # RLIMIT_AS counts address space, not resident memory: `import Mathlib` maps every .olean,
     # so 8 GiB was at the edge of what one Lean process needs. Hitting the cap is `memory_limit`.
     memory_mb: int = Field(default=32768, ge=256)
@@ -83,7 +84,9 @@ class ReplayProfile(BaseModel):
     mathlib_cache: bool = True
     replay_method: Literal["file", "repl", "kimina"] = "file"
     # replay_method = "kimina": a Kimina Lean Server (lean/kimina.py) checks every source; the
-    # API key, if the server wants one, is read from the environment variable named here.
+    # API key, if the server wants one, is read from the environment variable named here and sent
+    # to that server only. Synthetic mode only: the server has one Lean project of its own, so it
+    # cannot build a row's repository (repo_replay refuses such a profile).
     kimina_url: str | None = None
     kimina_api_key_env: str | None = None
     max_parallel: int = Field(default=1, ge=1)
