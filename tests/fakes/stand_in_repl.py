@@ -21,6 +21,9 @@ What a proof does is decided by its first tactic line (the line after `:= by`):
 - a tactic listed in STAND_IN_CLOSES (JSON list; default below): the goal is closed, no message;
 - a tactic holding `stand_in_slow`: the REPL hangs (the server's timeout must fire);
 - a tactic holding `stand_in_garbage`: the REPL prints text that is not JSON, then a blank line;
+- a tactic holding `stand_in_flood`: the REPL allocates until its memory cap refuses, then dies
+  as Lean's runtime does, with `INTERNAL PANIC: out of memory` on stderr (Lean
+  `src/runtime/object.cpp`, `lean_internal_panic_out_of_memory`);
 - any other tactic: Lean's `unsolved goals` error over the proof (transcript `incomplete`).
 `#print axioms NAME` gets Lean's report (Lean `src/Lean/Elab/Print.lean`: `'NAME' depends on
 axioms: [...]` / `'NAME' does not depend on any axioms`, severity info): `[sorryAx]` after a sorry
@@ -83,6 +86,8 @@ def elaborate(cmd: str, known: Env, closes: list[str]) -> tuple[dict[str, object
                 time.sleep(3600)
             if "stand_in_garbage" in tactic:
                 raise GarbageOut
+            if "stand_in_flood" in tactic:
+                flood()
             if tactic == "sorry":
                 messages.append(
                     {
@@ -134,6 +139,18 @@ def elaborate(cmd: str, known: Env, closes: list[str]) -> tuple[dict[str, object
 
 class GarbageOut(Exception):
     pass
+
+
+def flood() -> None:
+    hog = []
+    try:
+        while True:
+            hog.append(bytearray(16 * 1024 * 1024))
+    except MemoryError:
+        hog.clear()
+        sys.stderr.write("INTERNAL PANIC: out of memory\n")
+        sys.stderr.flush()
+        os._exit(1)
 
 
 def main() -> None:
