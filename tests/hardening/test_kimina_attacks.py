@@ -340,3 +340,32 @@ def test_an_echoing_kimina_server_gets_its_key_stored_nowhere(
     assert leaks(printed) == []
     for path in files:
         assert leaks(path.read_bytes()) == [], path
+
+
+@pytest.mark.parametrize(
+    ("key", "url_ok", "said"),
+    [
+        (KEY + "\r", True, f"the key in ${KEY_ENV} holds a control character"),
+        (KEY, False, "field 'kimina_url': the Kimina server"),
+    ],
+)
+def test_a_run_with_a_bad_kimina_key_or_server_stops_before_any_model_call(
+    run_suite: Any, tmp_path: Path, hostile: HostileKimina, key: str, url_ok: bool, said: str
+) -> None:
+    from fakes.ollama_server import FakeOllama
+
+    profile = profile_file(tmp_path, hostile.url if url_ok else "http://127.0.0.1:9")
+    with FakeOllama() as model:
+        result = run_suite(
+            "--lsrb-adapter=openai",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={model.url}/v1",
+            "--lsrb-verification=synthetic",
+            f"--lsrb-profiles={profile}",
+            env={KEY_ENV: key},
+        )
+        assert model.requests == []  # the model was not even asked whether it is up
+    assert result.returncode == 4, result.stdout[-2000:] + result.stderr[-2000:]
+    assert said in result.stderr and "Traceback" not in result.stderr
+    assert not [r for r in hostile.requests if (r["body"] or {}).get("snippets")]
+    assert leaks((result.stdout + result.stderr).encode()) == []
