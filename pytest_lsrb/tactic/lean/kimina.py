@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -111,6 +112,7 @@ class KiminaBackend:
     api_key_env: str | None = None
     name: str = "kimina"
     _endpoint: HttpEndpoint | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def unavailable(self) -> str | None:
         if not self.url.startswith(("http://", "https://")):
@@ -122,16 +124,20 @@ class KiminaBackend:
         return None
 
     def endpoint(self) -> HttpEndpoint:
-        if self._endpoint is None:
-            self._endpoint = HttpEndpoint(
-                self.url,
-                timeout_s=self.timeout_s,
-                pool_size=8,
-                retry=RetryPolicy(max_retries=MAX_RETRIES, base_delay_s=0.5, max_delay_s=4.0),
-                api_key=checked_key(self.api_key_env, "kimina_api_key_env"),
-                headers={"Content-Type": "application/json"},
-            )
-        return self._endpoint
+        with self._lock:  # checks run in several threads: one pooled client for all of them
+            if self._endpoint is None:
+                self._endpoint = self._connect()
+            return self._endpoint
+
+    def _connect(self) -> HttpEndpoint:
+        return HttpEndpoint(
+            self.url,
+            timeout_s=self.timeout_s,
+            pool_size=8,
+            retry=RetryPolicy(max_retries=MAX_RETRIES, base_delay_s=0.5, max_delay_s=4.0),
+            api_key=checked_key(self.api_key_env, "kimina_api_key_env"),
+            headers={"Content-Type": "application/json"},
+        )
 
     def lean_timeout(self) -> int:
         """The `timeout` the server is given for Lean (whole seconds, at least 1)."""
