@@ -218,11 +218,12 @@ class HttpEndpoint:
         self.base_url = normalize_base_url(base_url)
         # Requests in flight at once: --lsrb-concurrency, adapted to the server (adapters.concurrency).
         self.limit = AdaptiveLimit(in_flight or max(1, pool_size))
-        self.shown_url = strip_userinfo(self.base_url)  # safe to print and record
         self.retry = retry
         self.timeout_s = timeout_s
         # This endpoint's key and every other key of the run: a server may echo any it learnt.
         register_key(api_key, urlsplit(self.base_url).password)
+        # safe to print and record: no `user:password@`, no key anywhere else in it (`?key=...`)
+        self.shown_url = RUN_KEYS.redact(strip_userinfo(self.base_url))
         all_headers = {"Accept": "application/json", "User-Agent": "pytest-lsrb", **(headers or {})}
         if api_key:
             all_headers["Authorization"] = f"Bearer {api_key}"

@@ -118,8 +118,14 @@ class ReplayProfile(BaseModel):
 
     @model_validator(mode="after")
     def _kimina_needs_a_url(self) -> ReplayProfile:
+        # A model validator, not a field one: its error names no input, and the URL may hold a key.
         if self.replay_method == "kimina" and not (self.kimina_url or "").startswith(("http://", "https://")):
             raise ValueError("replay_method 'kimina' needs kimina_url, an http(s) URL of the server")
+        if self.kimina_url is not None and not usable_url(self.kimina_url):
+            raise ValueError(
+                "kimina_url does not parse as an http(s) URL with a host "
+                "(a bad port, or a '/' in user:password@; the URL is not shown, it may hold a key)"
+            )
         return self
 
     @property
@@ -130,6 +136,17 @@ class ReplayProfile(BaseModel):
         if self.repo_remote is not None and normalize_remote(self.repo_remote) != normalize_remote(remote):
             return False
         return self.repo_lean_version is None or fnmatch.fnmatchcase(lean_version, self.repo_lean_version)
+
+
+def usable_url(url: str) -> bool:
+    """Whether the HTTP client can send to `url` (scheme, a host, a numeric port if any)."""
+    import httpx
+
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return False
+    return parsed.scheme in ("http", "https") and bool(parsed.host)
 
 
 def normalize_remote(remote: str) -> str:

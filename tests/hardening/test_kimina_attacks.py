@@ -369,3 +369,23 @@ def test_a_run_with_a_bad_kimina_key_or_server_stops_before_any_model_call(
     assert said in result.stderr and "Traceback" not in result.stderr
     assert not [r for r in hostile.requests if (r["body"] or {}).get("snippets")]
     assert leaks((result.stdout + result.stderr).encode()) == []
+
+
+def test_a_key_in_the_kimina_url_is_never_shown(
+    hostile: HostileKimina, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kimina_url` holding the key (as `user:KEY@` or in the query) is the user's choice; what is
+    printed or recorded of it still holds no key."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+    for url in (f"http://user:{KEY}@127.0.0.1:9", f"http://127.0.0.1:9/?token={KEY}"):
+        with pytest.raises(LsrbUsageError) as err:
+            verifier = SyntheticVerifier(
+                VerifierConfig(mode="synthetic", profiles_path=str(profile_file(tmp_path, url)))
+            )
+            verifier.preflight()
+        assert leaks(str(err.value).encode()) == [], err.value
+    hostile.mode = "echo_error"
+    run = KiminaBackend(f"http://user:{KEY}@{hostile.url.removeprefix('http://')}", 5.0).check(
+        SOURCE, rel_path="A.lean"
+    )
+    assert run.status == "toolchain_missing" and leaks(run.detail.encode()) == [], run.detail

@@ -53,6 +53,7 @@ from pytest_lsrb.core.credentials import checked_key
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.tactic.lean.backend import LeanRun, RunStatus
 from pytest_lsrb.tactic.lean.outcome import SorryInfo, messages_from_reply, sorries_from_reply
+from pytest_lsrb.tactic.profiles import usable_url
 
 CHECK_PATH: Final = "/api/check"
 # Transient: the server restarting, overloaded or behind a flapping proxy. A timeout is not
@@ -115,8 +116,8 @@ class KiminaBackend:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def unavailable(self) -> str | None:
-        if not self.url.startswith(("http://", "https://")):
-            return f"kimina_url {self.url!r} is not an http(s) URL"
+        if not usable_url(self.url):  # never quoted: the URL may hold a key
+            return "kimina_url is not a usable http(s) URL"
         try:
             checked_key(self.api_key_env, "kimina_api_key_env")
         except LsrbUsageError as exc:
@@ -147,6 +148,9 @@ class KiminaBackend:
         """Why this server cannot serve the run (unreachable, key refused, not a Kimina server),
         or None. Sends a request the server refuses before running Lean (no snippets: 422 once the
         key passed, 401 when it did not), so nothing is checked and nothing is paid."""
+        missing = self.unavailable()
+        if missing is not None:
+            return missing
         outcome = self.endpoint().call(
             "POST",
             CHECK_PATH,
@@ -168,6 +172,9 @@ class KiminaBackend:
         return f"the Kimina server {shown} cannot be used ({failure.kind}: {failure.message})"
 
     def check(self, source: str, *, rel_path: str, header_lines: int = 0) -> LeanRun:
+        missing = self.unavailable()
+        if missing is not None:
+            return LeanRun("toolchain_missing", detail=missing)
         snippet_id = uuid.uuid4().hex
         sent, added = with_header(source)
         shift = server_split(sent) - added  # REPL line n is the source's line n + shift
