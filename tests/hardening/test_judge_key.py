@@ -13,8 +13,13 @@ from hostile_kit import assert_one_sentence
 
 from pytest_lsrb.adapters.base import GenerationRequest, Message
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.srbench.judge import JUDGE_SAMPLING, check_judge_options, judge_adapter, judge_key_env
 from pytest_lsrb.srbench.options import SrOptions
+from pytest_lsrb.srbench.scoring.judge import (
+    JUDGE_SAMPLING,
+    check_judge_options,
+    judge_adapter,
+    judge_key_env,
+)
 
 MODEL_KEY = "sk-model-canary-0c4e8a1f7d"
 JUDGE_KEY = "sk-judge-canary-9b3f2e6d1a"
