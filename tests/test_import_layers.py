@@ -218,6 +218,24 @@ def test_no_module_level_import_cycle() -> None:
             assert visit(module, []) is None
 
 
+def test_the_adapters_reach_no_task() -> None:
+    """The mock adapter takes its answers from its caller (issue #28): no adapter loads a task,
+    neither by import nor through the task registry or a module's name in a string."""
+    above = {name for names in LAYERS[layer("pytest_lsrb.adapters") + 1 :] for name in names}
+    wrong = []
+    for module, tree in sources().items():
+        if part_of(module) != "adapters":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "pytest_lsrb.core.registry":
+                wrong += [f"{module} imports {a.name}" for a in node.names if a.name == "TASKS"]
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                named = node.value.split(":")[0]
+                if named.startswith("pytest_lsrb.") and part_of(named) in above:
+                    wrong.append(f"{module} names {node.value}")
+    assert wrong == []
+
+
 def test_the_public_api_names_resolve() -> None:
     import pytest_lsrb
 
