@@ -11,7 +11,6 @@ import base64
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report import aggregate as agg
 from pytest_lsrb.report import charts
+from pytest_lsrb.report.charts import esc
 from pytest_lsrb.report.compare import (
     Comparison,
     Delta,
@@ -38,10 +38,6 @@ from pytest_lsrb.srbench.tables.table import group_label, ordered_groups, table1
 
 ASSETS = Path(__file__).parent / "assets"
 MAX_FLIPS_LISTED = 300
-
-
-def esc(value: object) -> str:
-    return escape(str(value), quote=True)
 
 
 @cache
