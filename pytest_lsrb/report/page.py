@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.core.metrics import rate
+from pytest_lsrb.engine.outcomes import subset_note
 from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report import aggregate as agg
@@ -225,6 +226,10 @@ class Page:
             if any(k.startswith("verification_pass_at_k_") for k in deltas)
             else ""
         )
+        left_out = subset_note(self.cur.summary or {})
+        if left_out:  # synthetic: every rate is over the restated goals Lean judged
+            judged = (self.cur.summary or {}).get("judged_attempts")
+            note += f"<p class='note'>verification rates: of {judged} judged{escape(left_out)}.</p>"
         return (
             f"<section id='headline'><h2>Headline metrics</h2><div class='cards'>{''.join(cards)}</div>"
             f"{note}</section>"
