@@ -229,7 +229,7 @@ class Page:
         left_out = subset_note(self.cur.summary or {})
         if left_out:  # synthetic: every rate is over the restated goals Lean judged
             judged = (self.cur.summary or {}).get("judged_attempts")
-            note += f"<p class='note'>verification rates: of {judged} judged{escape(left_out)}.</p>"
+            note += f"<p class='note'>verification rates: of {judged} judged{esc(left_out)}.</p>"
         return (
             f"<section id='headline'><h2>Headline metrics</h2><div class='cards'>{''.join(cards)}</div>"
             f"{note}</section>"
