@@ -22,7 +22,14 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from pytest_lsrb.adapters import create_adapter
-from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, Message, SamplingConfig
+from pytest_lsrb.adapters.base import (
+    Adapter,
+    AdapterConfig,
+    GenerationRequest,
+    Message,
+    MockAnswers,
+    SamplingConfig,
+)
 from pytest_lsrb.core.credentials import checked_key, same_origin
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
@@ -107,9 +114,12 @@ def check_judge_options(sr: SrOptions, options: Mapping[str, Any]) -> None:
         )
 
 
-def judge_adapter(sr: SrOptions, options: Mapping[str, Any], run_adapter: Adapter) -> Adapter:
+def judge_adapter(
+    sr: SrOptions, options: Mapping[str, Any], run_adapter: Adapter, mock_answers: MockAnswers
+) -> Adapter:
     """The judge's adapter: the run's own when no judge option is given (the mock's judge), else
-    one built from the judge options (missing ones taken from the run's), once per process."""
+    one built from the judge options (missing ones taken from the run's), once per process; a
+    mock judge answers with `mock_answers` (the task's, as the run's mock does)."""
     if not judge_options_given(sr):
         return run_adapter
     config = AdapterConfig(
@@ -120,6 +130,7 @@ def judge_adapter(sr: SrOptions, options: Mapping[str, Any], run_adapter: Adapte
         timeout_s=float(options.get("timeout") or 120.0),
         max_retries=int(options.get("max_retries") or 4),
         cache_dir=options.get("cache_dir"),
+        answers=mock_answers,
     )
     key = (config.name, config.model, config.base_url, config.api_key_env, config.cache_dir)
     with _ADAPTERS_LOCK:
