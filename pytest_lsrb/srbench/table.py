@@ -13,8 +13,9 @@ any other problem set, e.g. `llmsr`); no row pools the domains (the paper has no
 method (`method` in each row); records of several methods are keyed `<method>:<group>`.
 Symbolic accuracy is over the problems with a ground truth (None when none has one): a verdict
 that could not be reached (an undecided check, an unreadable or failed judge) counts as not a
-match and is shown as `symbolic_undecided`. An invalid equation counts as +inf NMSE in the median
-and as a miss in Acc_0.1. An attempt that failed on infrastructure (`outcomes`: the transport, the
+match and is shown as `symbolic_undecided`. An invalid equation (a record whose `valid` is false, including
+the `no_equation` verdict of a search whose starting skeleton stood) counts as +inf NMSE in the
+median and as a miss in Acc_0.1. An attempt that failed on infrastructure (`outcomes`: the transport, the
 provider or the harness; the model never answered) is no result of the model's: it stays out of
 Table 1 (summary.json's `infrastructure_attempts` counts it), like every other model metric.
 """
@@ -112,12 +113,16 @@ class GroupStats:
             self.symbolic_applicable += 1
             self.symbolic_matches += match is True
             self.symbolic_undecided += match is None
-        self.acc_id += bool(rec.get("acc_tau_id"))
-        self.nmse_id.append(rec.get("nmse_id"))
+        # Not the model's equation (`valid` false: none found, not finite, or a search's starting
+        # skeleton left standing, the `no_equation` verdict): a miss and +inf NMSE, whatever the
+        # record's metrics of that skeleton say.
+        own = bool(rec.get("valid"))
+        self.acc_id += own and bool(rec.get("acc_tau_id"))
+        self.nmse_id.append(rec.get("nmse_id") if own else None)
         if rec.get("has_ood"):
             self.ood_attempts += 1
-            self.acc_ood += bool(rec.get("acc_tau_ood"))
-            self.nmse_ood.append(rec.get("nmse_ood"))
+            self.acc_ood += own and bool(rec.get("acc_tau_ood"))
+            self.nmse_ood.append(rec.get("nmse_ood") if own else None)
 
     def finish(self, per_problem: str = PER_PROBLEM) -> dict[str, Any]:
         return {

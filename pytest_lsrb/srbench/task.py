@@ -112,7 +112,11 @@ class SrbenchTask:
         }
         # The discovery run's, the judge's and the scorer's fields include more than the schema
         # names (`extra="allow"`): they stay a plain dict, typed as the record at the return.
-        fields: dict[str, Any] = {**head, **result.record_fields(), **progress_fields(problem, result)}
+        fields: dict[str, Any] = {
+            **head,
+            **result.record_fields(),
+            **progress_fields(problem, result, sr.metrics),
+        }
         if result.generation_error_kind and not result.found:
             fields.update(
                 generation_error_kind=result.generation_error_kind,
@@ -120,7 +124,7 @@ class SrbenchTask:
                 generation_error_message=result.generation_error_message,
             )
         llm = None
-        if sr.llm_judge and problem.has_ground_truth and result.found and result.program:
+        if sr.llm_judge and problem.has_ground_truth and result.the_models and result.program:
             from pytest_lsrb.srbench.judge import judge_adapter, llm_judge
 
             llm, judge_fields = llm_judge(problem, result.program, judge_adapter(sr, options, ctx.adapter))
