@@ -59,6 +59,7 @@ class SrOptions:
     judge_base_url: str | None
     judge_adapter: str | None
     success: str
+    partial_release: bool = False
 
     @classmethod
     def read(cls, values: SrOptions | Mapping[str, Any]) -> SrOptions:
@@ -101,6 +102,7 @@ class SrOptions:
             judge_base_url=text("sr_judge_base_url"),
             judge_adapter=text("sr_judge_adapter"),
             success=_choice("sr_success", str(get("sr_success")), SUCCESS_CRITERIA),
+            partial_release=bool(get("sr_partial_release")),
         )
 
     @property

@@ -66,6 +66,7 @@ RANDOM_STARTS: Final = 6
 MEMBER_TRIES: Final = 6  # perturbed draws tried until one is finite on the data
 STRUCTURAL_LITERALS: Final = frozenset({0.0, 1.0, -1.0})
 RANK_RTOL: Final = 1e-8
+RESIDUAL_FLOOR: Final = 1e-12
 _K = sympy.Symbol("K")
 
 
@@ -78,10 +79,14 @@ class SymbolicVerdict:
     detail: str = ""
 
     def record(self) -> dict[str, Any]:
+        """The record's fields. The residual to 3 digits, and 0 below 1e-12 (machine-precision
+        noise there differs with the memory layout of the sums; the record is byte-stable)."""
+        r = self.residual
+        residual = None if r is None else 0.0 if r < RESIDUAL_FLOOR else float(f"{r:.3g}")
         return {
             "symbolic_match": self.match,
             "symbolic_method": self.method,
-            "symbolic_residual": self.residual,
+            "symbolic_residual": residual,
         }
 
 
