@@ -71,13 +71,18 @@ class ReleaseWarning(UserWarning):
     --lsrb-sr-partial-release) parts missing."""
 
 
-def release_counts_line(problems: list[Problem], missing: list[str]) -> str:
-    """The loaded problems per release split against the paper's (`loaded/paper`), and what a
-    partial release lacks: one line for Table 1 and the warnings."""
-    counts = {s: 0 for s in PAPER_COUNTS}
+def _split_counts(problems: list[Problem]) -> dict[str, int]:
+    counts = dict.fromkeys(PAPER_COUNTS, 0)
     for p in problems:
         split = p.problem_set if p.domain is None else f"{p.problem_set}_{p.domain}"
         counts[split] = counts.get(split, 0) + 1
+    return counts
+
+
+def release_counts_line(problems: list[Problem], missing: list[str]) -> str:
+    """The loaded problems per release split against the paper's (`loaded/paper`), and what a
+    partial release lacks: one line for Table 1 and the warnings."""
+    counts = _split_counts(problems)
     parts = ", ".join(
         f"{s} {n}/{PAPER_COUNTS[s]}" if s in PAPER_COUNTS else f"{s} {n}" for s, n in counts.items()
     )
@@ -90,11 +95,7 @@ def release_counts_line(problems: list[Problem], missing: list[str]) -> str:
 def _check_counts(problems: list[Problem], missing: list[str], where: Path) -> list[Problem]:
     """Every problem with the release's counts line; a warning when they differ from the paper's."""
     line = release_counts_line(problems, missing)
-    counts: dict[str, int] = {}
-    for p in problems:
-        split = p.problem_set if p.domain is None else f"{p.problem_set}_{p.domain}"
-        counts[split] = counts.get(split, 0) + 1
-    if missing or any(counts.get(s, 0) != n for s, n in PAPER_COUNTS.items()):
+    if missing or _split_counts(problems) != PAPER_COUNTS:
         warnings.warn(f"{where}: the release differs from the paper's: {line}.", ReleaseWarning, stacklevel=3)
     return [p.model_copy(update={"release_note": line}) for p in problems]
 

@@ -237,7 +237,7 @@ def same_structure(
     try:
         p = canonical_skeleton(proposal, truth.variables, positive)
         t = canonical_skeleton(truth, truth.variables, positive)
-    except (TypeError, ValueError, RecursionError, AttributeError, ZeroDivisionError):
+    except Exception:  # sympy raises many unrelated types on odd trees: no structural verdict then
         return False
     if sympy.srepr(p) != sympy.srepr(t):
         return False
