@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from pytest_lsrb.srbench.data.problem import Problem, output_first
 from pytest_lsrb.srbench.methods.sga import read_code
-from pytest_lsrb.srbench.problem import Problem, output_first
-from pytest_lsrb.srbench.skeleton import Spec, read_skeleton
+from pytest_lsrb.srbench.methods.skeleton import Spec, read_skeleton
 
 
 def test_an_llmsr_skeleton_and_an_sga_code_block_read_keyword_inputs() -> None:

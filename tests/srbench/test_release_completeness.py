@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.srbench.loaders import load_problems
-from pytest_lsrb.srbench.release import PAPER_COUNTS, ReleaseWarning, release_counts_line
+from pytest_lsrb.srbench.data.loaders import load_problems
+from pytest_lsrb.srbench.data.release import PAPER_COUNTS, ReleaseWarning, release_counts_line
 
 RNG = np.random.default_rng(5)
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from pytest_lsrb.equations import parse_expression
-from pytest_lsrb.srbench.symbolic import (
+from pytest_lsrb.srbench.scoring.symbolic import (
     NOT_APPLICABLE,
     SymbolicVerdict,
     canonical_skeleton,

@@ -5,7 +5,7 @@ reads only the JSON it writes):
 
     .venv/bin/python tests/srbench/data/build_symbolic_pairs.py ../shared/data/feynman/FeynmanEquations.csv
 
-Labels follow the paper's rule as `srbench.symbolic` states it: the two *families* (every number
+Labels follow the paper's rule as `srbench.scoring.symbolic` states it: the two *families* (every number
 but 0, ±1 and integer/half exponents, and every named parameter, a free constant; an overall
 factor free) are equal. A superset, a subset or an approximation is `false`, whatever a human
 reader would call "close". Kinds: rewrite (same family, rearranged), convention (constant

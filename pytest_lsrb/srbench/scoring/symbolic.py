@@ -34,7 +34,7 @@ The decision, deterministic (fixed seeds and points) and model-free:
    constants on each side (the Jacobian's rank, so `c0*(x + y)` is not `c1*x + c2*y`).
 
 Anything else is `no_match`, with a detail saying which inclusion failed. The sympy work is
-bounded by the caller (`srbench.evaluation` runs this in a child process with a time and memory
+bounded by the caller (`srbench.scoring.evaluation` runs this in a child process with a time and memory
 budget: an expansion past it is `undecided`).
 """
 

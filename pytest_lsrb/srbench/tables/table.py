@@ -29,8 +29,8 @@ from typing import Any, Final
 
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, status
 from pytest_lsrb.engine.records import AttemptDict
-from pytest_lsrb.srbench.analyses import Analyses
-from pytest_lsrb.srbench.metrics import median_or_none
+from pytest_lsrb.srbench.scoring.metrics import median_or_none
+from pytest_lsrb.srbench.tables.analyses import Analyses
 
 GROUP_ORDER: Final = (
     "lsr_transform",
@@ -83,7 +83,7 @@ _LLM_METHODS: Final = frozenset({"llm", "llm_error", "llm_unreadable"})
 
 
 def sa_judge(record: Mapping[str, Any]) -> str:
-    """`rule` (srbench.symbolic: the families equal) or `llm:<judge model>`."""
+    """`rule` (srbench.scoring.symbolic: the families equal) or `llm:<judge model>`."""
     if record.get("symbolic_method") in _LLM_METHODS:
         return f"llm:{record.get('judge_model') or 'unknown'}"
     return RULE_JUDGE
@@ -277,7 +277,7 @@ def _header_lines(summary: Mapping[str, Any]) -> list[str]:
     table = summary.get("srbench_table") or {}
     judges = sorted({j for row in table.values() for j in str(row.get("sa_judge") or "").split(", ") if j})
     named = [
-        "the paper's rule (the families, constants free, are equal; srbench.symbolic)"
+        "the paper's rule (the families, constants free, are equal; srbench.scoring.symbolic)"
         if j == RULE_JUDGE
         else f"LLM judge {j.removeprefix('llm:')}"
         for j in judges
