@@ -331,6 +331,15 @@ OPTIONS: list[Option] = [
         tasks=SRBENCH,
     ),
     Option(
+        "sr-partial-release",
+        bool,
+        False,
+        "llm_srbench: load an official release that lacks a split's metadata or a problem's data "
+        "(a warning and Table 1's header name what is missing); off: such a release is refused",
+        flag=True,
+        tasks=SRBENCH,
+    ),
+    Option(
         "sr-per-problem",
         str,
         "sample0",

@@ -60,6 +60,7 @@ class SrOptions:
     judge_adapter: str | None
     judge_api_key_env: str | None
     success: str
+    partial_release: bool = False
 
     @classmethod
     def read(cls, values: SrOptions | Mapping[str, Any]) -> SrOptions:
@@ -103,6 +104,7 @@ class SrOptions:
             judge_adapter=text("sr_judge_adapter"),
             judge_api_key_env=text("sr_judge_api_key_env"),
             success=_choice("sr_success", str(get("sr_success")), SUCCESS_CRITERIA),
+            partial_release=bool(get("sr_partial_release")),
         )
 
     @property

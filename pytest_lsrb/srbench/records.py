@@ -18,6 +18,7 @@ class SrbenchAttemptRecord(AttemptRecord):
     problem_set: str | None = None
     problem_group: str | None = None  # Table 1's group (`lsr_transform`, `lsr_synth_<domain>`)
     domain: str | None = None
+    sr_release_note: str | None = None  # the official release's counts per split (and what it lacks)
     has_ood: bool | None = None
     nmse_id: float | None = None
     nmse_ood: float | None = None
@@ -95,6 +96,7 @@ class SrbenchFields(AttemptFields, total=False):
     problem_set: str | None
     problem_group: str | None
     domain: str | None
+    sr_release_note: str | None
     has_ood: bool | None
     nmse_id: float | None
     nmse_ood: float | None

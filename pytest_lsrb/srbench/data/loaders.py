@@ -81,12 +81,13 @@ KNOWN_CSV_PROBLEMS: Final[dict[str, dict[str, Any]]] = {
 }
 
 
-def load_problems(path: Path) -> list[Problem]:
-    """Every problem behind `path` (see the module docstring for the layouts)."""
+def load_problems(path: Path, *, partial_release: bool = False) -> list[Problem]:
+    """Every problem behind `path` (see the module docstring for the layouts); `partial_release`
+    lets an official release that lacks parts load the rest (`release.load_release`)."""
     path = Path(path)
     if path.is_dir():
         if (path / RELEASE_FILE).is_file():
-            return load_release(path / RELEASE_FILE)
+            return load_release(path / RELEASE_FILE, partial=partial_release)
         if (path / "train.csv").is_file():
             return [load_csv_problem(path)]
         if sorted(path.glob("*.parquet")) or sorted(path.glob("data/*.parquet")):
@@ -101,7 +102,7 @@ def load_problems(path: Path) -> list[Problem]:
     if suffix == ".jsonl":
         return load_index(path)
     if suffix in (".hdf5", ".h5"):
-        return load_release(path)
+        return load_release(path, partial=partial_release)
     if suffix == ".parquet":
         return load_parquet(path)
     if path.name in (METADATA_FILE, "train.csv"):

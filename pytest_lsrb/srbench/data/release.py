@@ -50,8 +50,54 @@ PARQUET_SPLITS: Final[dict[str, tuple[str, ...]]] = {
 _TRUTH_REWRITES: Final = (("^", "**"), ("π", "pi"), ("ε", "epsilon"), ("·", "*"), ("$", ""), ("\\", ""))
 
 
+# Problems per release split in the paper (LLM-SRBench, Table 1's groups; the text counts 239 with
+# 43 physics problems, the published release holds 240).
+PAPER_COUNTS: Final[dict[str, int]] = {
+    "lsr_transform": 111,
+    "lsr_synth_chem_react": 36,
+    "lsr_synth_bio_pop_growth": 24,
+    "lsr_synth_phys_osc": 44,
+    "lsr_synth_matsci": 25,
+}
+PARTIAL_FLAG: Final = "--lsrb-sr-partial-release"
+
+
 class GroundTruthWarning(UserWarning):
     """A problem's ground truth could not be read: it loads without one."""
+
+
+class ReleaseWarning(UserWarning):
+    """The release loaded differs from the paper's: other counts per group, or (with
+    --lsrb-sr-partial-release) parts missing."""
+
+
+def _split_counts(problems: list[Problem]) -> dict[str, int]:
+    counts = dict.fromkeys(PAPER_COUNTS, 0)
+    for p in problems:
+        split = p.problem_set if p.domain is None else f"{p.problem_set}_{p.domain}"
+        counts[split] = counts.get(split, 0) + 1
+    return counts
+
+
+def release_counts_line(problems: list[Problem], missing: list[str]) -> str:
+    """The loaded problems per release split against the paper's (`loaded/paper`), and what a
+    partial release lacks: one line for Table 1 and the warnings."""
+    counts = _split_counts(problems)
+    parts = ", ".join(
+        f"{s} {n}/{PAPER_COUNTS[s]}" if s in PAPER_COUNTS else f"{s} {n}" for s, n in counts.items()
+    )
+    line = f"official release, problems per split (loaded/paper): {parts}; {len(problems)}/240"
+    if missing:
+        line = f"PARTIAL release ({'; '.join(missing)}); " + line
+    return line
+
+
+def _check_counts(problems: list[Problem], missing: list[str], where: Path) -> list[Problem]:
+    """Every problem with the release's counts line; a warning when they differ from the paper's."""
+    line = release_counts_line(problems, missing)
+    if missing or _split_counts(problems) != PAPER_COUNTS:
+        warnings.warn(f"{where}: the release differs from the paper's: {line}.", ReleaseWarning, stacklevel=3)
+    return [p.model_copy(update={"release_note": line}) for p in problems]
 
 
 def clean_symbol(name: str) -> str:
@@ -150,21 +196,37 @@ def read_parquet(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def load_release(h5_path: Path) -> list[Problem]:
+def load_release(h5_path: Path, *, partial: bool = False) -> list[Problem]:
+    """Every problem of the release. A split whose data is in the HDF5 file but whose metadata
+    rows are missing, or a metadata row whose data is missing, stops the load with one sentence
+    naming it, unless `partial` (--lsrb-sr-partial-release): then the rest loads, a warning names
+    what is missing and every problem's `release_note` (Table 1's header) says so."""
     h5py = _require_h5py()
     root = h5_path.parent
     meta = release_metadata(root)
-    if not meta:
+    if not meta and not partial:
         raise LsrbUsageError(
             f"{root}: no metadata rows found next to {h5_path.name} (expected data/<split>-*.parquet "
             f"or <split>.jsonl for splits {', '.join(RELEASE_SPLITS)})."
         )
     problems: list[Problem] = []
+    missing: list[str] = []
     try:
         h5 = h5py.File(h5_path, "r")
     except Exception as exc:  # OSError mostly; a damaged superblock can raise others
         raise LsrbUsageError(f"{h5_path}: not a readable HDF5 file ({exc}).") from None
     with h5:
+        for split in RELEASE_SPLITS:
+            if split in meta:
+                continue
+            _, domain = _split_of(split)
+            stored = _h5_group(h5, h5py, f"/{TRANSFORM_SET}" if domain is None else f"/{SYNTH_SET}/{domain}")
+            n = len(stored) if stored is not None else 0
+            if n:
+                missing.append(
+                    f"split {split}: {n} problems' data in {h5_path.name} but no metadata rows "
+                    f"(data/{split}-*.parquet or {split}.jsonl)"
+                )
         for split, rows in meta.items():
             problem_set, domain = _split_of(split)
             for where, row in rows:
@@ -175,11 +237,21 @@ def load_release(h5_path: Path) -> list[Problem]:
                 group_path = f"/{TRANSFORM_SET}/{name}" if domain is None else f"/{SYNTH_SET}/{domain}/{name}"
                 group = _h5_group(h5, h5py, group_path)
                 if group is None:
-                    raise LsrbUsageError(f"{h5_path}: group '{group_path}' (for {where}) does not exist.")
+                    if partial:
+                        missing.append(f"problem {name} ({where}): no data at '{group_path}'")
+                        continue
+                    raise LsrbUsageError(
+                        f"{h5_path}: problem {name!r} ({where}) has no data: group '{group_path}' does "
+                        f"not exist ({PARTIAL_FLAG} loads the release without it)."
+                    )
                 stored = _h5_tables(group, h5py, f"{h5_path}: group '{group_path}'")
                 arrays = pick_splits(stored, f"{h5_path}: {group_path}")
                 problems.append(build_problem({**fields, **arrays}, f"{where} ({group_path})"))
-    return check_unique(problems, h5_path)
+    if missing and not partial:
+        raise LsrbUsageError(
+            f"{root}: the release is incomplete: {'; '.join(missing)} ({PARTIAL_FLAG} loads the rest)."
+        )
+    return _check_counts(check_unique(problems, h5_path), missing, h5_path)
 
 
 def _h5_group(h5: Any, h5py: Any, path: str) -> Any:

@@ -54,6 +54,13 @@ class DiscoveryResult:
     def found(self) -> bool:
         return self.program is not None and math.isfinite(self.train_mse)
 
+    @property
+    def the_models(self) -> bool:
+        """Whether the result is an equation the model gave: found, and not a search's starting
+        skeleton left standing because the model proposed no valid candidate of its own (LLM-SR,
+        LaSR, SGA count those in `model_valid_candidates`)."""
+        return self.found and bool(self.extra.get("model_valid_candidates", 1))
+
     def equation(self) -> str:
         """The best equation with its fitted parameters written in."""
         if self.program is None:

@@ -35,7 +35,14 @@ from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, Sampl
 from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
-from pytest_lsrb.equations import EquationError, Program, parse_function, parse_python
+from pytest_lsrb.equations import (
+    EquationError,
+    Program,
+    alias_keywords,
+    keyword_aliases,
+    parse_function,
+    parse_python,
+)
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.fitting.adam import AdamFit, fit_adam
 from pytest_lsrb.srbench.limits import run_limits
@@ -145,7 +152,9 @@ def function_code(problem: Problem, body: str, initial: list[float]) -> str:
 
 
 def read_code(text: str, problem: Problem) -> tuple[Program, list[float]]:
-    """The equation and initial parameter values in a code block, read with `ast` (never run)."""
+    """The equation and initial parameter values in a code block, read with `ast` (never run).
+    Inputs named like Python keywords (`lambda`) are read under their aliases."""
+    text = alias_keywords(text, keyword_aliases(problem.inputs))
     try:
         tree = parse_python(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
