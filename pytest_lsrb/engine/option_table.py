@@ -271,10 +271,12 @@ OPTIONS: list[Option] = [
         "sr-fit",
         str,
         "reference",
-        "llm_srbench: how a candidate's parameters are fitted: reference (the reference's BFGS from "
-        "all-ones on the training MSE, same optimum, exact gradients) or enhanced (least squares, "
-        "normalised loss, stall stop, seeded restarts: scores differ from the reference's)",
-        choices=("reference", "enhanced"),
+        "llm_srbench: how a candidate's parameters are fitted: reference (the reference's scipy "
+        "BFGS from ten ones with its numerical gradient; a nan final loss is invalid), fast (the "
+        "same BFGS with exact gradients and a closed form for linear skeletons: faster, another "
+        "optimum on some nonconvex skeletons) or enhanced (least squares, normalised loss, stall "
+        "stop, seeded restarts: scores differ from the reference's)",
+        choices=("reference", "fast", "enhanced"),
         tasks=SRBENCH,
     ),
     Option(
