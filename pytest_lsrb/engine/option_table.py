@@ -280,6 +280,15 @@ OPTIONS: list[Option] = [
         tasks=SRBENCH,
     ),
     Option(
+        "sr-lasr-backend",
+        str,
+        "python",
+        "llm_srbench lasr: the search engine: python (srbench/evolution.py, the reference's "
+        "settings) or pysr (LaSR's PySR fork and Julia, calling --lsrb-base-url itself)",
+        choices=("python", "pysr"),
+        tasks=SRBENCH,
+    ),
+    Option(
         "sr-reset-every",
         _opt_int,
         None,

@@ -45,6 +45,7 @@ from pytest_lsrb.srbench.evolution import Evolution, EvolutionConfig, EvolutionH
 from pytest_lsrb.srbench.expression_tree import OPERATORS_TEXT, parametrise, read_expression, render
 from pytest_lsrb.srbench.limits import run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.options import SrOptions
 from pytest_lsrb.srbench.problem import Problem
 
 METHOD_NAME: Final = "lasr"
@@ -476,6 +477,21 @@ class LaSRMethod:
     ) -> DiscoveryResult:
         limits = run_limits(options or {})
         config = LaSRConfig(budget=max(0, int(budget)), time_limit_s=limits.time_limit_s)
+        if SrOptions.read(options or {}).lasr_backend == "pysr":
+            from pytest_lsrb.adapters.http import api_key_from_env
+            from pytest_lsrb.srbench.methods.lasr_pysr import discover_with_pysr
+
+            values = options or {}
+            return discover_with_pysr(
+                problem,
+                adapter,
+                seed,
+                context=llm_context(problem),
+                weight=config.llm_weight,
+                base_url=str(values.get("base_url") or ""),
+                api_key=api_key_from_env(values.get("api_key_env")),
+                config=config.evolution,
+            )
         return LaSRRun(problem, adapter, sampling, seed, config).run()
 
 
