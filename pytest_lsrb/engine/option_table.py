@@ -289,6 +289,16 @@ OPTIONS: list[Option] = [
         tasks=SRBENCH,
     ),
     Option(
+        "sr-lasr-rows",
+        str,
+        "first",
+        "llm_srbench lasr: which 2000 training rows the search fits: first (the reference's "
+        "task.samples[:2000]) or seeded (a seeded spread; for data stored in trajectory order, "
+        "such as LLM-SR's CSVs, where the first rows are one stretch of the trajectory)",
+        choices=("first", "seeded"),
+        tasks=SRBENCH,
+    ),
+    Option(
         "sr-reset-every",
         _opt_int,
         None,

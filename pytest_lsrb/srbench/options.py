@@ -53,6 +53,7 @@ class SrOptions:
     fit: FitPolicy
     reset_every: int  # llmsr: reset islands every N skeletons; 0: the reference's schedule
     lasr_backend: str  # lasr: python (our engine) or pysr (LaSR's PySR fork)
+    lasr_rows: str  # lasr: first (the reference's first 2000 rows) or seeded
     metrics: MetricsPolicy
     per_problem: str
     judge: str
@@ -96,6 +97,7 @@ class SrOptions:
             fit=cast(FitPolicy, _choice("sr_fit", str(get("sr_fit")), FIT_POLICIES)),
             reset_every=max(0, int(reset_every or 0)),
             lasr_backend=_choice("sr_lasr_backend", str(get("sr_lasr_backend")), ("python", "pysr")),
+            lasr_rows=_choice("sr_lasr_rows", str(get("sr_lasr_rows")), ("first", "seeded")),
             metrics=cast(MetricsPolicy, _choice("sr_metrics", str(get("sr_metrics")), METRICS_POLICIES)),
             per_problem=str(get("sr_per_problem")),
             judge=judge,

@@ -476,8 +476,13 @@ class LaSRMethod:
         options: Mapping[str, Any] | None = None,
     ) -> DiscoveryResult:
         limits = run_limits(options or {})
-        config = LaSRConfig(budget=max(0, int(budget)), time_limit_s=limits.time_limit_s)
-        if SrOptions.read(options or {}).lasr_backend == "pysr":
+        sr = SrOptions.read(options or {})
+        config = LaSRConfig(
+            budget=max(0, int(budget)),
+            time_limit_s=limits.time_limit_s,
+            evolution=EvolutionConfig(rows="seeded" if sr.lasr_rows == "seeded" else "first"),
+        )
+        if sr.lasr_backend == "pysr":
             from pytest_lsrb.adapters.http import api_key_from_env
             from pytest_lsrb.srbench.methods.lasr_pysr import discover_with_pysr
 
