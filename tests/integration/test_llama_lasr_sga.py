@@ -57,9 +57,14 @@ def test_lasr_through_llama_cpp(llama_server: Any, run_suite: Any, tmp_path: Pat
     assert result.returncode == 0, result.stdout + result.stderr
     [record] = result.attempts()
     check(record, "lasr", 3, llama_server)
-    # the budget went to the first iterations' concept calls (and any operator call before them)
+    # the budget went to the first iteration's operator calls (llm_weight 0.001 of ~22,000 events
+    # per iteration at the reference's 550 cycles) and its concept call
     assert sum(record["llm_calls_by_kind"].values()) == 3
-    assert record["iterations"] == 25 and record["stop_reason"] == "iterations"
+    # the search goes on without the model; on a loaded machine the 900 s cap may end it first
+    assert record["stop_reason"] in ("iterations", "time_limit")
+    assert 1 <= record["iterations"] <= 25 and (record["iterations"] == 25) == (
+        record["stop_reason"] == "iterations"
+    )
 
 
 def test_sga_through_llama_cpp(llama_server: Any, run_suite: Any, tmp_path: Path) -> None:
