@@ -49,7 +49,7 @@ from pytest_lsrb.srbench.options import SrOptions
 from pytest_lsrb.srbench.problem import Problem
 
 METHOD_NAME: Final = "lasr"
-DEFAULT_BUDGET: Final = 1000  # model calls; the reference settings make ~600 (llm_weight 0.001 x ~550k events)
+DEFAULT_BUDGET: Final = 1000  # model calls; the reference settings make ~600 (0.001 x ~550k events)
 
 # LaSR's published prompts (trishullab/LibraryAugmentedSymbolicRegression.jl `prompts/`, the
 # versions LLM-SRBench ships), `{{name}}` placeholders filled as LaSR's `construct_prompt` does.
