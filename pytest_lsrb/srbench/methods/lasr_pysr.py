@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import math
+import random
 import tempfile
 import time
 from collections.abc import Mapping
@@ -126,7 +127,7 @@ def discover_with_pysr(
     cfg = config or EvolutionConfig()
     start = time.perf_counter()
     X, y = problem.columns("train")
-    take = fitting_rows(len(y), cfg, __import__("random").Random(seed))
+    take = fitting_rows(len(y), cfg, random.Random(seed))
     rows = slice(None) if take is None else take
     table = np.column_stack([np.asarray(X[v], dtype=np.float64)[rows] for v in problem.inputs])
     target = np.asarray(y, dtype=np.float64)[rows]
