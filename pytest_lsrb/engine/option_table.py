@@ -145,6 +145,24 @@ OPTIONS: list[Option] = [
         tasks=TACTIC,
     ),
     Option(
+        "answer",
+        str,
+        "tactic",
+        "what the model is asked for and judged on: tactic (the card's one next tactic) or proof "
+        "(the whole proof body replaces the sorry, as SorryDB and the prover papers measure)",
+        choices=("tactic", "proof"),
+        tasks=TACTIC,
+    ),
+    Option(
+        "forbid-search-tactics",
+        bool,
+        False,
+        "refuse exact?/apply?/rw?/hint as forbidden_token (off: SorryDB's policy - a search tactic "
+        "whose proof holds no sorryAx closes; apply?'s admitted goal fails the axiom check)",
+        flag=True,
+        tasks=TACTIC,
+    ),
+    Option(
         "context",
         _int,
         0,
@@ -283,7 +301,7 @@ OPTIONS: list[Option] = [
         "sr-lasr-backend",
         str,
         "python",
-        "llm_srbench lasr: the search engine: python (srbench/evolution.py, the reference's "
+        "llm_srbench lasr: the search engine: python (srbench/methods/evolution.py, the reference's "
         "settings) or pysr (LaSR's PySR fork and Julia, calling --lsrb-base-url itself)",
         choices=("python", "pysr"),
         tasks=SRBENCH,

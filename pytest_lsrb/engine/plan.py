@@ -51,4 +51,6 @@ class SuiteRun:
             allow_local_remotes=config.allow_local_remotes,
             allow_native_decide=config.allow_native_decide,
             max_heartbeats=config.max_heartbeats,
+            answer_mode=str(config.values.get("answer") or "tactic"),
+            forbid_search_tactics=bool(config.values.get("forbid_search_tactics")),
         )

@@ -59,6 +59,8 @@ class VerifierConfig:
     allow_local_remotes: bool = False  # repo_replay may clone a repository named by a local path
     allow_native_decide: bool = False  # Lean: a proof may depend on Lean.ofReduceBool
     max_heartbeats: int | None = None  # Lean: maxHeartbeats override (None: the profile's)
+    answer_mode: str = "tactic"  # Lean: `tactic` (one tactic) or `proof` (a whole proof body)
+    forbid_search_tactics: bool = False  # Lean: exact?/apply?/... are forbidden_token
 
 
 @runtime_checkable
@@ -83,7 +85,7 @@ VERIFIERS: dict[str, str] = {
     "none": "pytest_lsrb.engine.no_verifier:NoVerifier",
     "synthetic": "pytest_lsrb.tactic.verifiers.synthetic:SyntheticVerifier",
     "repo_replay": "pytest_lsrb.tactic.verifiers.repo_replay:RepoReplayVerifier",
-    "equation": "pytest_lsrb.srbench.verifier:EquationVerifier",
+    "equation": "pytest_lsrb.srbench.scoring.verifier:EquationVerifier",
 }
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.core.metrics import rate
+from pytest_lsrb.engine.outcomes import subset_note
 from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report import aggregate as agg
@@ -33,8 +34,8 @@ from pytest_lsrb.report.compare import (
 from pytest_lsrb.report.data import answer_field
 from pytest_lsrb.report.items import item_payload, json_for_script
 from pytest_lsrb.report.methods import methods_section
-from pytest_lsrb.srbench.table import COLUMNS as TABLE1_COLUMNS
-from pytest_lsrb.srbench.table import group_label, ordered_groups, table1
+from pytest_lsrb.srbench.tables.table import COLUMNS as TABLE1_COLUMNS
+from pytest_lsrb.srbench.tables.table import group_label, ordered_groups, table1
 
 ASSETS = Path(__file__).parent / "assets"
 MAX_FLIPS_LISTED = 300
@@ -229,6 +230,10 @@ class Page:
             if any(k.startswith("verification_pass_at_k_") for k in deltas)
             else ""
         )
+        left_out = subset_note(self.cur.summary or {})
+        if left_out:  # synthetic: every rate is over the restated goals Lean judged
+            judged = (self.cur.summary or {}).get("judged_attempts")
+            note += f"<p class='note'>verification rates: of {judged} judged{escape(left_out)}.</p>"
         return (
             f"<section id='headline'><h2>Headline metrics</h2><div class='cards'>{''.join(cards)}</div>"
             f"{note}</section>"

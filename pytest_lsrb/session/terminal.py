@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.outcomes import subset_note
 from pytest_lsrb.engine.task import Task, get_task
 
 if TYPE_CHECKING:
@@ -97,13 +98,15 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
         rows.append(("served model", f"{_fmt(served)} (asked for {asked or 'the default'})"))
     if cfg.get("verification", "none") != "none":
         judged = summary.get("judged_attempts")
+        left_out = subset_note(summary)  # synthetic: the goals that never reached Lean
+        success = summary.get("verification_success_rate")
         rows += [
-            ("verification success", of(summary.get("verification_success_rate"), judged, "judged")),
+            ("verification success", of(success, judged, "judged" + left_out)),
             ("verification errors", summary.get("verification_error_kinds")),
         ]
         items = summary.get("verification_pass_at_k_items")
         rows += [
-            (k, of(v, items, "items with every sample judged"))
+            (k, of(v, items, "items with every sample judged" + left_out))
             for k, v in summary.items()
             if PASS_AT_K.match(k)
         ]

@@ -15,6 +15,7 @@ replay_method = "file"                 # file: `lake lean FILE`; repl: the Lean 
 kimina_url = "http://lean-server:8000"  # replay_method = "kimina": the Kimina Lean Server to POST to
 max_parallel = 1                       # Lean processes at once for this profile, per process
 allow_native_decide = false            # true: a proof may trust the compiler (Lean.ofReduceBool)
+reject_inherited_sorry = false         # true: sorryAx reached through a lemma proved by sorry fails
 max_heartbeats = 200000                # Lean's maxHeartbeats for the answer (unset: Lean's default)
 skip = false                           # true: rows matched here are not verified (recorded so)
 ```
@@ -91,6 +92,9 @@ class ReplayProfile(BaseModel):
     skip_reason: str = ""
     # acceptance (lean/acceptance.py): native_decide proofs depend on Lean.ofReduceBool
     allow_native_decide: bool = False
+    # repo_replay: sorryAx the target reaches through a declaration it names that is already
+    # proved by sorry is SorryDB's `accepted` (closed, subkind inherited_sorry); true rejects it.
+    reject_inherited_sorry: bool = False
     max_heartbeats: int | None = Field(default=None, ge=0)
     # synthetic: the header (`auto` picks Mathlib when the repo or the goal's notation needs it),
     # and a Lake project to run in (needed for `import Mathlib` and for the REPL).

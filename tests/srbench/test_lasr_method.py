@@ -16,10 +16,10 @@ from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, Generati
 from pytest_lsrb.adapters.mock import MockAdapter
 from pytest_lsrb.equations import EquationError
 from pytest_lsrb.equations.ir import Num, Op, Var
-from pytest_lsrb.srbench.evolution import Evolution, EvolutionConfig, Member, select_best
-from pytest_lsrb.srbench.expression_tree import admissible, read_expression, render, size
+from pytest_lsrb.srbench.data.problem import Problem, output_first
+from pytest_lsrb.srbench.methods.evolution import Evolution, EvolutionConfig, Member, select_best
+from pytest_lsrb.srbench.methods.expression_tree import admissible, read_expression, render, size
 from pytest_lsrb.srbench.methods.lasr import PROMPTS, LaSRConfig, LaSRRun, fill_list, read_list
-from pytest_lsrb.srbench.problem import Problem, output_first
 
 
 def problem(n: int = 120) -> Problem:
@@ -275,7 +275,7 @@ def test_defaults_are_the_reference_settings() -> None:
 
 
 def test_the_search_fits_the_first_2000_rows() -> None:
-    from pytest_lsrb.srbench.evolution import fitting_rows
+    from pytest_lsrb.srbench.methods.evolution import fitting_rows
 
     cfg = EvolutionConfig()
     assert fitting_rows(5000, cfg, random.Random(0)) == list(range(2000))
@@ -293,7 +293,7 @@ def test_the_search_fits_the_first_2000_rows() -> None:
 
 
 def test_simplify_folds_constants_as_symbolic_regression_jl() -> None:
-    from pytest_lsrb.srbench.expression_tree import simplify
+    from pytest_lsrb.srbench.methods.expression_tree import simplify
 
     x = Var("x")
 
@@ -406,8 +406,8 @@ def test_mock_lasr_beats_the_linear_skeleton_on_llmsr_problems(name: str, shared
     # ~25 s per problem) and a seeded spread of the training rows: LLM-SR's CSVs are stored along
     # a trajectory, where the first 2000 rows (the reference's choice) are one stretch of it.
     from pytest_lsrb.equations import parse_function
-    from pytest_lsrb.srbench.fit import fit_program
-    from pytest_lsrb.srbench.loaders import load_problems
+    from pytest_lsrb.srbench.data.loaders import load_problems
+    from pytest_lsrb.srbench.fitting.fit import fit_program
 
     (prob,) = load_problems(shared_data / "llmsr" / name)
     inputs = prob.inputs

@@ -10,7 +10,7 @@ import importlib.util
 import pytest
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.srbench.evolution import EvolutionConfig
+from pytest_lsrb.srbench.methods.evolution import EvolutionConfig
 from pytest_lsrb.srbench.methods.lasr_pysr import check_pysr_backend, pysr_settings
 
 HAS_PYSR = importlib.util.find_spec("pysr") is not None

@@ -1,6 +1,6 @@
 """LaSR (Grayeli et al. 2024): evolutionary symbolic regression guided by a learned concept library.
 
-The search is `srbench.evolution` (the scheme of LaSR's PySR fork / SymbolicRegression.jl, in
+The search is `srbench.methods.evolution` (the scheme of LaSR's PySR fork / SymbolicRegression.jl, in
 Python; PySR itself needs Julia, see `--lsrb-sr-lasr-backend`). With probability `llm_weight` a
 mutation, a random tree or a crossover is first tried as a model call, prompted with LaSR's
 published prompts and the current concept library; after every iteration the model abstracts
@@ -41,12 +41,12 @@ from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.equations.ir import Node
-from pytest_lsrb.srbench.evolution import Evolution, EvolutionConfig, EvolutionHooks, Member
-from pytest_lsrb.srbench.expression_tree import OPERATORS_TEXT, parametrise, read_expression, render
+from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.limits import run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.methods.evolution import Evolution, EvolutionConfig, EvolutionHooks, Member
+from pytest_lsrb.srbench.methods.expression_tree import OPERATORS_TEXT, parametrise, read_expression, render
 from pytest_lsrb.srbench.options import SrOptions
-from pytest_lsrb.srbench.problem import Problem
 
 METHOD_NAME: Final = "lasr"
 DEFAULT_BUDGET: Final = 1000  # model calls; the reference settings make ~600 (0.001 x ~550k events)

@@ -31,10 +31,10 @@ import numpy as np
 from pytest_lsrb.adapters.base import Adapter
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.equations import EquationError, parse_expression
-from pytest_lsrb.srbench.evolution import EvolutionConfig, fitting_rows
-from pytest_lsrb.srbench.expression_tree import ARG_SIZE_CAPS, FORBIDDEN_NESTING, UNARY
+from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
-from pytest_lsrb.srbench.problem import Problem
+from pytest_lsrb.srbench.methods.evolution import EvolutionConfig, fitting_rows
+from pytest_lsrb.srbench.methods.expression_tree import ARG_SIZE_CAPS, FORBIDDEN_NESTING, UNARY
 
 BACKENDS: Final = ("python", "pysr")
 # The searcher's loss (methods/lasr/searcher.py): 10^6 x the MSE, Inf where evaluation fails.

@@ -13,6 +13,8 @@ profile bounds how many Lean processes run at once.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import os
 import re
 import shutil
 import tempfile
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from pytest_lsrb.core.paths import inside, relative_path_problem
+from pytest_lsrb.tactic.lean.modules import SCRATCH_MODULE, ModuleCheck, is_module, split_module
 from pytest_lsrb.tactic.lean.outcome import (
     REPL_PROTOCOL_ERRORS,
     LeanMessage,
@@ -32,7 +35,7 @@ from pytest_lsrb.tactic.lean.outcome import (
     parse_lean_output,
     sorries_from_reply,
 )
-from pytest_lsrb.tactic.lean.process import run_bounded, which
+from pytest_lsrb.tactic.lean.process import ProcessResult, run_bounded, which
 from pytest_lsrb.tactic.lean.repl import (
     ReplClient,
     ReplCrashed,
@@ -129,11 +132,12 @@ class FileBackend:
             return f"the Lake project {self.project} does not exist"
         return None
 
-    def argv(self, file: Path) -> list[str]:
+    def argv(self, file: Path, extra_args: Sequence[str] = ()) -> list[str]:
         """`lake lean FILE -- --json` in a project: Lake builds the file's imports and passes the
         package's `leanOptions`/`moreLeanArgs` (Mathlib: `autoImplicit false`...), which
         `lake env lean` would skip."""
         extra = [f"-DmaxHeartbeats={self.max_heartbeats}"] if self.max_heartbeats else []
+        extra += extra_args
         if self.project is not None:
             return [self.lake_command, "lean", str(file), "--", "--json", *extra]
         return [self.lean_command, "--json", *extra, str(file)]
@@ -142,8 +146,11 @@ class FileBackend:
         problem = relative_path_problem(rel_path)  # the row was checked; this writes a file
         if problem is not None:
             return LeanRun("failed", detail=f"refusing to write {rel_path!r} in a scratch copy: it {problem}")
+        split = split_module(source) if is_module(source) else None
         scratch = Path(tempfile.mkdtemp(prefix="lsrb-lean-", dir=self.scratch_root))
         try:
+            if split is not None:
+                return self._check_module(scratch, split)
             file = inside(scratch, rel_path)
             file.parent.mkdir(parents=True, exist_ok=True)
             file.write_text(source, encoding="utf-8")
@@ -153,6 +160,55 @@ class FileBackend:
                 )
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        return self._run_of(result)
+
+    def _check_module(self, scratch: Path, split: ModuleCheck) -> LeanRun:
+        """A module file (lean/modules.py): compile it to an `.olean` under a scratch module
+        name, then ask a non-module file that imports it; its messages go back on the probe line."""
+        module_file = scratch / "src" / Path(*SCRATCH_MODULE.split(".")).with_suffix(".lean")
+        olean = scratch / "build" / Path(*SCRATCH_MODULE.split(".")).with_suffix(".olean")
+        asking = scratch / "LsrbAsk.lean"
+        module_file.parent.mkdir(parents=True, exist_ok=True)
+        olean.parent.mkdir(parents=True, exist_ok=True)
+        module_file.write_text(split.module_text, encoding="utf-8")
+        asking.write_text(split.probe_text, encoding="utf-8")
+        argv = self.argv(module_file, ["-R", str(scratch / "src"), "-o", str(olean)])
+        with _slot(self.slots):
+            compiled = self._run_of(
+                run_bounded(argv, cwd=self.project, timeout_s=self.timeout_s, memory_mb=self.memory_mb)
+            )
+        if compiled.status != "ok" or compiled.errors:
+            return compiled  # the module's own errors decide; nothing to ask about
+        # the scratch module is found on LEAN_PATH (Lake appends the caller's to its own)
+        env = dict(os.environ)
+        env["LEAN_PATH"] = os.pathsep.join(p for p in (str(scratch / "build"), env.get("LEAN_PATH")) if p)
+        ask_argv = (
+            [self.lake_command, "env", self.lean_command, "--json", str(asking)]
+            if self.project is not None
+            else [self.lean_command, "--json", str(asking)]
+        )
+        with _slot(self.slots):
+            asked = self._run_of(
+                run_bounded(
+                    ask_argv, cwd=self.project, timeout_s=self.timeout_s, memory_mb=self.memory_mb, env=env
+                )
+            )
+        if asked.status != "ok":
+            return dataclasses.replace(asked, detail=f"asking for the module's axioms: {asked.detail}")
+        placed = tuple(
+            LeanMessage(
+                m.severity,
+                (split.probe_line, m.pos[1] if m.pos[0] == split.asked_at else 0),
+                None,
+                m.data,
+            )
+            for m in asked.messages
+        )
+        return dataclasses.replace(
+            compiled, messages=compiled.messages + placed, elapsed_s=compiled.elapsed_s + asked.elapsed_s
+        )
+
+    def _run_of(self, result: ProcessResult) -> LeanRun:
         if result.status == "missing":
             return LeanRun("toolchain_missing", detail=result.detail)
         if result.status != "exited":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -13,12 +12,11 @@ from typing import Any, Final
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import SKIPPED_OUTCOME
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
-from pytest_lsrb.tactic.answer import contains_forbidden
+from pytest_lsrb.tactic.guard import refuse
 from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, lean_slots, make_repl_backend
 from pytest_lsrb.tactic.lean.kimina import KiminaBackend
 from pytest_lsrb.tactic.lean.outcome import Verdict
 from pytest_lsrb.tactic.lean.process import which
-from pytest_lsrb.tactic.lean.script import command_token
 from pytest_lsrb.tactic.profiles import (
     BUILTIN_DEFAULT,
     ProfileSet,
@@ -28,9 +26,6 @@ from pytest_lsrb.tactic.profiles import (
 )
 from pytest_lsrb.tactic.rows import TacticRow
 
-# `stop tacs` is `repeat sorry`; the search tactics print `Try this: ...` and (apply?) admit the goal.
-_STOP: Final = re.compile(r"(?<![\w.'])stop(?![\w'?!])")
-_SEARCH_TACTIC: Final = re.compile(r"(?<![\w.'])(?:exact\?|apply\?|rw\?|hint|library_search)(?![\w'?!])")
 # Lean's verdict on the same text is the same (heartbeats are deterministic); a wall-clock
 # timeout, a crash or the environment's failure may not be, so those are checked again.
 REUSABLE_OUTCOMES: Final = frozenset({"closed", "progress", "lean_error"})
@@ -144,25 +139,13 @@ class LeanVerifierBase(ABC):
             return VerificationResult(
                 attempted=False, success=None, outcome=SKIPPED_OUTCOME, detail=f"profile {profile.id}: {why}"
             )
-        if contains_forbidden(proposal) or _STOP.search(proposal):
-            return result("forbidden_token", subkind="sorry", detail="sorry/admit/sorryAx/stop in the tactic")
-        search = _SEARCH_TACTIC.search(proposal)
-        if search is not None:
-            return result(
-                "forbidden_token",
-                subkind="search",
-                detail=f"{search.group(0)} searches for a proof instead of giving one "
-                "(apply? admits the goal)",
-            )
-        token = command_token(proposal)
-        if token is not None:
-            return result(
-                "forbidden_token",
-                subkind="command",
-                detail=f"the tactic contains the command keyword {token!r}",
-            )
-        if "\n" in proposal.strip():
-            return result("forbidden_token", subkind="multiline", detail="a proposal is one tactic line")
+        refusal = refuse(
+            proposal,
+            forbid_search=self.config.forbid_search_tactics,
+            proof=self.config.answer_mode == "proof",
+        )
+        if refusal is not None:
+            return result("forbidden_token", subkind=refusal.subkind, detail=refusal.detail)
         return None
 
     def verify(self, row: TacticRow, proposal: str, *, attempt_seed: int) -> VerificationResult:

@@ -1,6 +1,6 @@
 """What every parameter fit shares: its settings, its result, and the MSE objective BFGS minimises.
 
-`srbench.fit` holds the two fitting procedures (the reference's, the default, and the enhanced
+`srbench.fitting.fit` holds the two fitting procedures (the reference's, the default, and the enhanced
 one); this module is their common ground: `FitLimits`, `FitResult`, the capped objective (mean
 squared error with its exact gradient, remembering the best finite point) and one BFGS run.
 """
@@ -37,7 +37,7 @@ class FitLimits:
     method="BFGS")` with scipy's numerical gradient; a nan/inf final loss makes the candidate
     invalid. `fast`: the same BFGS from all-ones with exact gradients and a closed form for
     skeletons linear in their parameters (same optimum on smooth skeletons; on nonconvex ones it
-    may end in another basin: bench/bench_fit.py). `enhanced`: see `srbench.fit_enhanced` (least
+    may end in another basin: bench/bench_fit.py). `enhanced`: see `srbench.fitting.fit_enhanced` (least
     squares, normalised loss, stall stop, seeded restarts).
     """
 

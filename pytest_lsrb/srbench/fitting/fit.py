@@ -28,7 +28,7 @@ On smooth skeletons it reaches the reference's optimum; on nonconvex ones (phase
 rational terms, logs) the exact and the numerical gradient can send BFGS into different basins,
 and a skeleton the reference scores nan (an iterate where the loss is nan) may stay valid:
 bench/bench_fit.py measures both the speed and how often the optima agree.
-`--lsrb-sr-fit enhanced` selects `srbench.fit_enhanced` (see there and README).
+`--lsrb-sr-fit enhanced` selects `srbench.fitting.fit_enhanced` (see there and README).
 A candidate that is not finite on the data is invalid, never silently trimmed.
 """
 
@@ -43,8 +43,8 @@ import numpy as np
 from scipy.optimize import minimize
 
 from pytest_lsrb.equations import BoundProgram, Program
-from pytest_lsrb.srbench.fit_enhanced import fit_enhanced
-from pytest_lsrb.srbench.objective import (
+from pytest_lsrb.srbench.fitting.fit_enhanced import fit_enhanced
+from pytest_lsrb.srbench.fitting.objective import (
     FIT_POLICIES,
     REFERENCE_GTOL,
     REFERENCE_MAX_ITER,

@@ -2,7 +2,7 @@
 
 The reference is LaSR as LLM-SRBench ran it: LaSR's PySR fork and SymbolicRegression.jl on LaSR's
 `lasr-experiments` branch, called with LLM-SRBench's `LasrSearcher` settings. Its scheme, in
-Python over `srbench.expression_tree`:
+Python over `srbench.methods.expression_tree`:
 
 - `populations` islands of `population_size` members, each starting from random trees of three
   operators; one *iteration* runs, on every island, `cycles` regularized-evolution cycles, each
@@ -51,7 +51,7 @@ from scipy.optimize import minimize
 
 from pytest_lsrb.equations import Program
 from pytest_lsrb.equations.ir import Node, Num, Op
-from pytest_lsrb.srbench.expression_tree import (
+from pytest_lsrb.srbench.methods.expression_tree import (
     MUTATION_WEIGHTS,
     TreeOps,
     admissible,
