@@ -368,6 +368,16 @@ OPTIONS: list[Option] = [
         tasks=SRBENCH,
     ),
     Option(
+        "sr-judge-api-key-env",
+        str,
+        None,
+        "llm_srbench: the environment variable holding the LLM judge's API key; without it the judge "
+        "gets no key, unless it is served from --lsrb-base-url's own server (the model's key is never "
+        "sent to another server)",
+        identity=False,
+        tasks=SRBENCH,
+    ),
+    Option(
         "sr-judge-adapter",
         str,
         None,

@@ -9,7 +9,7 @@ from pytest_lsrb.adapters.base import AdapterConfig
 from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.options import RunConfig
 from pytest_lsrb.engine.suite import SuiteSpec
-from pytest_lsrb.engine.task import Task
+from pytest_lsrb.engine.task import Task, mock_answers
 from pytest_lsrb.engine.verifier import VerifierConfig
 
 
@@ -38,6 +38,7 @@ class SuiteRun:
             cache_dir=config.cache_dir,
             cache_journal=v["cache_journal"],
             concurrency=config.concurrency,
+            answers=mock_answers(self.task.mock_answer),
         )
 
     def verifier_config(self) -> VerifierConfig:

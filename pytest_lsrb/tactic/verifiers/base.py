@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_lsrb.core.credentials import checked_key
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import SKIPPED_OUTCOME
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
@@ -74,6 +75,7 @@ class LeanVerifierBase(ABC):
         self.config = config
         path = resolve_profiles_path(config.profiles_path, config.suite_root)
         self.profiles: ProfileSet = load_profiles(path)
+        self.refuse_profiles()
         self._backends: dict[tuple[Any, ...], LeanBackend] = {}
         self._lock = threading.Lock()
         # Lean's verdicts by (goal row, profile, answer): k identical samples cost one check.
@@ -99,13 +101,42 @@ class LeanVerifierBase(ABC):
     def uses_project(self, profile: ReplayProfile) -> bool:
         return True
 
+    # A Kimina server checks a source in its own Lean project: fine for a restated goal, not
+    # for a row's repository, which only a checkout of that repository can build.
+    kimina_allowed = True
+
+    def refuse_profiles(self) -> None:
+        """Profiles this mode cannot honour, refused in one sentence at construction."""
+        if self.kimina_allowed:
+            return
+        for profile, file in self.profiles.profiles:
+            if profile.replay_method == "kimina" and not profile.skip:
+                raise LsrbUsageError(
+                    f"{file}: field 'replay_method': 'kimina' cannot check --lsrb-verification={self.mode} "
+                    "(the server has one Lean project of its own, not the row's repository); use 'file' "
+                    "or 'repl', or --lsrb-verification=synthetic."
+                )
+
     def preflight(self) -> None:
         """Refuse the run, before any model call, when a profile rows may use needs a Lean
-        executable this machine lacks (every answer would end `toolchain_missing`, paid for)."""
+        executable this machine lacks (every answer would end `toolchain_missing`, paid for), or
+        a Kimina server that cannot serve it (unreachable, its key unset, unsendable or refused)."""
         candidates = [p for p, _ in self.profiles.profiles if not p.skip]
         if not any(p.specificity == 0 for p in candidates):
             candidates.append(BUILTIN_DEFAULT)
+        files = {p.id: f for p, f in self.profiles.profiles}
         for profile in candidates:
+            if profile.replay_method == "kimina":
+                where = f"{files.get(profile.id, profile.id)}: field 'kimina_api_key_env'"
+                checked_key(profile.kimina_api_key_env, where)
+                kimina = self.backend(profile, None)
+                assert isinstance(kimina, KiminaBackend)
+                problem = kimina.preflight()
+                if problem is not None:
+                    raise LsrbUsageError(
+                        f"{files.get(profile.id, profile.id)}: field 'kimina_url': {problem}; nothing was "
+                        "sent to the model."
+                    )
             for exe in self.executables(profile):
                 if which(exe) is None:
                     raise LsrbUsageError(

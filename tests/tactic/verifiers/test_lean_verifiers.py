@@ -767,7 +767,9 @@ def test_context_shows_scope_lines_and_the_statement(
     tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--lsrb-context N: the open/namespace/variable lines, then the declaration up to the sorry."""
-    from pytest_lsrb.adapters.base import AdapterConfig, SamplingConfig
+    from lsrb_testing import mock_config
+
+    from pytest_lsrb.adapters.base import SamplingConfig
     from pytest_lsrb.adapters.mock import MockAdapter
     from pytest_lsrb.core.selection import Case
     from pytest_lsrb.engine.no_verifier import NoVerifier
@@ -783,7 +785,7 @@ def test_context_shows_scope_lines_and_the_statement(
         # What the task puts in the prompt: the replay verifier's source; mode none has none.
         ctx = AttemptContext(
             case=Case(row=r, sample_index=0, attempt_seed=0),
-            adapter=MockAdapter(AdapterConfig()),
+            adapter=MockAdapter(mock_config(TacticTask().mock_answer)),
             verifier=v,
             sampling=SamplingConfig(),
             suite=load_suite(suite_dir),
