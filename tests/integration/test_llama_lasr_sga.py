@@ -60,10 +60,12 @@ def test_lasr_through_llama_cpp(llama_server: Any, run_suite: Any, tmp_path: Pat
     result = run_method(run_suite, llama_server, tmp_path / "lasr", "lasr", 3, time_limit=300)
     assert result.returncode == 0, result.stdout + result.stderr
     [record] = result.attempts()
-    check(record, "lasr", 3, llama_server)
-    # the budget went to the first iteration's operator calls (llm_weight 0.001 of ~22,000 events
-    # per iteration at the reference's 550 cycles) and its concept call
-    assert sum(record["llm_calls_by_kind"].values()) == 3
+    # a small model on a loaded CPU can take the whole cap for fewer calls than the budget
+    # (llm_weight 0.001 of ~22,000 events per iteration at the reference's 550 cycles)
+    spent = 3 if record["stop_reason"] == "iterations" else max(1, record["model_calls"])
+    assert 1 <= record["model_calls"] <= 3
+    check(record, "lasr", spent, llama_server)
+    assert sum(record["llm_calls_by_kind"].values()) == record["model_calls"]
     # the search goes on without the model until the 300 s cap (or all 25 iterations)
     assert record["stop_reason"] in ("iterations", "time_limit")
     assert 1 <= record["iterations"] <= 25 and (record["iterations"] == 25) == (
