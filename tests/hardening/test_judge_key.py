@@ -40,7 +40,8 @@ def options(model_url: str, **judge: Any) -> dict[str, Any]:
 def ask(values: dict[str, Any]) -> None:
     sr = SrOptions.read(values)
     check_judge_options(sr, values)
-    adapter = judge_adapter(sr, values, run_adapter=None)  # type: ignore[arg-type]
+    # The judge here is a real HTTP judge: the mock answers are never asked for.
+    adapter = judge_adapter(sr, values, None, lambda request: "")  # type: ignore[arg-type]
     request = GenerationRequest(
         messages=(Message("user", "same? yes or no"),), seed=1, sampling=JUDGE_SAMPLING
     )
