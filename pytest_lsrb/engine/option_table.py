@@ -307,10 +307,31 @@ OPTIONS: list[Option] = [
         "sr-fit",
         str,
         "reference",
-        "llm_srbench: how a candidate's parameters are fitted: reference (the reference's BFGS from "
-        "all-ones on the training MSE, same optimum, exact gradients) or enhanced (least squares, "
-        "normalised loss, stall stop, seeded restarts: scores differ from the reference's)",
-        choices=("reference", "enhanced"),
+        "llm_srbench: how a candidate's parameters are fitted: reference (the reference's scipy "
+        "BFGS from ten ones with its numerical gradient; a nan final loss is invalid), fast (the "
+        "same BFGS with exact gradients and a closed form for linear skeletons: faster, another "
+        "optimum on some nonconvex skeletons) or enhanced (least squares, normalised loss, stall "
+        "stop, seeded restarts: scores differ from the reference's)",
+        choices=("reference", "fast", "enhanced"),
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-lasr-backend",
+        str,
+        "python",
+        "llm_srbench lasr: the search engine: python (srbench/methods/evolution.py, the reference's "
+        "settings) or pysr (LaSR's PySR fork and Julia, calling --lsrb-base-url itself)",
+        choices=("python", "pysr"),
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-lasr-rows",
+        str,
+        "first",
+        "llm_srbench lasr: which 2000 training rows the search fits: first (the reference's "
+        "task.samples[:2000]) or seeded (a seeded spread; for data stored in trajectory order, "
+        "such as LLM-SR's CSVs, where the first rows are one stretch of the trajectory)",
+        choices=("first", "seeded"),
         tasks=SRBENCH,
     ),
     Option(

@@ -76,6 +76,10 @@ class SrbenchTask:
         from pytest_lsrb.srbench.scoring.judge import check_judge_options
 
         check_judge_options(sr, values)
+        if sr.method == "lasr" and sr.lasr_backend == "pysr":
+            from pytest_lsrb.srbench.methods.lasr_pysr import check_pysr_backend
+
+            check_pysr_backend(values)
         if sr.success == "symbolic" and sr.judge == "none":
             raise LsrbUsageError("--lsrb-sr-success=symbolic needs a symbolic judge (--lsrb-sr-judge=sympy).")
 
