@@ -105,6 +105,10 @@ class SessionHooks:
         self.state.worker_down(node, error)
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        self.state.crashed_test(crashitem, report)
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         """xdist: each worker writes under the run directory this controller chose."""
         self.state.node_configured(node)

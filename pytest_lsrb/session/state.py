@@ -337,6 +337,22 @@ class LsrbSession:
             if self.pytest_session is not None:
                 self.pytest_session.shouldstop = write_error
 
+    def crashed_test(self, nodeid: str, report: Any) -> None:
+        """xdist: the worker running `nodeid` crashed; when the test's record is on disk, its
+        report follows the record (`session.crashes`), else xdist's failure stands."""
+        run = self.run
+        if run is None or self.output is None or self.is_worker:
+            return
+        from _pytest.python import _ascii_escaped_by_config
+
+        from pytest_lsrb.session import crashes
+
+        key = crashes.case_key(run, nodeid, lambda text: _ascii_escaped_by_config(text, self.config))
+        verdict = None if key is None else crashes.recorded_judgement(run, key)
+        if verdict is not None:
+            worker = xdist.node_id(getattr(report, "node", None))
+            crashes.follow_record(report, verdict, run.config.outcome, worker)
+
     # -- finish --------------------------------------------------------------------------------
 
     def finish(self, session: pytest.Session) -> None:
