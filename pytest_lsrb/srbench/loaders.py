@@ -146,8 +146,11 @@ def load_index(path: Path, budget: DataBudget | None = None) -> list[Problem]:
             raise LsrbUsageError(f"{where}: field '{sorted(unknown)[0]}' is not a problem field.")
         problem = relative_path_problem(data)
         if problem is not None:
+            if data.startswith(("/", "~")):
+                problem = "is absolute"
             raise LsrbUsageError(
-                f"{where}: field 'data': {data!r} {problem} (data paths stay inside the index's folder)."
+                f"{where}: field 'data': {data[:80]!r} {problem}; data paths are relative to the "
+                "index's folder and stay inside it."
             )
         target = contained(root, root / data, where, "data")
         meta = {k: v for k, v in obj.items() if k in META_FIELDS}
