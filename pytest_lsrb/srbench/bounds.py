@@ -70,7 +70,8 @@ class DataBudget:
         if kind not in NUMBER_KINDS:
             raise LsrbUsageError(f"{where}: field '{name}': not a table of numbers (stored as {kind!r}).")
         if len(shape) > 2:
-            raise LsrbUsageError(f"{where}: field '{name}': a {len(shape)}-dimensional array, not a 2-D table.")
+            dims = len(shape)
+            raise LsrbUsageError(f"{where}: field '{name}': a {dims}-dimensional array, not a 2-D table.")
         self.take_bytes(math.prod(shape) * 8, where, name, f"a table of shape {tuple(shape)}")
 
     def take_bytes(self, size: int, where: str, name: str, what: str) -> None:
