@@ -30,6 +30,7 @@ from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import deep_load_scheduler
 from pytest_lsrb.session import cases
 from pytest_lsrb.session.pending import PendingAttempt
+from pytest_lsrb.session.reports import release_item
 from pytest_lsrb.session.state import LsrbSession
 
 if TYPE_CHECKING:
@@ -90,8 +91,9 @@ class SessionHooks:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.state.collected(session)
 
+    @pytest.hookimpl(trylast=True)  # after the terminal reporter took the report
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.state.report_made()
+        self.state.report_made(report)
 
     def pytest_runtest_logfinish(self) -> None:
         self.state.heap.test_finished()
@@ -139,6 +141,13 @@ class AttemptSetup:
     def __init__(self, session: LsrbSession) -> None:
         self.session = session
         self.last: PendingAttempt | None = None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+        try:
+            return (yield)
+        finally:
+            release_item(item)  # a serial run holds every item: keep no test's leftovers on it
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:

@@ -21,6 +21,7 @@ from pytest_lsrb.session import xdist
 from pytest_lsrb.session.cases import case_of
 from pytest_lsrb.session.heap import Heap
 from pytest_lsrb.session.prepare import prepare_suite_run
+from pytest_lsrb.session.reports import ReportKeeper
 
 if TYPE_CHECKING:
     from pytest_lsrb.adapters.base import Adapter
@@ -61,6 +62,7 @@ class LsrbSession:
         self.workers_lost = 0  # controller: xdist workers that crashed so far
         self.crashes_seen = 0  # xdist worker: crash flags it has caught up with
         self.next_follow = 0.0  # controller of xdist workers: when to read their records next
+        self.reports: ReportKeeper | None = None  # a run's process with a terminal: what it keeps
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -125,6 +127,8 @@ class LsrbSession:
                 StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours
                 xdist.clear_crash_files(run.config.output_dir)  # nor an earlier run's crashes
                 self.progress = self._progress_reporter(run)
+                terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+                self.reports = ReportKeeper(terminal, self.config) if terminal is not None else None
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
 
@@ -252,9 +256,13 @@ class LsrbSession:
         if self.progress is not None and written is not None:
             self.progress.add(written)
 
-    def report_made(self) -> None:
-        """A test report reached this process. The controller of xdist workers makes no records:
-        for it a report is the moment to follow the workers' records when a progress line is due."""
+    def report_made(self, report: Any) -> None:
+        """A test report reached this process, and the terminal has shown it: keep no more of it
+        than the terminal's counts need (`session.reports`). The controller of xdist workers makes
+        no records: for it a report is the moment to follow the workers' records when a progress
+        line is due."""
+        if self.reports is not None:
+            self.reports.shown(report)
         if self.following and time.monotonic() >= self.next_follow:
             self.follow()
 
