@@ -155,7 +155,7 @@ def reference_candidate(body: str, dataset: dict[str, Any], timeout_s: float = 3
 def ours_candidate(body: str, X: np.ndarray, y: np.ndarray, limits: Any) -> tuple[float, str]:
     """(training MSE, fit method) as the llmsr method scores a candidate."""
     from pytest_lsrb.equations import parse_function
-    from pytest_lsrb.srbench.fit import fit_program
+    from pytest_lsrb.srbench.fitting.fit import fit_program
 
     program = parse_function(HEADER + body, ["x", "v"])
     result = fit_program(program, X, y, seed=0, limits=limits)
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     X, y = np.ascontiguousarray(table[:, :-1]), np.ascontiguousarray(table[:, -1])
     dataset = {"inputs": X, "outputs": y}  # LLM-SR's main.py: inputs = df[:, :-1], outputs = df[:, -1]
 
-    from pytest_lsrb.srbench.fit import FitLimits, tune_allocator
+    from pytest_lsrb.srbench.fitting.fit import FitLimits, tune_allocator
 
     tune_allocator()  # before any fork: the baseline inherits it (see the module docstring)
     reference_candidate(BODIES[0][1], dataset)  # warm imports and first-call costs outside the timings

@@ -6,6 +6,12 @@ and no module-level import cycle (issue #15). Read from the source with `ast`, n
 
 `session` (one pytest session's state) sits above `tools` and `report`: it applies the gate and
 prints the comparison with a baseline.
+
+Inside `srbench` the parts (subpackages, and the family's top-level modules) have their own order:
+
+    {data, records} < generate < fitting < options < limits < methods < scoring < {mock, tables} < task
+
+and no cycle exists even counting the imports written only for the type checker.
 """
 
 from __future__ import annotations
@@ -28,6 +34,32 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"session"}),
     frozenset({"plugin", "cli", "__main__", "__init__"}),
 )
+# srbench's parts, lowest first: a subpackage (`data` for `pytest_lsrb.srbench.data.problem`) or a
+# top-level module (`options`).
+SRBENCH_LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"data", "records"}),
+    frozenset({"generate"}),
+    frozenset({"fitting"}),
+    frozenset({"options"}),
+    frozenset({"limits"}),
+    frozenset({"methods"}),
+    frozenset({"scoring"}),
+    frozenset({"mock", "tables"}),
+    frozenset({"task"}),
+)
+# Imports that still go up inside srbench, each with its reason; the list only shrinks.
+SRBENCH_UP: frozenset[tuple[str, str]] = frozenset(
+    {
+        # writing a problem set rounds its data to the precision the generator's manifest states
+        ("pytest_lsrb.srbench.data.loaders", "pytest_lsrb.srbench.generate.manifest"),
+        # the options name the metric policies that `scoring.metrics` implements
+        ("pytest_lsrb.srbench.options", "pytest_lsrb.srbench.scoring.metrics"),
+    }
+)
+# Type-only cycles not yet ended (issue #28's session split ends this one); the set only shrinks.
+TYPE_ONLY_CYCLES: frozenset[frozenset[str]] = frozenset(
+    {frozenset({"pytest_lsrb.session.cases", "pytest_lsrb.session.state"})}
+)
 # `from pytest_lsrb import __version__` names the package, not a layer.
 VERSION_ONLY = "pytest_lsrb"
 
@@ -47,14 +79,25 @@ def layer(module: str) -> int:
     return next(i for i, names in enumerate(LAYERS) if top in names)
 
 
-def imports(tree: ast.Module, *, top_level_only: bool) -> list[str]:
+def srbench_part(module: str) -> str:
+    return module.split(".")[2]
+
+
+def srbench_layer(module: str) -> int:
+    part = srbench_part(module)
+    return next(i for i, names in enumerate(SRBENCH_LAYERS) if part in names)
+
+
+def imports(tree: ast.Module, *, top_level_only: bool, type_checking: bool = False) -> list[str]:
     """The pytest_lsrb modules `tree` imports (`top_level_only`: outside functions and outside
-    `if TYPE_CHECKING`, i.e. what runs when the module is imported). `from pkg import sub` of a
-    submodule imports `pkg.sub`."""
+    `if TYPE_CHECKING`, i.e. what runs when the module is imported; with `type_checking` the
+    `if TYPE_CHECKING` imports count too). `from pkg import sub` of a submodule imports `pkg.sub`."""
     nodes: list[ast.AST] = []
     if top_level_only:
         for node in tree.body:
             if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                if type_checking:
+                    nodes += ast.walk(node)
                 continue
             nodes.append(node)
     else:
@@ -89,9 +132,79 @@ def test_imports_only_go_down_the_layers_and_families_stay_apart() -> None:
     assert wrong == []
 
 
-def test_no_module_level_import_cycle() -> None:
+def test_every_srbench_part_has_its_place_and_imports_go_down() -> None:
+    srbench = [m for m in sources() if m.startswith("pytest_lsrb.srbench.")]
+    known = set().union(*SRBENCH_LAYERS)
+    assert sorted({srbench_part(m) for m in srbench} - known) == []
+    wrong = []
+    for module, tree in sources().items():
+        if not module.startswith("pytest_lsrb.srbench."):
+            continue
+        for target in imports(tree, top_level_only=False):
+            if not target.startswith("pytest_lsrb.srbench.") or (module, target) in SRBENCH_UP:
+                continue
+            up = srbench_layer(target) > srbench_layer(module)
+            sideways = srbench_layer(target) == srbench_layer(module) and srbench_part(
+                target
+            ) != srbench_part(module)
+            if up or sideways:
+                wrong.append(f"{module} -> {target}")
+    assert wrong == []
+    still_up = [
+        edge for edge in SRBENCH_UP if edge[1] not in imports(sources()[edge[0]], top_level_only=False)
+    ]
+    assert still_up == []  # an exception whose import is gone leaves the list
+
+
+def import_graph(*, type_checking: bool) -> dict[str, set[str]]:
     trees = sources()
-    graph = {m: {t for t in imports(tree, top_level_only=True) if t in trees} for m, tree in trees.items()}
+    return {
+        m: {t for t in imports(tree, top_level_only=True, type_checking=type_checking) if t in trees}
+        for m, tree in trees.items()
+    }
+
+
+def cycles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan), each a set of modules."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: set[frozenset[str]] = set()
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = {stack.pop()}
+            while module not in component:
+                component.add(stack.pop())
+            if len(component) > 1:
+                found.add(frozenset(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_cycles_finds_a_cycle_and_only_the_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert cycles(graph) == {frozenset({"a", "b", "c"})}
+    assert cycles({"a": {"b"}, "b": set()}) == set()
+
+
+def test_no_import_cycle_not_even_a_type_only_one() -> None:
+    assert cycles(import_graph(type_checking=True)) == TYPE_ONLY_CYCLES
+
+
+def test_no_module_level_import_cycle() -> None:
+    graph = import_graph(type_checking=False)
     state: dict[str, int] = {}  # 1: on the path, 2: done
 
     def visit(module: str, path: list[str]) -> list[str] | None:

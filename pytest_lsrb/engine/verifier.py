@@ -83,7 +83,7 @@ VERIFIERS: dict[str, str] = {
     "none": "pytest_lsrb.engine.no_verifier:NoVerifier",
     "synthetic": "pytest_lsrb.tactic.verifiers.synthetic:SyntheticVerifier",
     "repo_replay": "pytest_lsrb.tactic.verifiers.repo_replay:RepoReplayVerifier",
-    "equation": "pytest_lsrb.srbench.verifier:EquationVerifier",
+    "equation": "pytest_lsrb.srbench.scoring.verifier:EquationVerifier",
 }
 
 

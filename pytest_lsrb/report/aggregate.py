@@ -179,7 +179,7 @@ def facet_keys(facet: str) -> Callable[[Scored], list[str]]:
 
 
 # -- LLM-SRBench ---------------------------------------------------------------------------------
-# Table 1 itself is srbench.table.table1 (the summary's own implementation).
+# Table 1 itself is srbench.tables.table.table1 (the summary's own implementation).
 
 
 def _number(value: Any) -> float | None:

@@ -15,11 +15,11 @@ from typing import Any
 from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report.analysis_charts import CategorySeries, LabelledPoint, category_chart, labelled_scatter
 from pytest_lsrb.report.charts import PALETTE, fmt_num
-from pytest_lsrb.srbench.analyses import COMPLEXITY_BUCKETS, COMPLEXITY_SETS, bucket_label
-from pytest_lsrb.srbench.table import COLUMNS as TABLE1_COLUMNS
-from pytest_lsrb.srbench.table import group_label, ordered_groups
+from pytest_lsrb.srbench.tables.analyses import COMPLEXITY_BUCKETS, COMPLEXITY_SETS, bucket_label
+from pytest_lsrb.srbench.tables.table import COLUMNS as TABLE1_COLUMNS
+from pytest_lsrb.srbench.tables.table import group_label, ordered_groups
 
-# Table 1's columns and group order are srbench.table's (the terminal's and the page's too).
+# Table 1's columns and group order are srbench.tables.table's (the terminal's and the page's too).
 COLUMNS = tuple((key, head) for key, head, _ in TABLE1_COLUMNS)
 
 

@@ -33,8 +33,8 @@ from pytest_lsrb.report.compare import (
 from pytest_lsrb.report.data import answer_field
 from pytest_lsrb.report.items import item_payload, json_for_script
 from pytest_lsrb.report.methods import methods_section
-from pytest_lsrb.srbench.table import COLUMNS as TABLE1_COLUMNS
-from pytest_lsrb.srbench.table import group_label, ordered_groups, table1
+from pytest_lsrb.srbench.tables.table import COLUMNS as TABLE1_COLUMNS
+from pytest_lsrb.srbench.tables.table import group_label, ordered_groups, table1
 
 ASSETS = Path(__file__).parent / "assets"
 MAX_FLIPS_LISTED = 300

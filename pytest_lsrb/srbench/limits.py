@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pytest_lsrb.core.bounded import Budget
-from pytest_lsrb.srbench.fit import FitLimits
+from pytest_lsrb.srbench.fitting.fit import FitLimits
 from pytest_lsrb.srbench.options import SrOptions
 
 # The sympy checker's budget per attempt (it runs in a child process, core.bounded): at most

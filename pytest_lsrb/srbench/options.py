@@ -13,8 +13,8 @@ from functools import cache
 from typing import Any, Final, cast
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.srbench.metrics import METRICS_POLICIES, MetricsPolicy
-from pytest_lsrb.srbench.objective import FIT_POLICIES, FitPolicy
+from pytest_lsrb.srbench.fitting.objective import FIT_POLICIES, FitPolicy
+from pytest_lsrb.srbench.scoring.metrics import METRICS_POLICIES, MetricsPolicy
 
 SUCCESS_CRITERIA: Final = ("acc_0.1", "symbolic")
 JUDGES: Final = ("sympy", "llm", "both", "none")

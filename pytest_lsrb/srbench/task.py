@@ -19,14 +19,14 @@ from pytest_lsrb.core.errors import LsrbUsageError, generation_domain
 from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement
-from pytest_lsrb.srbench.evaluation import score, summary_message
+from pytest_lsrb.srbench.data.loaders import load_problems
+from pytest_lsrb.srbench.data.problem import DOMAIN_ALIASES, Problem
 from pytest_lsrb.srbench.limits import judge_budget
-from pytest_lsrb.srbench.loaders import load_problems
 from pytest_lsrb.srbench.options import SrOptions
-from pytest_lsrb.srbench.problem import DOMAIN_ALIASES, Problem
-from pytest_lsrb.srbench.progress import progress_fields
 from pytest_lsrb.srbench.records import SrbenchFields
-from pytest_lsrb.srbench.table import SrbenchSummary, table_lines
+from pytest_lsrb.srbench.scoring.evaluation import score, summary_message
+from pytest_lsrb.srbench.scoring.progress import progress_fields
+from pytest_lsrb.srbench.tables.table import SrbenchSummary, table_lines
 
 if TYPE_CHECKING:
     from pytest_lsrb.engine.options import RunConfig
@@ -68,7 +68,7 @@ class SrbenchTask:
 
         sr = SrOptions.read(values)  # the limits, budget, judge, success and metrics options
         get_method(sr.method)
-        from pytest_lsrb.srbench.judge import check_judge_options
+        from pytest_lsrb.srbench.scoring.judge import check_judge_options
 
         check_judge_options(sr, values)
         if sr.success == "symbolic" and sr.judge == "none":
@@ -121,7 +121,7 @@ class SrbenchTask:
             )
         llm = None
         if sr.llm_judge and problem.has_ground_truth and result.found and result.program:
-            from pytest_lsrb.srbench.judge import judge_adapter, llm_judge
+            from pytest_lsrb.srbench.scoring.judge import judge_adapter, llm_judge
 
             llm, judge_fields = llm_judge(problem, result.program, judge_adapter(sr, options, ctx.adapter))
             fields.update(judge_fields)
@@ -184,18 +184,18 @@ class SrbenchTask:
 
     def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
         if context.get("method") == "judge":
-            from pytest_lsrb.srbench.judge import mock_judge_answer
+            from pytest_lsrb.srbench.scoring.judge import mock_judge_answer
 
             return mock_judge_answer(context)
         if context.get("method") == "lasr":
-            from pytest_lsrb.srbench.baseline_methods import mock_lasr_answer
+            from pytest_lsrb.srbench.mock.baseline_methods import mock_lasr_answer
 
             return mock_lasr_answer(context, seed)
         if context.get("method") == "sga":
-            from pytest_lsrb.srbench.baseline_methods import mock_sga_answer
+            from pytest_lsrb.srbench.mock.baseline_methods import mock_sga_answer
 
             return mock_sga_answer(context, seed)
-        from pytest_lsrb.srbench.baseline import mock_equation_answer
+        from pytest_lsrb.srbench.mock.baseline import mock_equation_answer
 
         return mock_equation_answer(context, seed)
 

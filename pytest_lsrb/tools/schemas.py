@@ -48,7 +48,7 @@ class _Generator(GenerateJsonSchema):
 
 def problem_index_row(schema: dict[str, Any]) -> dict[str, Any]:
     """An LLM-SRBench index line: the problem's fields with its tables replaced by a data path."""
-    from pytest_lsrb.srbench.problem import SPLITS
+    from pytest_lsrb.srbench.data.problem import SPLITS
 
     props = {k: v for k, v in schema.get("properties", {}).items() if k not in SPLITS}
     props["data"] = {
@@ -78,11 +78,11 @@ SCHEMAS: dict[str, SchemaSource] = {
         "pytest_lsrb.tactic.profiles:ReplayProfile", "one repo_replay profile (schema_version 1)"
     ),
     "problem": SchemaSource(
-        "pytest_lsrb.srbench.problem:Problem",
+        "pytest_lsrb.srbench.data.problem:Problem",
         "one LLM-SRBench problem with its data tables inline (equation discovery)",
     ),
     "problem_index_row": SchemaSource(
-        "pytest_lsrb.srbench.problem:Problem",
+        "pytest_lsrb.srbench.data.problem:Problem",
         "one line of an LLM-SRBench problem index (data in an .npz file or a CSV folder)",
         derive=problem_index_row,
     ),

@@ -134,7 +134,7 @@ def _infrastructure(kind: str, domain: str) -> dict[str, Any]:
     return {**_NO_EQUATION, "generation_error_kind": kind, "generation_error_domain": domain}
 
 
-# What one llm_srbench attempt can end as, in the fields `srbench.evaluation.score` and the task
+# What one llm_srbench attempt can end as, in the fields `srbench.scoring.evaluation.score` and the task
 # record (Acc_0.1 success unless `sr_success` says symbolic).
 SR_OUTCOMES: dict[str, dict[str, Any]] = {
     "accurate": {
@@ -366,7 +366,7 @@ def test_summary_compare_report_and_merge_agree_on_every_metric(
                 assert agg.breakdown(run, scored, facet) == summary[key]
         # One Table 1 (llm_srbench): the report's is the summary's.
         if task_name == SRBENCH:
-            from pytest_lsrb.srbench.table import table1
+            from pytest_lsrb.srbench.tables.table import table1
 
             assert table1(s.record for s in scored) == summary["srbench_table"]
             # One result per problem (its sample 0), none from an attempt the model never answered.

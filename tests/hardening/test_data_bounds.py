@@ -1,7 +1,7 @@
 """Problem data stays inside what the user named, and a small file cannot make the run hold
 gigabytes: HDF5 links and external storage, symlinks and `data` paths leading out are refused
 in one sentence; HDF5, parquet, npz and CSV tables are checked against the limits
-(`srbench.bounds`) before they are read. The bombs are real files of a few kilobytes, loaded in
+(`srbench.data.bounds`) before they are read. The bombs are real files of a few kilobytes, loaded in
 a child process whose peak RSS is measured."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import pytest
 from hostile_kit import assert_one_sentence, outcome
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.srbench.bounds import TABLE_ENV, DataBudget
-from pytest_lsrb.srbench.loaders import load_problems
+from pytest_lsrb.srbench.data.bounds import TABLE_ENV, DataBudget
+from pytest_lsrb.srbench.data.loaders import load_problems
 
 h5py = pytest.importorskip("h5py")
 pa = pytest.importorskip("pyarrow")
@@ -202,7 +202,7 @@ def test_release_metadata_linked_out_is_refused(tmp_path: Path) -> None:
 CHILD = """
 import sys
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.srbench.loaders import load_problems
+from pytest_lsrb.srbench.data.loaders import load_problems
 try:
     load_problems(sys.argv[1])
     print("LOADED")

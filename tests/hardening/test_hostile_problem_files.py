@@ -15,8 +15,8 @@ from hostile_kit import assert_one_sentence, byte_mutations, hostile_text, json_
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pytest_lsrb.srbench.loaders import load_problems
-from pytest_lsrb.srbench.problem import Problem
+from pytest_lsrb.srbench.data.loaders import load_problems
+from pytest_lsrb.srbench.data.problem import Problem
 
 FUZZ = settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
 META = {

@@ -14,7 +14,7 @@ import pytest
 from hostile_kit import assert_one_sentence
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.srbench.loaders import load_problems, write_problem_files
+from pytest_lsrb.srbench.data.loaders import load_problems, write_problem_files
 
 SRBENCH_INDEX = Path(__file__).resolve().parents[2] / "suites" / "llm_srbench" / "index.jsonl"
 

@@ -136,7 +136,7 @@ def test_the_report_shows_the_summarys_table1(tmp_path: Path) -> None:
     second implementation disagreed (it dropped invalid equations from the NMSE median: with
     NMSE [0.01, 0.02, None, None, None] the summary says None and the report said 0.015)."""
     from pytest_lsrb.report.page import build_report
-    from pytest_lsrb.srbench.table import SrbenchSummary, table1
+    from pytest_lsrb.srbench.tables.table import SrbenchSummary, table1
 
     def rec(item: str, nmse: float | None) -> dict[str, object]:
         return {

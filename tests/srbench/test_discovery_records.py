@@ -11,9 +11,9 @@ import pytest
 from test_llmsr_method import ScriptedAdapter, baseline_adapter, make_problem, run
 
 from pytest_lsrb.adapters.base import GenerationResult, Message, SamplingConfig
-from pytest_lsrb.srbench.evaluation import PREDICTION_SAMPLE_POINTS, prediction_sample, score
 from pytest_lsrb.srbench.methods.base import ANSWER_LOG_CALLS, ANSWER_LOG_TEXT, AnswerLog
 from pytest_lsrb.srbench.methods.expression import DirectExpressionMethod as DirectMethod
+from pytest_lsrb.srbench.scoring.evaluation import PREDICTION_SAMPLE_POINTS, prediction_sample, score
 from pytest_lsrb.srbench.task import SrbenchTask
 
 

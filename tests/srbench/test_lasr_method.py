@@ -15,10 +15,10 @@ from pytest_lsrb.adapters.base import AdapterConfig, SamplingConfig
 from pytest_lsrb.adapters.mock import MockAdapter
 from pytest_lsrb.equations import EquationError
 from pytest_lsrb.equations.ir import Num, Op, Var
-from pytest_lsrb.srbench.evolution import Evolution, EvolutionConfig, Member, select_best
-from pytest_lsrb.srbench.expression_tree import admissible, read_expression, render, size
+from pytest_lsrb.srbench.data.problem import Problem, output_first
+from pytest_lsrb.srbench.methods.evolution import Evolution, EvolutionConfig, Member, select_best
+from pytest_lsrb.srbench.methods.expression_tree import admissible, read_expression, render, size
 from pytest_lsrb.srbench.methods.lasr import PROMPTS, LaSRConfig, LaSRRun, fill_list, read_list
-from pytest_lsrb.srbench.problem import Problem, output_first
 
 
 def problem(n: int = 120) -> Problem:

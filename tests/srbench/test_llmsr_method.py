@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, SamplingConfig
-from pytest_lsrb.srbench.baseline import mock_equation_answer, shown_bodies
-from pytest_lsrb.srbench.buffer import BufferConfig
-from pytest_lsrb.srbench.loaders import load_csv_problem
+from pytest_lsrb.srbench.data.loaders import load_csv_problem
+from pytest_lsrb.srbench.data.problem import Problem
+from pytest_lsrb.srbench.methods.buffer import BufferConfig
 from pytest_lsrb.srbench.methods.llmsr import LLMSRConfig, LLMSRRun
-from pytest_lsrb.srbench.problem import Problem
+from pytest_lsrb.srbench.mock.baseline import mock_equation_answer, shown_bodies
 
 
 class ScriptedAdapter:

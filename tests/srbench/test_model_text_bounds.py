@@ -17,11 +17,11 @@ from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, Generati
 from pytest_lsrb.adapters.mock import MockAdapter
 from pytest_lsrb.core.excerpts import CONCEPT_TEXT, PROMPT_TEXT, RECORD_TEXT, excerpt, keep_text
 from pytest_lsrb.equations import parse_expression
-from pytest_lsrb.srbench.evolution import EvolutionConfig
-from pytest_lsrb.srbench.judge import llm_judge
+from pytest_lsrb.srbench.data.problem import Problem, output_first
+from pytest_lsrb.srbench.methods.evolution import EvolutionConfig
 from pytest_lsrb.srbench.methods.lasr import LaSRConfig, LaSRRun
 from pytest_lsrb.srbench.methods.sga import SGAConfig, SGARun
-from pytest_lsrb.srbench.problem import Problem, output_first
+from pytest_lsrb.srbench.scoring.judge import llm_judge
 
 MARKER = 60  # the marker's length at most: "…[cut here: N characters in all]"
 

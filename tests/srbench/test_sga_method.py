@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from pytest_lsrb.adapters.base import AdapterConfig, SamplingConfig
 from pytest_lsrb.adapters.mock import MockAdapter
 from pytest_lsrb.equations import EquationError, parse_expression
-from pytest_lsrb.srbench.adam import fit_adam
+from pytest_lsrb.srbench.data.problem import Problem, output_first
+from pytest_lsrb.srbench.fitting.adam import fit_adam
 from pytest_lsrb.srbench.methods.sga import SGAConfig, SGARun, read_code
-from pytest_lsrb.srbench.problem import Problem, output_first
-from pytest_lsrb.srbench.progress import progress_fields
+from pytest_lsrb.srbench.scoring.progress import progress_fields
 
 
 def problem() -> Problem:

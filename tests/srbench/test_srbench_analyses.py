@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_lsrb.report import report_command
-from pytest_lsrb.srbench.analyses import Analyses, bucket_of
+from pytest_lsrb.srbench.tables.analyses import Analyses, bucket_of
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "llm_srbench"
 

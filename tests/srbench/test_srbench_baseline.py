@@ -5,14 +5,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_lsrb.srbench.baseline import (
+from pytest_lsrb.srbench.methods.skeleton import MAX_NPARAMS, Spec, read_skeleton
+from pytest_lsrb.srbench.mock.baseline import (
     mock_equation_answer,
     propose,
     read_terms,
     shown_bodies,
     write_function,
 )
-from pytest_lsrb.srbench.skeleton import MAX_NPARAMS, Spec, read_skeleton
 
 NAMES = st.lists(
     st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(

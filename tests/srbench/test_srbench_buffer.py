@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_lsrb.srbench.buffer import BufferConfig, Cluster, ExperienceBuffer, Island, softmax
+from pytest_lsrb.srbench.methods.buffer import BufferConfig, Cluster, ExperienceBuffer, Island, softmax
 
 
 @given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=30), st.floats(1e-4, 10.0))

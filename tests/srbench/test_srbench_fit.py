@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pytest_lsrb.equations import parse_equation
-from pytest_lsrb.srbench.fit import FitLimits, fit_program
+from pytest_lsrb.srbench.fitting.fit import FitLimits, fit_program
 
 ENHANCED = FitLimits(policy="enhanced")
 

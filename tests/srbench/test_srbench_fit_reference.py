@@ -20,9 +20,9 @@ import pytest
 from scipy.optimize import minimize
 
 from pytest_lsrb.equations import Program, parse_expression, parse_function
-from pytest_lsrb.srbench.fit import fit_program
-from pytest_lsrb.srbench.loaders import load_problems
-from pytest_lsrb.srbench.symbolic import promote_constants
+from pytest_lsrb.srbench.data.loaders import load_problems
+from pytest_lsrb.srbench.fitting.fit import fit_program
+from pytest_lsrb.srbench.scoring.symbolic import promote_constants
 
 REPO = Path(__file__).resolve().parents[2]
 BUILT_IN = REPO / "suites" / "llm_srbench" / "index.jsonl"

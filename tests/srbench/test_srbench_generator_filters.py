@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_lsrb.equations import parse_expression
+from pytest_lsrb.srbench.data.problem import GENERATED_PREFIX, Problem
 from pytest_lsrb.srbench.generate.complexity import match_distribution, source_bins
 from pytest_lsrb.srbench.generate.feynman import read_feynman_csv
 from pytest_lsrb.srbench.generate.manifest import stored_split
@@ -30,7 +31,6 @@ from pytest_lsrb.srbench.generate.synth import (
 )
 from pytest_lsrb.srbench.generate.terms import DOMAINS
 from pytest_lsrb.srbench.generate.transform import generate_transform
-from pytest_lsrb.srbench.problem import GENERATED_PREFIX, Problem
 
 FEYNMAN = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "feynman" / "FeynmanEquations.csv"
 # Official ids: the release's LSR-Synth names and AI-Feynman-based LSR-Transform names.
@@ -234,7 +234,7 @@ def test_synth_problems_have_the_stated_ood_spread_and_generated_names(domain: s
 
 
 def test_builtin_ood_targets_vary() -> None:
-    from pytest_lsrb.srbench.loaders import load_problems
+    from pytest_lsrb.srbench.data.loaders import load_problems
 
     suite = Path(__file__).resolve().parents[2] / "suites" / "llm_srbench" / "index.jsonl"
     for p in load_problems(suite):

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pytest_lsrb.srbench.data.loaders import load_problems
+from pytest_lsrb.srbench.data.problem import GENERATED_PREFIX, SPLITS, Problem
 from pytest_lsrb.srbench.generate import generate_problems, main
 from pytest_lsrb.srbench.generate.feynman import read_feynman_csv
 from pytest_lsrb.srbench.generate.manifest import STORED_BITS
 from pytest_lsrb.srbench.generate.synth import generate_synth
 from pytest_lsrb.srbench.generate.transform import generate_transform
-from pytest_lsrb.srbench.loaders import load_problems
-from pytest_lsrb.srbench.problem import GENERATED_PREFIX, SPLITS, Problem
 
 # Chosen for the table's quirks: a wrong `# variables` count (I.18.12, II.37.1), ranges from 0
 # (I.18.12, I.26.2), arcsin (I.26.2, I.30.5), ln (I.44.4), exp needing a log (I.40.1).

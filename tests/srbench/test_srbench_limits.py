@@ -11,10 +11,10 @@ import pytest
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, SamplingConfig
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.srbench.baseline import mock_equation_answer
+from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.limits import check_limits, run_limits
 from pytest_lsrb.srbench.methods import get_method
-from pytest_lsrb.srbench.problem import Problem
+from pytest_lsrb.srbench.mock.baseline import mock_equation_answer
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.srbench.loaders import load_problems, write_problem_files
-from pytest_lsrb.srbench.problem import Problem
+from pytest_lsrb.srbench.data.loaders import load_problems, write_problem_files
+from pytest_lsrb.srbench.data.problem import Problem
 
 RNG = np.random.default_rng(7)
 
@@ -324,7 +324,7 @@ def _write_quirky_release(root: Path) -> None:
 
 
 def test_a_release_folder_loads_every_problem_whatever_its_ground_truth(tmp_path: Path) -> None:
-    from pytest_lsrb.srbench.release import GroundTruthWarning
+    from pytest_lsrb.srbench.data.release import GroundTruthWarning
 
     _write_quirky_release(tmp_path)
     with pytest.warns(GroundTruthWarning, match="problem broken: its ground truth 'x\\*\\*\\('"):

@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from pytest_lsrb.srbench.metrics import (
+from pytest_lsrb.srbench.scoring.metrics import (
     acc_tau,
     frac_within_tau,
     median_or_none,

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_lsrb.equations import EquationError
-from pytest_lsrb.srbench.loaders import load_problems
+from pytest_lsrb.srbench.data.loaders import load_problems
+from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.methods.expression import read_equation
-from pytest_lsrb.srbench.problem import Problem
-from pytest_lsrb.srbench.skeleton import INSTRUCTION, Spec, read_skeleton
+from pytest_lsrb.srbench.methods.skeleton import INSTRUCTION, Spec, read_skeleton
 
 OSC = Spec(
     output="a",

@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 
 from pytest_lsrb.equations import parse_expression
-from pytest_lsrb.srbench.symbolic import NOT_APPLICABLE, SymbolicVerdict, promote_constants, symbolic_match
+from pytest_lsrb.srbench.scoring.symbolic import (
+    NOT_APPLICABLE,
+    SymbolicVerdict,
+    promote_constants,
+    symbolic_match,
+)
 
 sys.path.insert(0, str(Path(__file__).parent))
 from symbolic_pairs import PAIRS, Pair

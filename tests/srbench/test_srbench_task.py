@@ -14,10 +14,10 @@ from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import judgement, status, success
 from pytest_lsrb.engine.records import strip_timing
 from pytest_lsrb.equations import parse_expression
-from pytest_lsrb.srbench.evaluation import score
-from pytest_lsrb.srbench.loaders import load_problems
+from pytest_lsrb.srbench.data.loaders import load_problems
+from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
-from pytest_lsrb.srbench.problem import Problem
+from pytest_lsrb.srbench.scoring.evaluation import score
 from pytest_lsrb.srbench.task import SrbenchTask, problem_slice_predicate
 
 REPO = Path(__file__).resolve().parents[2]
@@ -215,7 +215,7 @@ def _attempt(problem: Problem, seed: int, **options: object) -> dict[str, object
     from pytest_lsrb.core.selection import Case
     from pytest_lsrb.engine.suite import load_suite
     from pytest_lsrb.engine.task import AttemptContext
-    from pytest_lsrb.srbench.verifier import EquationVerifier
+    from pytest_lsrb.srbench.scoring.verifier import EquationVerifier
 
     ctx = AttemptContext(
         case=Case(row=problem, sample_index=0, attempt_seed=seed),
@@ -247,7 +247,7 @@ def test_real_llmsr_data_in_the_task(shared_data: Path) -> None:
     assert rec["symbolic_match"] is None and rec["symbolic_method"] == "not_applicable"
     assert rec["num_points_ood"] == 738 and rec["nmse_id"] is not None and rec["model_calls"] == 2
     assert rec["verification_outcome"] in ("accurate", "inaccurate")
-    from pytest_lsrb.srbench.table import SrbenchSummary
+    from pytest_lsrb.srbench.tables.table import SrbenchSummary
 
     acc = SrbenchSummary()
     acc.add(rec)
@@ -296,9 +296,9 @@ def test_builtin_set_is_reproducible(tmp_path: Path, builtin: list[Problem]) -> 
     csv_path = REPO.parent / "shared" / "data" / "feynman" / "FeynmanEquations.csv"
     if not csv_path.is_file():
         pytest.skip("the AI-Feynman table is not present")
+    from pytest_lsrb.srbench.data.problem import SPLITS
     from pytest_lsrb.srbench.generate.default_set import SETTINGS, default_problems
     from pytest_lsrb.srbench.generate.manifest import STORED_BITS, generation_manifest, stored_split
-    from pytest_lsrb.srbench.problem import SPLITS
 
     again = default_problems(csv_path)
     assert [p.metadata() for p in again] == [p.metadata() for p in builtin]
@@ -338,8 +338,8 @@ def test_stored_precision_keeps_24_bits_and_the_float64_range() -> None:
 
 
 def test_llm_judge_through_the_adapter(builtin: list[Problem]) -> None:
-    from pytest_lsrb.srbench.judge import judge_prompt, read_verdict
-    from pytest_lsrb.srbench.table import SrbenchSummary
+    from pytest_lsrb.srbench.scoring.judge import judge_prompt, read_verdict
+    from pytest_lsrb.srbench.tables.table import SrbenchSummary
 
     assert read_verdict("Looks different... no wait, yes") is True
     assert read_verdict("The forms differ.\nNo.") is False and read_verdict("maybe") is None
@@ -360,14 +360,14 @@ def test_llm_judge_through_the_adapter(builtin: list[Problem]) -> None:
     out = acc.finish()
     assert out["sr_judge_pairs"] == len(builtin[::3]) and 0.0 <= out["sr_judge_agreement"] <= 1.0
     # The mock's shallow judge says yes for the ground truth itself, like the sympy checker.
-    from pytest_lsrb.srbench.judge import mock_judge_answer
+    from pytest_lsrb.srbench.scoring.judge import mock_judge_answer
 
     ctx = {"inputs": crk.inputs, "truth": crk.expression, "proposal": crk.expression}
     assert read_verdict(mock_judge_answer(ctx)) is True
 
 
 def test_table_lines_follow_the_paper_layout() -> None:
-    from pytest_lsrb.srbench.table import SrbenchSummary, table_lines
+    from pytest_lsrb.srbench.tables.table import SrbenchSummary, table_lines
 
     acc = SrbenchSummary()
     rows = [
@@ -482,7 +482,7 @@ def test_the_llm_judge_is_a_fixed_model_never_the_one_under_test(run_suite, tmp_
 
 
 def test_best_of_k_takes_the_lowest_training_mse_and_says_so() -> None:
-    from pytest_lsrb.srbench.table import SrbenchSummary, table_lines
+    from pytest_lsrb.srbench.tables.table import SrbenchSummary, table_lines
 
     def record(item: str, sample: int, train_mse: float | None, nmse: float | None) -> dict[str, object]:
         return {

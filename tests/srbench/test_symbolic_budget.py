@@ -11,10 +11,10 @@ import pytest
 
 from pytest_lsrb.core.bounded import Budget
 from pytest_lsrb.equations import parse_expression
-from pytest_lsrb.srbench.evaluation import UNDECIDED, score
+from pytest_lsrb.srbench.data.loaders import load_problems
 from pytest_lsrb.srbench.limits import MIN_JUDGE_S, judge_budget
-from pytest_lsrb.srbench.loaders import load_problems
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
+from pytest_lsrb.srbench.scoring.evaluation import UNDECIDED, score
 
 INDEX = Path(__file__).resolve().parents[2] / "suites" / "llm_srbench" / "index.jsonl"
 TRIG = "m*sqrt(1 - v**2/c**2) + sin(4*(4*(m+v+c)))**2 + cos(4*(4*(m+v+c)))**2 - 1"

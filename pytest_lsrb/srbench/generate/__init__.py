@@ -2,7 +2,7 @@
 LSR-Synth-style problems for chemistry, biology, physics and material science.
 
 `generate_problems(out_dir, ...)` writes an index (`index.jsonl` + `data/<name>.npz`) that
-`--lsrb-index` and `srbench.loaders.load_problems` read, and returns a report with the counts.
+`--lsrb-index` and `srbench.data.loaders.load_problems` read, and returns a report with the counts.
 `add_generate_arguments(parser)` / `run_generate(args)` wire it into a command line.
 """
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_lsrb.core.errors import LsrbUsageError
 
 if TYPE_CHECKING:  # the command line builds its parser from this module: keep it light to import
-    from pytest_lsrb.srbench.problem import Problem
+    from pytest_lsrb.srbench.data.problem import Problem
 
 FAMILIES = ("transform", "synth", "feynman")
 DEFAULT_FAMILIES = ("transform", "synth")
@@ -96,7 +96,7 @@ def generate_problems(
             problems += rep.problems
             report[f"lsr_synth_{domain}"] = rep.summary()
     out_dir = Path(out_dir)
-    from pytest_lsrb.srbench.loaders import write_problem_files
+    from pytest_lsrb.srbench.data.loaders import write_problem_files
 
     index = write_problem_files(problems, out_dir / "index.jsonl")
     from pytest_lsrb.srbench.generate.manifest import write_manifest

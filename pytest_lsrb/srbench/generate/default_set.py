@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from pytest_lsrb.srbench.data.loaders import write_problem_files
+from pytest_lsrb.srbench.data.problem import GENERATED_PREFIX, Problem
 from pytest_lsrb.srbench.generate import filter_settings
 from pytest_lsrb.srbench.generate.manifest import write_manifest
 from pytest_lsrb.srbench.generate.synth import generate_synth
 from pytest_lsrb.srbench.generate.terms import DOMAINS
 from pytest_lsrb.srbench.generate.transform import generate_transform
-from pytest_lsrb.srbench.loaders import write_problem_files
-from pytest_lsrb.srbench.problem import GENERATED_PREFIX, Problem
 
 SEED: Final = 2025
 N_TRAIN: Final = 150

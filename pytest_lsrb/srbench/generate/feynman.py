@@ -74,19 +74,21 @@ def read_feynman_csv(path: Path) -> list[FeynmanEquation]:
         missing = [c for c in REQUIRED_COLUMNS if c not in header]
         if missing:
             raise LsrbUsageError(f"{path}:1: the header has no '{missing[0]}' column.")
+        ended = reader.line_num
         for row in reader:
-            eq = _equation(row, f"{path}:{reader.line_num}")
+            line, ended = ended + 1, reader.line_num  # the row's first line (a quoted cell may span more)
+            eq = _equation(row, f"{path}:{line}")
             if eq is None:
                 continue
             if eq.name in seen:
                 warnings.warn(
-                    f"{path}:{reader.line_num}: column 'Filename': {eq.name!r} repeats line "
+                    f"{path}:{line}: column 'Filename': {eq.name!r} repeats line "
                     f"{seen[eq.name]}; this row is skipped.",
                     FeynmanTableWarning,
                     stacklevel=2,
                 )
                 continue
-            seen[eq.name] = reader.line_num
+            seen[eq.name] = line
             out.append(eq)
     except csv.Error as exc:
         raise LsrbUsageError(f"{path}:{reader.line_num}: not a CSV row ({exc}).") from None

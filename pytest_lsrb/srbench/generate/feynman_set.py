@@ -14,8 +14,8 @@ from typing import Final
 import numpy as np
 
 from pytest_lsrb.core.seeds import stable_hash
+from pytest_lsrb.srbench.data.problem import GENERATED_PREFIX, Problem, output_first
 from pytest_lsrb.srbench.generate.feynman import FeynmanEquation, describe_symbol, read_feynman_csv
-from pytest_lsrb.srbench.problem import GENERATED_PREFIX, Problem, output_first
 
 FEYNMAN_SET: Final = "feynman"
 

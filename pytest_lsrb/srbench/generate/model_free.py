@@ -2,7 +2,7 @@
 
 A problem a fixed regression solves tests nothing LLM-SRBench means to test. Two fits, each by
 least squares on the training split and scored on the test split with the benchmark's NMSE
-(mse / var(y), `srbench.metrics`):
+(mse / var(y), `srbench.scoring.metrics`):
 
 - `linear`: y = c0 + Σ ci·xi;
 - `power_law`: log|y| = c0 + Σ ci·log|xi| (y = ±exp(c0)·Π|xi|^ci), when y keeps one sign and no

@@ -33,10 +33,10 @@ import numpy as np
 
 from pytest_lsrb.core.seeds import stable_hash
 from pytest_lsrb.equations import Program, parse_expression
+from pytest_lsrb.srbench.data.problem import GENERATED_PREFIX, SYNTH_SET, Problem, output_first
 from pytest_lsrb.srbench.generate.manifest import stored_split
 from pytest_lsrb.srbench.generate.solvability import integrate
 from pytest_lsrb.srbench.generate.terms import DOMAINS, DomainSpec, Term
-from pytest_lsrb.srbench.problem import GENERATED_PREFIX, SYNTH_SET, Problem, output_first
 
 MIN_OOD_SPREAD: Final = 0.01  # var(OOD targets) / var(in-domain targets), as stored
 WINDOW_SCALES: Final = (1.0, 0.5, 0.25)

@@ -47,11 +47,11 @@ import sympy
 
 from pytest_lsrb.core.seeds import stable_hash
 from pytest_lsrb.equations import EquationError, Program, from_sympy, parse_expression
+from pytest_lsrb.srbench.data.problem import GENERATED_PREFIX, TRANSFORM_SET, Problem, output_first
 from pytest_lsrb.srbench.generate.complexity import match_distribution, source_bins
 from pytest_lsrb.srbench.generate.feynman import FeynmanEquation, describe_symbol, read_feynman_csv
 from pytest_lsrb.srbench.generate.model_free import solved_without_model
 from pytest_lsrb.srbench.generate.symmetry import orbit_representatives
-from pytest_lsrb.srbench.problem import GENERATED_PREFIX, TRANSFORM_SET, Problem, output_first
 
 CACHE_VERSION: Final = 1
 _ALGEBRAIC = (sympy.Add, sympy.Mul, sympy.Pow)

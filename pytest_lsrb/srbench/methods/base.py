@@ -15,7 +15,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 from pytest_lsrb.adapters.base import Adapter, Message, SamplingConfig
 from pytest_lsrb.core.excerpts import RECORD_TEXT, excerpt, keep_text
 from pytest_lsrb.equations import Program
-from pytest_lsrb.srbench.problem import Problem
+from pytest_lsrb.srbench.data.problem import Problem
 
 TASK_NAME = "llm_srbench"  # what GenerationRequest.task says, so the mock adapter answers as this task
 
@@ -24,7 +24,7 @@ TASK_NAME = "llm_srbench"  # what GenerationRequest.task says, so the mock adapt
 class TracePoint:
     """The search's best hypothesis changed: at model call `call` (0: before any call) it became
     `program` with `params`. The task scores each on the test data after the search
-    (`srbench.progress`), so the method never sees test data."""
+    (`srbench.scoring.progress`), so the method never sees test data."""
 
     call: int
     program: Program

@@ -23,11 +23,11 @@ from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.engine.suite import render
 from pytest_lsrb.equations import EquationError, Program, parse_equation
-from pytest_lsrb.srbench.fit import fit_program
+from pytest_lsrb.srbench.data.problem import Problem
+from pytest_lsrb.srbench.fitting.fit import fit_program
 from pytest_lsrb.srbench.limits import run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, AnswerLog, DiscoveryResult, TracePoint
-from pytest_lsrb.srbench.problem import Problem
-from pytest_lsrb.srbench.skeleton import Spec, read_skeleton
+from pytest_lsrb.srbench.methods.skeleton import Spec, read_skeleton
 
 METHOD_NAME: Final = "direct-expression"
 DEFAULT_BUDGET: Final = 4
@@ -130,7 +130,7 @@ class DirectExpressionMethod:
         messages = build_messages(problem, options or {})
         context = {**problem.context(), "method": METHOD_NAME}
         best = DiscoveryResult(program=None)
-        trace: list[TracePoint] = []  # each new best (srbench.progress)
+        trace: list[TracePoint] = []  # each new best (srbench.scoring.progress)
         calls = hypotheses = 0
         latency = 0.0
         last_error: tuple[str | None, str | None] = (None, None)

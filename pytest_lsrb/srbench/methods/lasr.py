@@ -1,6 +1,6 @@
 """LaSR (Grayeli et al. 2024): evolutionary symbolic regression guided by a learned concept library.
 
-The search is `srbench.evolution` (PySR's scheme over equation-language trees; PySR itself needs
+The search is `srbench.methods.evolution` (PySR's scheme over equation-language trees; PySR itself needs
 Julia). With probability `llm_weight` a mutation, a random tree or a crossover is a model call
 instead, prompted with LaSR's published prompts and the current concept library; after every
 iteration the model abstracts concepts from the best and worst hypotheses (`generate_concepts`)
@@ -38,11 +38,11 @@ from pytest_lsrb.core.excerpts import CONCEPT_TEXT, RECORD_TEXT, excerpt
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.equations.ir import Node
-from pytest_lsrb.srbench.evolution import Evolution, EvolutionConfig, EvolutionHooks, Member
-from pytest_lsrb.srbench.expression_tree import OPERATORS_TEXT, parametrise, read_expression, render
+from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.limits import run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
-from pytest_lsrb.srbench.problem import Problem
+from pytest_lsrb.srbench.methods.evolution import Evolution, EvolutionConfig, EvolutionHooks, Member
+from pytest_lsrb.srbench.methods.expression_tree import OPERATORS_TEXT, parametrise, read_expression, render
 
 METHOD_NAME: Final = "lasr"
 DEFAULT_BUDGET: Final = 1000  # model calls; the reference settings use far fewer (~1 per 10^4 events)

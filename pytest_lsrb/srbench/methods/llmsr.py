@@ -3,11 +3,11 @@
 One run (`LLMSRRun`) is one discovery attempt, seeded by the attempt seed:
 
 1. the starting skeleton (linear in every input plus a constant) is fitted and put on every
-   island of the experience buffer (`srbench.buffer`);
+   island of the experience buffer (`srbench.methods.buffer`);
 2. until the budget of model calls is spent: draw a prompt from the buffer (one island, the best
-   earlier skeletons worst to best, `srbench.skeleton`), ask the model `samples_per_prompt`
+   earlier skeletons worst to best, `srbench.methods.skeleton`), ask the model `samples_per_prompt`
    times, read each answer's skeleton with the safe parser (never executed), fit its parameters
-   on the training data (`srbench.fit`), and register valid ones in the prompt's island;
+   on the training data (`srbench.fitting.fit`), and register valid ones in the prompt's island;
 3. before each prompt, stop when the best training MSE is exactly zero (the reference's test on
    its score), at the run's wall-clock cap, or when the endpoint refused for good (auth/quota).
 
@@ -39,13 +39,13 @@ from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.excerpts import RECORD_TEXT, excerpt
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program
-from pytest_lsrb.srbench.buffer import BufferConfig, ExperienceBuffer
-from pytest_lsrb.srbench.fit import FitLimits, FitResult, fit_program
+from pytest_lsrb.srbench.data.problem import Problem
+from pytest_lsrb.srbench.fitting.fit import FitLimits, FitResult, fit_program
 from pytest_lsrb.srbench.limits import run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, AnswerLog, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.methods.buffer import BufferConfig, ExperienceBuffer
+from pytest_lsrb.srbench.methods.skeleton import INSTRUCTION, Skeleton, Spec, read_skeleton
 from pytest_lsrb.srbench.options import SrOptions
-from pytest_lsrb.srbench.problem import Problem
-from pytest_lsrb.srbench.skeleton import INSTRUCTION, Skeleton, Spec, read_skeleton
 
 METHOD_NAME: Final = "llmsr"
 DEFAULT_BUDGET: Final = 1000  # model calls, as in the paper
@@ -87,7 +87,7 @@ class LLMSRResult:
     fatal: GenerationResult | None = None
     model_valid: int = 0  # model-proposed skeletons with a finite fit
     progress: list[tuple[int, float]] = field(default_factory=list)  # (call, best train NMSE)
-    trace: list[TracePoint] = field(default_factory=list)  # each new best (srbench.progress)
+    trace: list[TracePoint] = field(default_factory=list)  # each new best (srbench.scoring.progress)
     buffer_resets: int = 0
     method: str = METHOD_NAME
     tally: CallTally = field(default_factory=CallTally)  # tokens, finish reasons, served model

@@ -4,7 +4,7 @@ Outer loop, the model: each iteration shows, in one multi-turn conversation, the
 so far (at most `batch_size`, worst to best) — each as an assistant turn with its plan and code,
 followed by a user turn with its fitted parameters and loss curve (or its error) — and asks for
 a better one; `num_exploit` samples at temperature 0.5 and `num_explore` at 1.0. Inner loop,
-the data: each hypothesis's parameters are fitted by Adam (`srbench.adam`, exact gradients).
+the data: each hypothesis's parameters are fitted by Adam (`srbench.fitting.adam`, exact gradients).
 The first hypothesis is SGA's primitive: linear in every input plus a constant, parameters at 1.
 
 SGA asks for a PyTorch module, code we must not run: here the code template is a numpy function
@@ -37,10 +37,10 @@ from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.excerpts import PROMPT_TEXT, RECORD_TEXT, excerpt
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program, parse_function, parse_python
-from pytest_lsrb.srbench.adam import AdamFit, fit_adam
+from pytest_lsrb.srbench.data.problem import Problem
+from pytest_lsrb.srbench.fitting.adam import AdamFit, fit_adam
 from pytest_lsrb.srbench.limits import run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
-from pytest_lsrb.srbench.problem import Problem
 
 METHOD_NAME: Final = "sga"
 MAX_PARAMS: Final = 10

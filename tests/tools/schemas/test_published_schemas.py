@@ -149,8 +149,8 @@ def test_llm_srbench_problem_files_validate(tmp_path: Path) -> None:
     """Problems written by the srbench writer (index line + .npz) and inline problems validate."""
     if not schemas.available()["problem"]:
         pytest.skip("the LLM-SRBench problem model is not part of this installation")
-    from pytest_lsrb.srbench.loaders import load_index, write_problem_files
-    from pytest_lsrb.srbench.problem import Problem
+    from pytest_lsrb.srbench.data.loaders import load_index, write_problem_files
+    from pytest_lsrb.srbench.data.problem import Problem
 
     table = [[2.0, 1.0, 1.0], [5.0, 2.0, 3.0], [10.0, 3.0, 7.0]]
     problem = Problem.model_validate(

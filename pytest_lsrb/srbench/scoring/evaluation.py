@@ -1,7 +1,7 @@
 """Scoring one discovery result on a problem: the attempt record's metric and verification fields.
 
 Test metrics come from `test` (in-domain, suffix `_id`) and `ood_test` (suffix `_ood`); symbolic
-accuracy from `srbench.symbolic`. Verification succeeds on Acc_0.1 of the in-domain test data by
+accuracy from `srbench.scoring.symbolic`. Verification succeeds on Acc_0.1 of the in-domain test data by
 default, or on a symbolic match (`--lsrb-sr-success=symbolic`).
 """
 
@@ -14,14 +14,14 @@ import numpy as np
 
 from pytest_lsrb.core.bounded import Budget, call_bounded, preload
 from pytest_lsrb.core.errors import VERIFICATION_OUTCOME_DOMAINS
+from pytest_lsrb.srbench.data.problem import SPLITS, Problem
 from pytest_lsrb.srbench.limits import SYMBOLIC_BUDGET
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
-from pytest_lsrb.srbench.metrics import EMPTY, TAU, MetricsPolicy, SplitMetrics, split_metrics
-from pytest_lsrb.srbench.problem import SPLITS, Problem
-from pytest_lsrb.srbench.symbolic import NOT_APPLICABLE, SymbolicVerdict, symbolic_match
+from pytest_lsrb.srbench.scoring.metrics import EMPTY, TAU, MetricsPolicy, SplitMetrics, split_metrics
+from pytest_lsrb.srbench.scoring.symbolic import NOT_APPLICABLE, SymbolicVerdict, symbolic_match
 
 # Children of the bounded checker start with these imported (see core.bounded).
-preload("pytest_lsrb.srbench.symbolic")
+preload("pytest_lsrb.srbench.scoring.symbolic")
 UNDECIDED: Final = "undecided"  # symbolic_method when the check ran out of its budget
 
 VERIFICATION_MODE: Final = "equation"

@@ -11,7 +11,7 @@ What it changes, and why one would want it:
   row subset and the most promising one is polished on all rows (nonlinear skeletons such as
   `params[0]*sin(params[1]*x)` have local minima the all-ones start falls into).
 
-The reference's procedure is `srbench.fit`'s default; README "Fitting" gives the trade-off.
+The reference's procedure is `srbench.fitting.fit`'s default; README "Fitting" gives the trade-off.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any, Final
 import numpy as np
 
 from pytest_lsrb.equations import BoundProgram, Program
-from pytest_lsrb.srbench.objective import (
+from pytest_lsrb.srbench.fitting.objective import (
     FitLimits,
     FitResult,
     FitStatus,

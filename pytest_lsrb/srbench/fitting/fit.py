@@ -23,7 +23,7 @@ numeric-gradient BFGS on built-in and real LLM-SR skeletons), only faster:
   the objective (a capped fit keeps its best point; the reference kills the process at 30 s and
   scores the candidate invalid).
 
-`--lsrb-sr-fit enhanced` selects `srbench.fit_enhanced` instead (see there and README).
+`--lsrb-sr-fit enhanced` selects `srbench.fitting.fit_enhanced` instead (see there and README).
 A candidate that is not finite on the data is invalid, never silently trimmed.
 """
 
@@ -36,8 +36,8 @@ from typing import Any, Final
 import numpy as np
 
 from pytest_lsrb.equations import BoundProgram, Program
-from pytest_lsrb.srbench.fit_enhanced import fit_enhanced
-from pytest_lsrb.srbench.objective import (
+from pytest_lsrb.srbench.fitting.fit_enhanced import fit_enhanced
+from pytest_lsrb.srbench.fitting.objective import (
     FIT_POLICIES,
     REFERENCE_GTOL,
     REFERENCE_MAX_ITER,

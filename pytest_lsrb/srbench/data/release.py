@@ -30,9 +30,9 @@ import numpy as np
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.rows import iter_jsonl
 from pytest_lsrb.equations import EquationError, parse_expression
-from pytest_lsrb.srbench.bounds import MB, DataBudget, contained, text_size
-from pytest_lsrb.srbench.problem import SYNTH_SET, TRANSFORM_SET, Problem
-from pytest_lsrb.srbench.problem_rows import META_FIELDS, build_problem, check_unique, pick_splits
+from pytest_lsrb.srbench.data.bounds import MB, DataBudget, contained, text_size
+from pytest_lsrb.srbench.data.problem import SYNTH_SET, TRANSFORM_SET, Problem
+from pytest_lsrb.srbench.data.problem_rows import META_FIELDS, build_problem, check_unique, pick_splits
 
 RELEASE_FILE: Final = "lsr_bench_data.hdf5"
 ROW_TEXT_MAX: Final = MB  # bytes of metadata (names, descriptions, symbols) one parquet row may hold

@@ -7,10 +7,10 @@ Accepted layouts (`load_problems` picks by what the path is):
 - the official LLM-SRBench release folder (or its `lsr_bench_data.hdf5`): groups
   `/lsr_transform/<name>` and `/lsr_synth/<domain>/<name>` holding `train`, `test`, `ood_test`
   (older releases: `train_data`, `id_test_data`, `ood_test_data`), with the metadata rows in
-  `data/<split>-*.parquet` (as published) or `<split>.jsonl` (`srbench.release`);
+  `data/<split>-*.parquet` (as published) or `<split>.jsonl` (`srbench.data.release`);
 - self-contained parquet files (a file, or a folder of `<split>-*.parquet`): each row holds the
   metadata and the data, `train_input`/`train_output`, `test_input`/`test_output`,
-  `ood_test_input`/`ood_test_output` (`srbench.release`);
+  `ood_test_input`/`ood_test_output` (`srbench.data.release`);
 - a CSV problem folder (or its `metadata.json` / `train.csv`): `train.csv`, `test_id.csv`,
   optional `test_ood.csv`, a header row, the target in the last column, and an optional
   `metadata.json` with the problem's fields.
@@ -32,16 +32,16 @@ from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.paths import file_name_problem, inside, relative_path_problem
 from pytest_lsrb.core.rows import iter_jsonl
 from pytest_lsrb.core.textfiles import loads_json
-from pytest_lsrb.srbench.bounds import DataBudget, contained
-from pytest_lsrb.srbench.problem import SPLITS, Problem
-from pytest_lsrb.srbench.problem_rows import (
+from pytest_lsrb.srbench.data.bounds import DataBudget, contained
+from pytest_lsrb.srbench.data.problem import SPLITS, Problem
+from pytest_lsrb.srbench.data.problem_rows import (
     META_FIELDS,
     SPLIT_ALIASES,
     build_problem,
     check_unique,
     pick_splits,
 )
-from pytest_lsrb.srbench.release import RELEASE_FILE, load_parquet, load_release
+from pytest_lsrb.srbench.data.release import RELEASE_FILE, load_parquet, load_release
 
 CSV_FILES: Final[dict[str, tuple[str, ...]]] = {
     "train": ("train.csv",),
@@ -93,7 +93,7 @@ KNOWN_CSV_PROBLEMS: Final[dict[str, dict[str, Any]]] = {
 
 def load_problems(path: Path, budget: DataBudget | None = None) -> list[Problem]:
     """Every problem behind `path` (see the module docstring for the layouts), read only from
-    inside `path` (or, for a file, its folder) and within `budget` (`srbench.bounds`)."""
+    inside `path` (or, for a file, its folder) and within `budget` (`srbench.data.bounds`)."""
     path = Path(path)
     budget = DataBudget.from_env() if budget is None else budget
     if path.is_dir():

@@ -3,7 +3,7 @@
 - `sr_search_progress` — per discovery method, the median over attempts of the best hypothesis's
   training, in-domain test and OOD NMSE after c model calls, at c in `CHECKPOINTS` (up to the
   most calls any attempt made); the best is the one with the lowest training loss so far
-  (`search_progress` in each record, `srbench.progress`). An attempt counts at c once it has a
+  (`search_progress` in each record, `srbench.scoring.progress`). An attempt counts at c once it has a
   hypothesis by then; `attempts` says how many do.
 - `sr_id_vs_ood` — per problem group with OOD data (the paper's Fig. 5): median in-domain and
   OOD NMSE over the same attempts, and how many.
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pytest_lsrb.srbench.metrics import median_or_none
+from pytest_lsrb.srbench.scoring.metrics import median_or_none
 
 CHECKPOINTS: Final = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 COMPLEXITY_BUCKETS: Final = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 30), (31, None))

@@ -11,7 +11,7 @@ import time
 
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
 from pytest_lsrb.equations import EquationError, parse_equation
-from pytest_lsrb.srbench.problem import Problem
+from pytest_lsrb.srbench.data.problem import Problem
 
 
 class EquationVerifier:
@@ -21,9 +21,9 @@ class EquationVerifier:
         self.config = config
 
     def verify(self, row: Problem, proposal: str, *, attempt_seed: int) -> VerificationResult:
-        from pytest_lsrb.srbench.evaluation import score
-        from pytest_lsrb.srbench.fit import fit_program
+        from pytest_lsrb.srbench.fitting.fit import fit_program
         from pytest_lsrb.srbench.methods.base import DiscoveryResult
+        from pytest_lsrb.srbench.scoring.evaluation import score
 
         start = time.perf_counter()
         try:

@@ -18,9 +18,9 @@ from typing import Any, Final
 
 import numpy as np
 
+from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.methods.base import DiscoveryResult, TracePoint
-from pytest_lsrb.srbench.metrics import nmse
-from pytest_lsrb.srbench.problem import Problem
+from pytest_lsrb.srbench.scoring.metrics import nmse
 
 SPLIT_FIELDS: Final = (("train", 1), ("test", 2), ("ood_test", 3))
 MAX_POINTS: Final = 200  # a record keeps at most this many points (the last ones when more)

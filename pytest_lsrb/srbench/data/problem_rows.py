@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.textfiles import refuse_lone_surrogates
-from pytest_lsrb.srbench.problem import SPLITS, Problem
+from pytest_lsrb.srbench.data.problem import SPLITS, Problem
 
 # Older releases named the splits differently.
 SPLIT_ALIASES: Final[dict[str, tuple[str, ...]]] = {

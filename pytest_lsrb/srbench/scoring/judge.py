@@ -26,10 +26,10 @@ from pytest_lsrb.core.excerpts import keep_text
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program, parse_expression
 from pytest_lsrb.equations.ir import Op, dag_nodes
+from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.methods.base import TASK_NAME
 from pytest_lsrb.srbench.options import SrOptions
-from pytest_lsrb.srbench.problem import Problem
-from pytest_lsrb.srbench.symbolic import SymbolicVerdict, promote_constants
+from pytest_lsrb.srbench.scoring.symbolic import SymbolicVerdict, promote_constants
 
 JUDGE_METHOD: Final = "judge"
 PROMPT: Final = """You are judging a scientific equation discovery result.

@@ -1,6 +1,6 @@
 """A small PySR-style evolutionary search over equation-language trees (LaSR's engine here).
 
-SymbolicRegression.jl's scheme, in Python over `srbench.expression_tree`:
+SymbolicRegression.jl's scheme, in Python over `srbench.methods.expression_tree`:
 
 - `populations` islands of `population_size` members; one *iteration* runs, on every island,
   `cycles` regularized-evolution cycles (each ceil(population_size / tournament_size) events: a
@@ -34,7 +34,7 @@ from scipy.optimize import minimize
 
 from pytest_lsrb.equations import Program
 from pytest_lsrb.equations.ir import Node
-from pytest_lsrb.srbench.expression_tree import (
+from pytest_lsrb.srbench.methods.expression_tree import (
     MUTATION_WEIGHTS,
     TreeOps,
     admissible,

@@ -1,6 +1,6 @@
 """The mock adapter's answers to LaSR's and SGA's prompts (the offline baseline's other half).
 
-Like `srbench.baseline`, it answers from what the prompt shows (the request context mirrors it),
+Like `srbench.mock.baseline`, it answers from what the prompt shows (the request context mirrors it),
 never from the data, and every choice comes from the call's seed, so mock runs are reproducible:
 
 - LaSR, equation prompts (`mutate`, `crossover`, `gen_random`): a commentary line and a JSON list
@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from pytest_lsrb.equations import EquationError, parse_expression
-from pytest_lsrb.srbench.baseline import (
+from pytest_lsrb.srbench.methods.expression_tree import read_expression
+from pytest_lsrb.srbench.mock.baseline import (
     P,
     canonical,
     canonical_library,
@@ -34,7 +35,6 @@ from pytest_lsrb.srbench.baseline import (
     summand_terms,
     write_function,
 )
-from pytest_lsrb.srbench.expression_tree import read_expression
 
 _TERM_IN_IDEA: Final = re.compile(r"term `([^`]+)`")
 FAVOURED_WEIGHT: Final = 4.0  # how much likelier a term the concepts name is

@@ -28,8 +28,8 @@ from typing import Any, Final
 
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, status
 from pytest_lsrb.engine.records import AttemptDict
-from pytest_lsrb.srbench.analyses import Analyses
-from pytest_lsrb.srbench.metrics import median_or_none
+from pytest_lsrb.srbench.scoring.metrics import median_or_none
+from pytest_lsrb.srbench.tables.analyses import Analyses
 
 GROUP_ORDER: Final = (
     "lsr_transform",

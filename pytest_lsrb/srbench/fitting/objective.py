@@ -1,6 +1,6 @@
 """What every parameter fit shares: its settings, its result, and the MSE objective BFGS minimises.
 
-`srbench.fit` holds the two fitting procedures (the reference's, the default, and the enhanced
+`srbench.fitting.fit` holds the two fitting procedures (the reference's, the default, and the enhanced
 one); this module is their common ground: `FitLimits`, `FitResult`, the capped objective (mean
 squared error with its exact gradient, remembering the best finite point) and one BFGS run.
 """
@@ -33,7 +33,7 @@ class FitLimits:
     """How one candidate is fitted: the procedure (`policy`) and its caps.
 
     `reference` (default): the reference's BFGS from all-ones on the training MSE, to scipy's
-    default stop. `enhanced`: see `srbench.fit_enhanced` (least squares, normalised loss, stall
+    default stop. `enhanced`: see `srbench.fitting.fit_enhanced` (least squares, normalised loss, stall
     stop, seeded restarts).
     """
 

@@ -1,0 +1,1 @@
+"""llm_srbench problems: the `Problem` record and reading problem files and the official release."""
