@@ -32,6 +32,7 @@ from pytest_lsrb.session import cases, xdist
 from pytest_lsrb.session.base import LsrbSession
 from pytest_lsrb.session.controller import ControllerSession
 from pytest_lsrb.session.pending import PendingAttempt
+from pytest_lsrb.session.reports import release_item
 from pytest_lsrb.session.worker import WorkerSession
 
 if TYPE_CHECKING:
@@ -113,12 +114,17 @@ class ControllerHooks(SessionHooks):
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.state.node_collected(ids)
 
+    @pytest.hookimpl(trylast=True)  # after the terminal reporter took the report
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.state.report_made()
+        self.state.report_made(report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self.state.worker_down(node, error)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        self.state.crashed_test(crashitem, report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -147,6 +153,13 @@ class AttemptSetup:
     def __init__(self, session: LsrbSession) -> None:
         self.session = session
         self.last: PendingAttempt | None = None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+        try:
+            return (yield)
+        finally:
+            release_item(item)  # a serial run holds every item: keep no test's leftovers on it
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:

@@ -160,8 +160,10 @@ class LsrbSession:
         if attempt.record is not None:
             self.keep(attempt.record)
             # JUnit XML shows the test's duration as pytest timed it (~0 for an attempt run ahead of
-            # its test); the model's own time goes along as a property.
-            item.user_properties.append(("lsrb_latency_ms", attempt.record.get("latency_ms")))
+            # its test); the model's own time goes along as a property (only when one is written:
+            # a serial run keeps every item, and with it the property, to the end).
+            if item.config.option.xmlpath:
+                item.user_properties.append(("lsrb_latency_ms", attempt.record.get("latency_ms")))
         if runner.fatal:
             item.session.shouldstop = runner.fatal
         if attempt.judgement.outcome == "skip":  # a replay profile says this row is not verified

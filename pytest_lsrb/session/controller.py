@@ -18,6 +18,7 @@ from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import queue_depth
 from pytest_lsrb.session import xdist
 from pytest_lsrb.session.base import LsrbSession
+from pytest_lsrb.session.reports import ReportKeeper
 from pytest_lsrb.session.termination import EXIT_TERMINATED, TermHandler
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class ControllerSession(LsrbSession):
         self.next_follow = 0.0  # controller of xdist workers: when to read their records next
         self.term = TermHandler()  # controller: SIGTERM ends the run like Ctrl-C, resumable
         self.next_step: str | None = None  # controller: the command that finishes an unfinished run
+        self.reports: ReportKeeper | None = None  # a run's process with a terminal: what it keeps
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -89,6 +91,8 @@ class ControllerSession(LsrbSession):
                 xdist.clear_crash_files(run.config.output_dir)  # nor an earlier run's crashes
                 self.progress = self._progress_reporter(run)
                 self.term.install()
+                terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+                self.reports = ReportKeeper(terminal, self.config) if terminal is not None else None
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
 
@@ -166,9 +170,13 @@ class ControllerSession(LsrbSession):
         if self.output is not None:
             self.output.append(record)
 
-    def report_made(self) -> None:
-        """A test report reached this process. The controller of xdist workers makes no records:
-        for it a report is the moment to follow the workers' records when a progress line is due."""
+    def report_made(self, report: Any) -> None:
+        """A test report reached this process, and the terminal has shown it: keep no more of it
+        than the terminal's counts need (`session.reports`). The controller of xdist workers makes
+        no records: for it a report is the moment to follow the workers' records when a progress
+        line is due."""
+        if self.reports is not None:
+            self.reports.shown(report)
         if self.following and time.monotonic() >= self.next_follow:
             self.follow()
 
@@ -217,6 +225,22 @@ class ControllerSession(LsrbSession):
             self.output.write_error = self.output.write_error or write_error
             if self.pytest_session is not None:
                 self.pytest_session.shouldstop = write_error
+
+    def crashed_test(self, nodeid: str, report: Any) -> None:
+        """xdist: the worker running `nodeid` crashed; when the test's record is on disk, its
+        report follows the record (`session.crashes`), else xdist's failure stands."""
+        run = self.run
+        if run is None or self.output is None or self.is_worker:
+            return
+        from _pytest.python import _ascii_escaped_by_config
+
+        from pytest_lsrb.session import crashes
+
+        key = crashes.case_key(run, nodeid, lambda text: _ascii_escaped_by_config(text, self.config))
+        verdict = None if key is None else crashes.recorded_judgement(run, key)
+        if verdict is not None:
+            worker = xdist.node_id(getattr(report, "node", None))
+            crashes.follow_record(report, verdict, run.config.outcome, worker)
 
     # -- finish --------------------------------------------------------------------------------
 

@@ -80,7 +80,11 @@ class SrbenchAttemptRecord(AttemptRecord):
     symbolic_residual: float | None = None
     # The LLM judge (--lsrb-sr-judge=llm)
     judge_model: str | None = None
-    judge_raw_output: str | None = None
+    judge_raw_output: str | None = None  # an excerpt (`core.excerpts`), its length when cut:
+    judge_raw_output_chars: int | None = None
+    # the whole lengths of `raw_output` and `proposal` when the record keeps an excerpt
+    raw_output_chars: int | None = None
+    proposal_chars: int | None = None
     judge_latency_ms: float | None = None
     judge_model_calls: int | None = None
     judge_error_kind: str | None = None
@@ -159,6 +163,9 @@ class SrbenchFields(AttemptFields, total=False):
     # The LLM judge (--lsrb-sr-judge=llm)
     judge_model: str | None
     judge_raw_output: str | None
+    judge_raw_output_chars: int | None
+    raw_output_chars: int | None
+    proposal_chars: int | None
     judge_latency_ms: float | None
     judge_model_calls: int | None
     judge_error_kind: str | None

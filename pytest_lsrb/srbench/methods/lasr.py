@@ -38,6 +38,7 @@ import numpy as np
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
 from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
+from pytest_lsrb.core.excerpts import CONCEPT_TEXT, RECORD_TEXT, excerpt
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.equations.ir import Node
@@ -269,7 +270,7 @@ class LaSRRun:
             if result.error_kind in FATAL_GENERATION_KINDS:
                 self.fatal = (str(result.error_kind), str(result.error_message))
             return None
-        self.last_raw = result.text
+        self.last_raw = excerpt(result.text, RECORD_TEXT)
         return result.text
 
     def _suggestions(self, n: int) -> list[str]:
@@ -351,6 +352,7 @@ class LaSRRun:
         user = fill_list(fill_list(PROMPTS["extract_idea_user"], good, "gexpr"), bad, "bexpr")
         text = self._ask("concepts", PROMPTS["extract_idea_system"], user, {"good": good, "bad": bad})
         ideas = read_list(text)[: cfg.num_generated_concepts] if text is not None else []
+        ideas = [excerpt(idea, CONCEPT_TEXT) for idea in ideas]  # kept, and sent in later prompts
         if not ideas:
             return
         self.used_by_kind["concepts"] += 1
@@ -375,7 +377,7 @@ class LaSRRun:
         if not options:
             return None
         self.used_by_kind["concept_evolution"] += 1
-        return options[self.rng.randrange(len(options))]
+        return excerpt(options[self.rng.randrange(len(options))], CONCEPT_TEXT)
 
     # -- the run --------------------------------------------------------------------------------
 

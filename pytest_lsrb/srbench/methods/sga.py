@@ -34,6 +34,7 @@ from typing import Any, Final
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
 from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
+from pytest_lsrb.core.excerpts import PROMPT_TEXT, RECORD_TEXT, excerpt
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import (
     EquationError,
@@ -123,8 +124,8 @@ class SGAConfig:
 
 @dataclass
 class Hypothesis:
-    content: str  # what the conversation replays as the assistant turn
-    feedback: str  # the user turn after it (feedback or error)
+    content: str  # what the conversation replays as the assistant turn (at most PROMPT_TEXT)
+    feedback: str  # the user turn after it (feedback or error, at most PROMPT_TEXT)
     fitness: float = math.inf  # lowest logged training MSE
     program: Program | None = None
     params: tuple[float, ...] = ()
@@ -325,6 +326,15 @@ class SGARun:
         self._add(self.offspring(result.text))
 
     def offspring(self, text: str) -> Hypothesis:
+        """The answer as a hypothesis: read from the whole answer, kept (and replayed in later
+        prompts) as excerpts (`core.excerpts`)."""
+        hyp = self._read_offspring(text)
+        hyp.content = excerpt(hyp.content, PROMPT_TEXT)
+        hyp.feedback = excerpt(hyp.feedback, PROMPT_TEXT)
+        hyp.code = excerpt(hyp.code, RECORD_TEXT)
+        return hyp
+
+    def _read_offspring(self, text: str) -> Hypothesis:
         found = _SECTIONS.findall(text)
         plan, code_raw = (found[0][1], found[0][2]) if found else ("", "")
         blocks = _PYTHON.findall(code_raw)

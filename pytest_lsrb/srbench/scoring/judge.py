@@ -34,6 +34,7 @@ from pytest_lsrb.adapters.base import (
 )
 from pytest_lsrb.core.credentials import checked_key, same_origin
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.excerpts import keep_text
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program, parse_expression
 from pytest_lsrb.equations.ir import Op, dag_nodes
@@ -170,9 +171,9 @@ def llm_judge(
         },
     )
     result = adapter.generate(request)
-    fields: dict[str, Any] = {
-        "judge_model": str(adapter.identity().get("model") or ""),
-        "judge_raw_output": result.text,
+    fields: dict[str, Any] = {"judge_model": str(adapter.identity().get("model") or "")}
+    keep_text(fields, "judge_raw_output", result.text)  # bounded, with its length when cut
+    fields |= {
         "judge_latency_ms": round(result.latency_ms, 3),
         "judge_model_calls": result.http_attempts if not result.cached else 0,
         "judge_error_kind": result.error_kind,
