@@ -30,6 +30,7 @@ from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import deep_load_scheduler
 from pytest_lsrb.session import cases
 from pytest_lsrb.session.pending import PendingAttempt
+from pytest_lsrb.session.seams import fastpath
 from pytest_lsrb.session.state import LsrbSession
 
 if TYPE_CHECKING:
@@ -111,6 +112,8 @@ class SessionHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if not fastpath(config):
+            return None  # xdist's own scheduler
         return deep_load_scheduler(config, log, self.state.queue_depth)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

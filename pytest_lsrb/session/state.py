@@ -21,6 +21,7 @@ from pytest_lsrb.session import xdist
 from pytest_lsrb.session.cases import case_of
 from pytest_lsrb.session.heap import Heap
 from pytest_lsrb.session.prepare import prepare_suite_run
+from pytest_lsrb.session.seams import fastpath
 
 if TYPE_CHECKING:
     from pytest_lsrb.adapters.base import Adapter
@@ -52,7 +53,7 @@ class LsrbSession:
         self.queue_depth = 0  # tests each xdist worker should hold so its prefetch stays busy
         self.runner: Runner | None = None  # set by the lsrb_runner fixture while it is live
         # what the cyclic collector no longer walks (session.heap)
-        self.heap = Heap(ends_process=self.is_worker)
+        self.heap = Heap(ends_process=self.is_worker, fastpath=fastpath(config))
         self.pytest_session: pytest.Session | None = None
         self.progress: ProgressReporter | None = None  # the controller's progress line
         self.batcher: Batcher | None = None  # xdist worker: its batched sends to the controller
@@ -317,7 +318,8 @@ class LsrbSession:
         if self.run is None:
             return
         xdist.give_run_dir(node, self.run.config.output_dir)
-        xdist.unpack_batches(node, self.queue_depth)
+        if fastpath(self.config):  # else workers send xdist's own per-event messages
+            xdist.unpack_batches(node, self.queue_depth)
         self.following = True
 
     def worker_down(self, node: Any, error: Any) -> None:
@@ -328,7 +330,8 @@ class LsrbSession:
                 from pytest_lsrb.session.transport import blame_running, running_marker
 
                 run_dir = self.run.config.output_dir
-                blame_running(self.config, node, running_marker(run_dir, xdist.node_id(node)))
+                if fastpath(self.config):  # else xdist's own choice of the crashed test stands
+                    blame_running(self.config, node, running_marker(run_dir, xdist.node_id(node)))
                 with contextlib.suppress(OSError):
                     xdist.crash_flag(run_dir, self.workers_lost).touch()
         write_error = xdist.write_error_of(node)
