@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pytest_lsrb.core.errors import MODEL_DOMAINS, LsrbUsageError
 from pytest_lsrb.core.metrics import pass_at_k
@@ -46,6 +46,18 @@ SKIPPED_OUTCOME: Final = "skipped"
 # Verification outcomes that say the checker has no verdict to give (llm_srbench: no symbolic
 # verdict for --lsrb-sr-success=symbolic).
 SKIPPED_OUTCOMES: Final = frozenset({SKIPPED_OUTCOME, "not_applicable"})
+
+
+def subset_note(summary: Mapping[str, Any]) -> str:
+    """What a rate over judged attempts leaves out when a verifier could not put some goals
+    before Lean at all (synthetic mode: `verification_judged_subset`), as `; 440 not restatable
+    or not reconstructible`; empty otherwise. One phrase for the terminal, summary.json and the
+    report, so a synthetic rate is never read as a rate over every item."""
+    subset = summary.get("verification_judged_subset")
+    if not isinstance(subset, Mapping):
+        return ""
+    left = int(subset.get("not_restatable") or 0) + int(subset.get("not_reconstructible") or 0)
+    return f"; {left} not restatable or not reconstructible" if left else ""
 
 
 def generation_infrastructure(record: Record) -> bool:

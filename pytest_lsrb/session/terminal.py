@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.outcomes import subset_note
 from pytest_lsrb.engine.task import Task, get_task
 
 if TYPE_CHECKING:
@@ -96,15 +97,16 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
     if served and (len(served) > 1 or (asked and asked not in served)):
         rows.append(("served model", f"{_fmt(served)} (asked for {asked or 'the default'})"))
     judged = summary.get("judged_attempts")
+    left_out = subset_note(summary)  # synthetic: the goals that never reached Lean
     verified = summary.get("verification_success_rate") is not None
     success = summary.get("success_rate", summary.get("verification_success_rate"))
-    shown = of(success, judged, "judged")
+    shown = of(success, judged, "judged" + left_out)
     rows.append(("success", shown if verified else f"{shown}: valid answers, not verified"))
     if verified:
         rows.append(("verification errors", summary.get("verification_error_kinds")))
     items = summary.get("verification_pass_at_k_items")
     rows += [
-        (f"pass@{k.rsplit('_', 1)[1]}", of(v, items, "items with every sample judged"))
+        (f"pass@{k.rsplit('_', 1)[1]}", of(v, items, "items with every sample judged" + left_out))
         for k, v in summary.items()
         if PASS_AT_K.match(k)
     ]

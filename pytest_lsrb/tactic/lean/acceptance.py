@@ -14,6 +14,11 @@ An answer is `closed` only when all of these hold, checked in this order:
    (`native_decide`; allowed by the profile's `allow_native_decide`), and no axiom outside
    Lean's three (`propext`, `Classical.choice`, `Quot.sound`) that the target did not already
    depend on (`custom_axiom`). No report at all (`#exit` in the answer) is `axioms_unreported`.
+   `sorryAx` the target reaches through a declaration it names that already depends on it (a
+   lemma proved by sorry in this file or an imported one, decided on the unpatched file, which
+   the answer cannot change) is not the answer's: SorryDB accepts such a proof, and so do we,
+   recording `inherited_sorry` on the closed verdict (`reject_inherited_sorry` in a profile
+   makes it `lean_error`/`inherited_sorry` instead).
 
 When the target declaration keeps other sorries of its own, the verifier replaces them by a
 stand-in axiom (lean/patch.py), so `sorryAx` in the report is still the answer's. Only where
@@ -41,43 +46,75 @@ SORRY_AXIOM: Final = "sorryAx"
 # `native_decide` trusts the compiler: `Lean.ofReduceBool` (and, from Lean 4.2x, `Lean.trustCompiler`
 # plus an auxiliary `..._native.native_decide.ax_N` axiom).
 NATIVE_AXIOMS: Final = frozenset({"Lean.ofReduceBool", "Lean.trustCompiler"})
+# Lean's report (src/Lean/Elab/Print.lean, `printAxiomsOf`): `'{constName}' depends on axioms:
+# [..]` or `'{constName}' does not depend on any axioms`. The name is quoted but not escaped, so
+# `'foo'' depends ...` is the report on `foo'`: the name runs to the last quote before the verb.
 _AXIOM_REPORT: Final = re.compile(
-    r"'(?P<name>[^']+)'\s+(?:depends on axioms:\s*\[(?P<axioms>[^\]]*)\]|does not depend on any axioms)"
+    r"^\s*'(?P<name>.+?)'\s+(?:depends on axioms:\s*\[(?P<axioms>.*)\]|does not depend on any axioms)\s*$",
+    re.S,
 )
+# Lean versions that print the list with `MessageData.ofConstName` shorten each name by the open
+# namespaces (`open Classical` prints `choice`); the axioms a proof can reach that way are these.
+SHORT_AXIOM_NAMES: Final = {
+    "choice": "Classical.choice",
+    "sound": "Quot.sound",
+    "ofReduceBool": "Lean.ofReduceBool",
+    "trustCompiler": "Lean.trustCompiler",
+}
+_LIST_ITEM: Final = re.compile(r"(?:[^,\s«]|«[^»]*»)+")
 
 
 def is_native(axiom: str) -> bool:
     return axiom in NATIVE_AXIOMS or "_native." in axiom or axiom.startswith("_native")
 
 
+def canonical_axiom(name: str) -> str:
+    """An axiom's full name from the name Lean printed (`choice` under `open Classical`, `_root_.`)."""
+    name = name.removeprefix("_root_.")
+    return SHORT_AXIOM_NAMES.get(name, name)
+
+
 def parse_axiom_report(text: str) -> tuple[str, tuple[str, ...]] | None:
     """(declaration, axioms) from `#print axioms` output, or None when `text` is not one.
 
     Lean prints `'foo' depends on axioms: [propext, sorryAx]` (wrapped over lines when long)
-    or `'foo' does not depend on any axioms`.
+    or `'foo' does not depend on any axioms`; the name may be primed (`'foo''`), dotted,
+    guillemet-quoted (`'«a b»'`) or private. Axiom names come back in full (`canonical_axiom`).
     """
-    m = _AXIOM_REPORT.search(text)
+    m = _AXIOM_REPORT.match(text)
     if m is None:
         return None
-    listed = m.group("axioms") or ""
-    return m.group("name"), tuple(a.strip() for a in listed.split(",") if a.strip())
+    listed = " ".join((m.group("axioms") or "").split())
+    return m.group("name"), tuple(canonical_axiom(a) for a in _LIST_ITEM.findall(listed))
 
 
 def axiom_verdict(
-    axioms: Iterable[str], *, allow_native: bool, expected: Iterable[str] = (), sorry_expected: bool = False
+    axioms: Iterable[str],
+    *,
+    allow_native: bool,
+    expected: Iterable[str] = (),
+    sorry_expected: bool = False,
+    inherited: Sequence[str] = (),
+    reject_inherited: bool = False,
 ) -> Verdict | None:
     """The failure the target's axioms show, or None when they are fine.
 
     `expected`: axioms the target already depended on before the answer (a repository's own
-    axioms); `sorry_expected`: the target keeps other sorries, so `sorryAx` is no evidence.
+    axioms); `sorry_expected`: the target keeps other sorries, so `sorryAx` is no evidence;
+    `inherited`: declarations the target names that already depend on `sorryAx` (a lemma
+    proved by sorry, in this file or imported; decided on the baseline): `sorryAx` reached
+    through them is not the answer's, as SorryDB judges, unless `reject_inherited`.
     """
     found = tuple(axioms)
     if SORRY_AXIOM in found and not sorry_expected:
-        return Verdict(
-            "lean_error",
-            "sorry_axiom",
-            "the proof depends on sorryAx (stop, apply?, admit or a lemma proved by sorry)",
-        )
+        if not inherited:
+            return Verdict(
+                "lean_error",
+                "sorry_axiom",
+                "the proof depends on sorryAx (stop, apply?, admit or a lemma proved by sorry)",
+            )
+        if reject_inherited:
+            return Verdict("lean_error", INHERITED_SORRY, _inherited_detail(inherited) + " (rejected)")
     native = [a for a in found if is_native(a)]
     if native and not allow_native:
         return Verdict(
@@ -90,6 +127,19 @@ def axiom_verdict(
     if custom:
         return Verdict("lean_error", "custom_axiom", f"the proof depends on new axioms: {', '.join(custom)}")
     return None
+
+
+INHERITED_SORRY: Final = "inherited_sorry"
+
+
+def _inherited_detail(inherited: Sequence[str]) -> str:
+    shown = ", ".join(inherited[:5]) + (f" and {len(inherited) - 5} more" if len(inherited) > 5 else "")
+    return f"sorryAx reaches the target through {shown}, which already depend on it"
+
+
+def owed_sorry(reports: Iterable[tuple[str, tuple[str, ...]]]) -> tuple[str, ...]:
+    """The declarations among `reports` (name, axioms) that depend on `sorryAx`."""
+    return tuple(dict.fromkeys(name for name, axioms in reports if SORRY_AXIOM in axioms))
 
 
 @dataclass(frozen=True)
@@ -182,6 +232,8 @@ def accept(
     expected_axioms: Iterable[str] = (),
     sorry_expected: bool = False,
     progress_span: tuple[Pos, Pos] | None = None,
+    inherited: Sequence[str] = (),
+    reject_inherited: bool = False,
 ) -> Verdict:
     """The verdict on one answer (see the module docstring for the rule)."""
     probe_msgs = [m for m in messages if probe is not None and _on_line(m, probe.line)]
@@ -209,7 +261,15 @@ def accept(
             "axioms_unreported",
             f"Lean printed no axiom report for {probe.target} after the answer (did it end the file?)",
         )
+    found = reports[0][1]
     failed = axiom_verdict(
-        reports[0][1], allow_native=allow_native, expected=expected_axioms, sorry_expected=sorry_expected
+        found,
+        allow_native=allow_native,
+        expected=expected_axioms,
+        sorry_expected=sorry_expected,
+        inherited=inherited,
+        reject_inherited=reject_inherited,
     )
+    if failed is None and inherited and SORRY_AXIOM in found and not sorry_expected:
+        return Verdict("closed", INHERITED_SORRY, _inherited_detail(inherited))
     return failed or verdict

@@ -13,6 +13,9 @@ profile bounds how many Lean processes run at once.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
+import os
 import re
 import shutil
 import tempfile
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from pytest_lsrb.core.paths import inside, relative_path_problem
+from pytest_lsrb.tactic.lean.modules import SCRATCH_MODULE, ModuleCheck, is_module, split_module
 from pytest_lsrb.tactic.lean.outcome import (
     REPL_PROTOCOL_ERRORS,
     LeanMessage,
@@ -32,7 +36,7 @@ from pytest_lsrb.tactic.lean.outcome import (
     parse_lean_output,
     sorries_from_reply,
 )
-from pytest_lsrb.tactic.lean.process import run_bounded, which
+from pytest_lsrb.tactic.lean.process import ProcessResult, hit_memory_cap, run_bounded, which
 from pytest_lsrb.tactic.lean.repl import (
     ReplClient,
     ReplCrashed,
@@ -129,11 +133,12 @@ class FileBackend:
             return f"the Lake project {self.project} does not exist"
         return None
 
-    def argv(self, file: Path) -> list[str]:
+    def argv(self, file: Path, extra_args: Sequence[str] = ()) -> list[str]:
         """`lake lean FILE -- --json` in a project: Lake builds the file's imports and passes the
         package's `leanOptions`/`moreLeanArgs` (Mathlib: `autoImplicit false`...), which
         `lake env lean` would skip."""
         extra = [f"-DmaxHeartbeats={self.max_heartbeats}"] if self.max_heartbeats else []
+        extra += extra_args
         if self.project is not None:
             return [self.lake_command, "lean", str(file), "--", "--json", *extra]
         return [self.lean_command, "--json", *extra, str(file)]
@@ -142,8 +147,11 @@ class FileBackend:
         problem = relative_path_problem(rel_path)  # the row was checked; this writes a file
         if problem is not None:
             return LeanRun("failed", detail=f"refusing to write {rel_path!r} in a scratch copy: it {problem}")
+        split = split_module(source) if is_module(source) else None
         scratch = Path(tempfile.mkdtemp(prefix="lsrb-lean-", dir=self.scratch_root))
         try:
+            if split is not None:
+                return self._check_module(scratch, split)
             file = inside(scratch, rel_path)
             file.parent.mkdir(parents=True, exist_ok=True)
             file.write_text(source, encoding="utf-8")
@@ -153,6 +161,55 @@ class FileBackend:
                 )
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        return self._run_of(result)
+
+    def _check_module(self, scratch: Path, split: ModuleCheck) -> LeanRun:
+        """A module file (lean/modules.py): compile it to an `.olean` under a scratch module
+        name, then ask a non-module file that imports it; its messages go back on the probe line."""
+        module_file = scratch / "src" / Path(*SCRATCH_MODULE.split(".")).with_suffix(".lean")
+        olean = scratch / "build" / Path(*SCRATCH_MODULE.split(".")).with_suffix(".olean")
+        asking = scratch / "LsrbAsk.lean"
+        module_file.parent.mkdir(parents=True, exist_ok=True)
+        olean.parent.mkdir(parents=True, exist_ok=True)
+        module_file.write_text(split.module_text, encoding="utf-8")
+        asking.write_text(split.probe_text, encoding="utf-8")
+        argv = self.argv(module_file, ["-R", str(scratch / "src"), "-o", str(olean)])
+        with _slot(self.slots):
+            compiled = self._run_of(
+                run_bounded(argv, cwd=self.project, timeout_s=self.timeout_s, memory_mb=self.memory_mb)
+            )
+        if compiled.status != "ok" or compiled.errors:
+            return compiled  # the module's own errors decide; nothing to ask about
+        # the scratch module is found on LEAN_PATH (Lake appends the caller's to its own)
+        env = dict(os.environ)
+        env["LEAN_PATH"] = os.pathsep.join(p for p in (str(scratch / "build"), env.get("LEAN_PATH")) if p)
+        ask_argv = (
+            [self.lake_command, "env", self.lean_command, "--json", str(asking)]
+            if self.project is not None
+            else [self.lean_command, "--json", str(asking)]
+        )
+        with _slot(self.slots):
+            asked = self._run_of(
+                run_bounded(
+                    ask_argv, cwd=self.project, timeout_s=self.timeout_s, memory_mb=self.memory_mb, env=env
+                )
+            )
+        if asked.status != "ok":
+            return dataclasses.replace(asked, detail=f"asking for the module's axioms: {asked.detail}")
+        placed = tuple(
+            LeanMessage(
+                m.severity,
+                (split.probe_line, m.pos[1] if m.pos[0] == split.asked_at else 0),
+                None,
+                m.data,
+            )
+            for m in asked.messages
+        )
+        return dataclasses.replace(
+            compiled, messages=compiled.messages + placed, elapsed_s=compiled.elapsed_s + asked.elapsed_s
+        )
+
+    def _run_of(self, result: ProcessResult) -> LeanRun:
         if result.status == "missing":
             return LeanRun("toolchain_missing", detail=result.detail)
         if result.status != "exited":
@@ -182,12 +239,24 @@ class Transport(Protocol):
 
 
 class LeanInteractTransport:
-    """LeanInteract's `LeanServer` behind the same `send` as `ReplClient`."""
+    """LeanInteract's `LeanServer` behind the same `send` as `ReplClient`.
 
-    def __init__(self, project: Path | None, memory_mb: int | None, lake_command: str) -> None:
+    LeanInteract runs `lake env <REPL checkout>/.lake/build/bin/repl`. Given `repl_dir` (a built
+    REPL checkout: from a profile's `repl_command`, see `local_repl_dir`) it uses that one and
+    builds nothing (`local_repl_path`, `build_repl=False`), so an offline machine never reaches
+    for GitHub; without it LeanInteract clones and builds its own REPL (network needed). What its
+    REPL does wrong ends as ours would: a reply that is not JSON (`JSONDecodeError`) restarts it
+    and is the harness's failure; a death under the memory cap (`memory_mb`, which LeanInteract
+    applies as RLIMIT_AS) whose output says so is `memory_limit`; any other death a crash.
+    """
+
+    def __init__(
+        self, project: Path | None, memory_mb: int | None, lake_command: str, repl_dir: Path | None = None
+    ) -> None:
         self.project = project
         self.memory_mb = memory_mb
         self.lake_command = lake_command
+        self.repl_dir = repl_dir
         self._server: Any = None
 
     def _start(self) -> Any:
@@ -196,6 +265,11 @@ class LeanInteractTransport:
                 from lean_interact import LeanREPLConfig, LeanServer, LocalProject
             except ImportError as exc:  # pragma: no cover - checked by the caller
                 raise ReplMissing(f"LeanInteract is not importable ({exc})") from None
+            local: dict[str, Any] = (
+                {"local_repl_path": str(self.repl_dir), "build_repl": False}
+                if self.repl_dir is not None
+                else {}
+            )
             try:
                 project = (
                     LocalProject(directory=str(self.project), lake_path=self.lake_command, auto_build=False)
@@ -203,11 +277,11 @@ class LeanInteractTransport:
                     else None
                 )
                 config = LeanREPLConfig(
-                    project=project, memory_hard_limit_mb=self.memory_mb, lake_path=self.lake_command
+                    project=project, memory_hard_limit_mb=self.memory_mb, lake_path=self.lake_command, **local
                 )
                 self._server = LeanServer(config)
             except Exception as exc:  # LeanInteract raises many types while setting up
-                raise ReplMissing(f"LeanInteract could not start a REPL: {exc}") from None
+                raise ReplMissing(f"LeanInteract could not start a REPL: {str(exc)[:1000]}") from None
         return self._server
 
     def send(self, request: Mapping[str, Any], *, timeout_s: float) -> dict[str, Any]:
@@ -217,9 +291,20 @@ class LeanInteractTransport:
         except TimeoutError as exc:
             self._server = None
             raise ReplTimeout(str(exc)) from None
+        except json.JSONDecodeError as exc:  # its stream is out of step now: start afresh
+            self.close()
+            raise ReplProtocolError(
+                f"the LeanInteract REPL answered with something not JSON: {str(exc)[:500]}"
+            ) from None
         except (ConnectionAbortedError, ChildProcessError, BrokenPipeError, EOFError) as exc:
-            self._server = None
-            raise ReplCrashed(f"the LeanInteract REPL died: {exc}") from None
+            self.close()
+            said = str(exc)
+            if hit_memory_cap(self.memory_mb, said):
+                raise ReplMemoryLimit(
+                    f"the LeanInteract REPL hit the memory cap of {self.memory_mb} MiB (profile memory_mb): "
+                    f"{said[-1000:]}"
+                ) from None
+            raise ReplCrashed(f"the LeanInteract REPL died: {said[-1000:]}") from None
         if not isinstance(reply, dict):
             raise ReplProtocolError(f"LeanInteract answered {type(reply).__name__}")
         return reply
@@ -229,6 +314,17 @@ class LeanInteractTransport:
             with contextlib.suppress(Exception):
                 self._server.kill()
             self._server = None
+
+
+REPL_BINARY: Final = (".lake", "build", "bin", "repl")
+
+
+def local_repl_dir(repl_command: Sequence[str] | None) -> Path | None:
+    """The REPL checkout a `repl_command` runs (`<dir>/.lake/build/bin/repl`), or None."""
+    if not repl_command:
+        return None
+    exe = Path(repl_command[0]).expanduser()
+    return exe.parents[3] if exe.parts[-4:] == REPL_BINARY else None
 
 
 # The module header: `module`, `prelude`, and imports with the module system's modifiers
@@ -382,7 +478,14 @@ def make_repl_backend(
         missing = None if which(lake_command) else f"`{lake_command}` is not on PATH (no Lean toolchain)"
         if missing is None and not lean_interact_available():
             missing = "LeanInteract is not installed (pip install lean-interact)"
-        transport: Transport = LeanInteractTransport(project, memory_mb, lake_command)
+        repl_dir = local_repl_dir(repl_command)
+        if missing is None and repl_command and repl_dir is None:
+            missing = (
+                "LeanInteract runs a REPL checkout's `.lake/build/bin/repl`; "
+                f"repl_command {repl_command[0]!r} is not one (set it to that path, or "
+                "repl_backend = 'repl' to run it directly)"
+            )
+        transport: Transport = LeanInteractTransport(project, memory_mb, lake_command, repl_dir)
         return ReplBackend(
             transport,
             timeout_s,

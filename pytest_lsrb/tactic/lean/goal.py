@@ -12,8 +12,9 @@ A goal as Lean prints it:
     ⊢ f 0 = g 0                          the target (continued on indented lines)
 
 Restating turns hypotheses into binders of `example`, names with `✝` into `«x✝»` (a legal name
-no user can type by accident), universe names into a `universe` line, and hypotheses from the
-first let-bound one on into `let`/`∀` in the statement, introduced again by `intro`. Goals that
+no user can type by accident), keyword names into `«this»` (lean/keywords.py), universe names
+into a `universe` line, and hypotheses from the first let-bound one on into `let`/`∀` in the
+statement, introduced again by `intro`. Goals that
 cannot be restated faithfully are reported with a reason: `⋯` (an elided proof term),
 metavariables (`?m.5`, `?u.7`), several `⊢` (more than one goal), a `sorry` inside the goal, or a
 goal Lean failed to print.
@@ -25,6 +26,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
+
+from pytest_lsrb.tactic.lean.keywords import quote_name as keyword_quoted
 
 _NAME: Final = r"(?:«[^»\n]+»|[^\s:()\[\]{}⟨⟩,«»⊢]+)"
 _HYP_LINE: Final = re.compile(rf"^(?P<names>{_NAME}(?: {_NAME})*) :(?: (?P<rest>.*))?$")
@@ -129,8 +132,11 @@ class Unrestatable:
 
 
 def quote_name(name: str) -> str:
-    """A hypothesis name as source text: names Lean made inaccessible (`x✝`) go in «»."""
-    return f"«{name}»" if "✝" in name and not name.startswith("«") else name
+    """A hypothesis name as source text: names Lean made inaccessible (`x✝`) and keywords
+    (`this`, which Lean prints bare for the hypothesis `have :` made) go in «»."""
+    if name.startswith("«"):
+        return name
+    return f"«{name}»" if "✝" in name else keyword_quoted(name)
 
 
 def quote_inaccessible(text: str) -> str:

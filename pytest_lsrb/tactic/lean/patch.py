@@ -61,13 +61,19 @@ class Patched:
     line_delta: int  # lines the splice removed (multi-line spans)
     baseline: Baseline
 
+    @property
+    def target_text(self) -> str:
+        """The target declaration as checked, the answer in it."""
+        first, last = self.target_lines
+        return "\n".join(self.text.split("\n")[first - 1 : last])
+
     def moved(self, pos: Pos) -> Pos:
         """Where a baseline position (outside the replaced span) is in the patched copy."""
         start, end = self.baseline.span
         if pos < start or (pos < end and pos[0] != end[0]):
             return pos
-        if pos[0] == end[0]:
-            return (start[0], self.spliced.span[1][1] + (pos[1] - end[1]))
+        if pos[0] == end[0]:  # after the span on its last line: after the replacement's last line
+            return (self.spliced.span[1][0], self.spliced.span[1][1] + (pos[1] - end[1]))
         return (pos[0] - self.line_delta, pos[1])
 
 
@@ -129,7 +135,8 @@ def make_patched(baseline: Baseline, tactic: str, kind: SorryKind | None = None)
     """The baseline with `tactic` spliced over its sorry (raises SpliceError when it cannot be)."""
     start, end = baseline.span
     spliced = splice(baseline.text, start, end, tactic, kind)
-    line_delta = end[0] - start[0]
+    # lines the splice removed: the span's, less those a block answer adds (may be negative)
+    line_delta = (end[0] - start[0]) - (spliced.span[1][0] - spliced.span[0][0])
     probe = None
     if baseline.probe is not None:
         probe = AxiomProbe(baseline.probe.line - line_delta, baseline.probe.target)
@@ -142,3 +149,14 @@ def make_patched(baseline: Baseline, tactic: str, kind: SorryKind | None = None)
         line_delta,
         baseline,
     )
+
+
+def owed_probe(baseline: Baseline, names: tuple[str, ...]) -> str | None:
+    """The unpatched copy with its `#print axioms` line asking about `names` instead of the
+    target (one command after another on that line, so no other position moves): what those
+    declarations depend on is decided there, before any answer. None without a probe line."""
+    if baseline.probe is None or not names:
+        return None
+    lines = baseline.text.split("\n")
+    lines[baseline.probe.line - 1] = " ".join(axiom_probe_line(n) for n in names)
+    return "\n".join(lines)

@@ -54,11 +54,37 @@ _COMMAND_TOKEN: Final = re.compile(
 )
 
 
+# Repositories that build on Lean alone (or on Batteries/Aesop, which `import Mathlib` also
+# brings): the only ones whose goals `auto` restates under the core header.
+CORE_REPOSITORIES: Final = frozenset(
+    {
+        "pytest-lsrb/builtin-goals",  # this suite's own goals (suites/.../lean/BuiltinGoals.lean)
+        "leanprover/lean4",
+        "leanprover/lean4-cli",
+        "leanprover/std4",
+        "leanprover-community/quote4",
+        "deducteam/lean2dk",
+        "frenzymath/jixia",
+    }
+)
+
+
+def _repository(remote: str) -> str:
+    """`owner/name` of a remote URL, lower-cased (`https://github.com/A/B.git` -> `a/b`)."""
+    path = remote.strip().rstrip("/").removesuffix(".git").lower()
+    return "/".join(path.split("/")[-2:])
+
+
 def choose_header(setting: str, goal_text: str, repo_remote: str = "") -> Header:
-    """`core`, `mathlib`, or for `auto`: Mathlib when the repo or the goal's notation needs it."""
+    """`core`, `mathlib`, or for `auto`, decided from the row: Mathlib when the goal's notation
+    needs it or the row's repository is not one of `CORE_REPOSITORIES` (SorryDB's repositories
+    nearly all build on Mathlib, and the core header cannot restate their goals); core for a
+    row without a repository (built-in goals) whose goal needs nothing more."""
     if setting in ("core", "mathlib"):
         return setting  # type: ignore[return-value]
-    if "mathlib" in repo_remote.lower() or _MATHLIB_HINTS.search(goal_text):
+    if _MATHLIB_HINTS.search(goal_text):
+        return "mathlib"
+    if repo_remote.strip() and _repository(repo_remote) not in CORE_REPOSITORIES:
         return "mathlib"
     return "core"
 
@@ -88,16 +114,20 @@ class Script:
         return "\n".join(self.text.split("\n")[self.header_lines :])
 
 
-def _script(restatement: Restatement, header: Header, proof_line: str, max_heartbeats: int | None) -> Script:
+def _script(restatement: Restatement, header: Header, proof: str, max_heartbeats: int | None) -> Script:
+    """`proof` is one line, or a block (a tactic with its nested lines, or a whole proof body
+    for `--lsrb-answer proof`) whose lines keep their indentation relative to the first."""
     imports = list(HEADER_IMPORTS[header])
     options = [OPTIONS_LINE] + ([f"set_option maxHeartbeats {max_heartbeats}"] if max_heartbeats else [])
     lines = [*imports, *options, *restatement.preamble(), ""]
+    proof_lines = proof.split("\n")
     # named, so Lean can report its axioms; `noncomputable def` elaborates as `example` does
-    example = restatement.example_lines([proof_line], head=f"noncomputable def {GOAL_NAME}")
+    example = restatement.example_lines(proof_lines, head=f"noncomputable def {GOAL_NAME}")
     lines += example
     # a restated statement may span several lines: count the text's lines, not the list's items
-    proof_lineno = "\n".join(lines).count("\n") + 1
-    span = ((proof_lineno, 2), (proof_lineno, 2 + len(proof_line)))
+    last_lineno = "\n".join(lines).count("\n") + 1
+    first_lineno = last_lineno - (len(proof_lines) - 1)
+    span = ((first_lineno, 2), (last_lineno, 2 + len(proof_lines[-1])))
     lines += ["", axiom_probe_line(GOAL_NAME)]
     text = "\n".join(lines) + "\n"
     probe = AxiomProbe(text.count("\n"), GOAL_NAME)
@@ -111,6 +141,6 @@ def control_script(restatement: Restatement, header: Header, max_heartbeats: int
 def tactic_script(
     restatement: Restatement, header: Header, tactic: str, max_heartbeats: int | None = None
 ) -> Script:
-    if "\n" in tactic:
-        raise ValueError("a tactic proposal is one line")
-    return _script(restatement, header, tactic.strip(), max_heartbeats)
+    """The goal proved by `tactic`: one line, or a block whose later lines are indented relative
+    to its first (a nested `have ... := by` block, or a whole proof body)."""
+    return _script(restatement, header, tactic.strip("\n").rstrip(), max_heartbeats)

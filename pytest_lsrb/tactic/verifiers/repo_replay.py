@@ -14,6 +14,11 @@
    sorry the answer brings is seen in the target's axioms (lean/patch.py); where that does not
    compile, the baseline is checked again without them.
 
+A file with a `module` header is checked in two runs wherever it is, since Lean refuses
+`#print axioms` in a module: the checked copy is compiled under a scratch module name and a
+non-module file that imports it asks for the axioms (lean/modules.py); the REPL cannot import a
+copy it did not compile, so such files take the file route whatever `replay_method` says.
+
 With `replay_method = "repl"` the lines before the target declaration (imports, module header
 and all) run once as the REPL's first command; the baseline and every sample run from the
 target declaration on in that environment, and the REPL's `sorries` lists are diffed by
@@ -29,12 +34,26 @@ from typing import Any
 
 from pytest_lsrb.core.paths import OutsideError, inside
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
-from pytest_lsrb.tactic.lean.acceptance import accept, parse_axiom_report, sorry_diff, warning_diff
+from pytest_lsrb.tactic.lean.acceptance import (
+    accept,
+    owed_sorry,
+    parse_axiom_report,
+    sorry_diff,
+    warning_diff,
+)
 from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun, lean_interact_available
 from pytest_lsrb.tactic.lean.checkout import CheckoutCache, CheckoutFailure
-from pytest_lsrb.tactic.lean.declaration import prompt_context
+from pytest_lsrb.tactic.lean.declaration import TARGET_NAME, prompt_context, referenced_names
+from pytest_lsrb.tactic.lean.modules import is_module
 from pytest_lsrb.tactic.lean.outcome import Verdict, first_error
-from pytest_lsrb.tactic.lean.patch import STAND_IN, Baseline, Patched, make_baseline, make_patched
+from pytest_lsrb.tactic.lean.patch import (
+    STAND_IN,
+    Baseline,
+    Patched,
+    make_baseline,
+    make_patched,
+    owed_probe,
+)
 from pytest_lsrb.tactic.lean.process import which
 from pytest_lsrb.tactic.lean.replbuild import repl_command
 from pytest_lsrb.tactic.lean.splice import SpliceError
@@ -54,12 +73,14 @@ def default_cache_root(config: VerifierConfig) -> Path:
 
 class RepoReplayVerifier(LeanVerifierBase):
     mode = "repo_replay"
+    kimina_allowed = False  # the server cannot build the row's repository
 
     def __init__(self, config: VerifierConfig) -> None:
         super().__init__(config)
         self.cache_root = default_cache_root(config)
         self._checkouts: dict[tuple[str, str, str], CheckoutCache] = {}
         self._baselines: dict[tuple[Any, ...], tuple[VerificationResult | None, LeanRun | None]] = {}
+        self._owed: dict[tuple[Any, ...], tuple[str, ...]] = {}
 
     def checkout_cache(self, profile: ReplayProfile) -> CheckoutCache:
         key = (str(self.cache_root), profile.git_command, profile.lake_command)
@@ -111,6 +132,10 @@ class RepoReplayVerifier(LeanVerifierBase):
             )
         except CheckoutFailure as failure:
             return result(failure.kind, detail=failure.detail)
+        if profile.replay_method != "file" and _is_module_file(root, row.path):
+            # `#print axioms` is refused in a module: only the file route can ask from a
+            # non-module file that imports the checked copy (lean/modules.py)
+            profile = profile.model_copy(update={"replay_method": "file"})
         if (
             profile.replay_method == "repl"
             and not profile.repl_command
@@ -177,10 +202,56 @@ class RepoReplayVerifier(LeanVerifierBase):
         failed = from_failed_run(run, stage="tactic")
         if failed is not None:
             return failed
-        return from_verdict(self._judge(profile, prepared, patched, baseline, run))
+        verdict = self._judge(profile, prepared, patched, baseline, run)
+        if verdict.subkind == "sorry_axiom" and prepared.probe is not None:
+            # Is the sorryAx the answer's, or owed to a lemma proved by sorry that the target
+            # names? Decided on the unpatched file, which the answer cannot change.
+            exclude = frozenset({prepared.probe.target, TARGET_NAME, STAND_IN})
+            names = referenced_names(tactic, patched.target_text, exclude=exclude)
+            owed = self._owed_sorry(backend, row, prepared, names)
+            if owed:
+                verdict = self._judge(profile, prepared, patched, baseline, run, inherited=owed)
+        return from_verdict(verdict)
+
+    def _owed_sorry(
+        self, backend: LeanBackend, row: TacticRow, prepared: Baseline, names: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """The declarations among `names` that the unpatched file says depend on sorryAx (their
+        full names as Lean prints them); names that are no declaration are Lean's errors, ignored.
+        Asked once per file, declaration and name."""
+        base: tuple[Any, ...] = (
+            id(backend),
+            getattr(backend, "generation", 0),
+            row.repo_remote,
+            row.repo_commit,
+            row.path,
+            prepared.declaration.first_line,
+            prepared.stand_ins,
+        )
+        todo = tuple(n for n in names if (*base, n) not in self._owed)
+        text = owed_probe(prepared, todo)
+        if text is not None and prepared.probe is not None:
+            run = backend.check(text, rel_path=row.path, header_lines=prepared.prefix_lines)
+            if run.status != "ok":  # the environment's trouble: nothing learnt, nothing kept
+                return ()
+            line = [m for m in run.messages if m.pos[0] == prepared.probe.line and not m.is_error]
+            reports = {m.pos[1]: parse_axiom_report(m.data) for m in line}
+            columns = _probe_columns(todo)
+            for name, column in zip(todo, columns, strict=True):
+                report = reports.get(column)
+                key = (*base, name)
+                self._owed[key] = owed_sorry([report]) if report is not None else ()
+        found = (self._owed.get((*base, n), ()) for n in names)
+        return tuple(dict.fromkeys(o for owed in found for o in owed))
 
     def _judge(
-        self, profile: ReplayProfile, prepared: Baseline, patched: Patched, baseline: LeanRun, run: LeanRun
+        self,
+        profile: ReplayProfile,
+        prepared: Baseline,
+        patched: Patched,
+        baseline: LeanRun,
+        run: LeanRun,
+        inherited: tuple[str, ...] = (),
     ) -> Verdict:
         """The acceptance rule (lean/acceptance.py) on the patched run against the baseline's."""
         first, last = patched.target_lines
@@ -223,6 +294,8 @@ class RepoReplayVerifier(LeanVerifierBase):
             expected_axioms=tuple(a for a in expected if a != "sorryAx"),
             sorry_expected=keeps_sorry,
             progress_span=patched.spliced.block,
+            inherited=inherited,
+            reject_inherited=profile.reject_inherited_sorry,
         )
 
     def _baseline(
@@ -267,3 +340,21 @@ class RepoReplayVerifier(LeanVerifierBase):
         entry = (failed, None if failed else run)
         self._baselines[key] = entry
         return entry
+
+
+def _is_module_file(root: Path, rel_path: str) -> bool:
+    """Whether the row's file starts with `module` (unreadable: no; the check says why later)."""
+    try:
+        return is_module(inside(root, rel_path).read_text(encoding="utf-8"))
+    except (OutsideError, OSError, UnicodeDecodeError):
+        return False
+
+
+def _probe_columns(names: tuple[str, ...]) -> list[int]:
+    """Where each `#print axioms NAME` command starts on the line `owed_probe` writes (Lean
+    places each report at its command's `#print` token)."""
+    columns, at = [], 0
+    for name in names:
+        columns.append(at)
+        at += len(f"#print axioms {name}") + 1
+    return columns

@@ -8,10 +8,17 @@
   `{"contains": text, "messages": [{"severity", "data", "at": text, "to_end": bool}]}`; each
   rule whose `contains` occurs in the file emits its messages, placed at the first occurrence
   of `at` (and reaching the end of the file when `to_end`). With no rule matching, a file with
-  `sorry` gets Lean's `declaration uses 'sorry'` warning. A `#print axioms NAME` line gets Lean's
-  report: the `axioms` of the last matching rule that has them, else `[sorryAx]` for a file with
-  `sorry` and `does not depend on any axioms` otherwise. Every call is appended to FAKE_LEAN_LOG
-  (its argv, cwd and the checked file's text).
+  `sorry` gets Lean's `declaration uses 'sorry'` warning. Every `#print axioms NAME` command
+  (several may share a line; each report sits at its own `#print`) gets Lean's report on the
+  declaration NAME resolves to from the current namespace: transitive, as `collectAxioms` is
+  (see the comment at the code; a rule's `axioms` are those of the declaration holding its
+  text), listed in `Name.lt` order, the name printed in full and unescaped (`'t'' ...`);
+  FAKE_LEAN_AXIOM_NAMES=short prints axiom names relative to the file's `open`s, as Leans that
+  use `MessageData.ofConstName` do; `unknown constant 'X'` for a name that is no declaration;
+  in a file that starts with `module`, Lean's refusal instead. FAKE_LEAN_IMPORTED (JSON: full
+  name -> axioms) stands for a repository's built modules; `-o FILE.olean` writes the file's
+  table of axioms, which a later `import` of that module finds on LEAN_PATH. Every call is
+  appended to FAKE_LEAN_LOG (its argv, cwd and the checked file's text).
 - `lake`: `lake env CMD...` runs CMD, `lake lean FILE -- ARGS` runs `lean ARGS FILE`;
   `lake build` / `lake exe cache get` are logged to FAKE_LAKE_LOG and exit with
   FAKE_LAKE_BUILD_RC (default 0).
@@ -89,6 +96,8 @@ for rule in json.loads(os.environ.get("FAKE_LEAN_RULES", "[]")):
         emitted.append({"severity": m["severity"], "pos": {"line": line, "column": col},
                         "endPos": {"line": eline, "column": ecol}, "fileName": path,
                         "data": m["data"], "keepFullRange": False, "caption": ""})
+# Lean's addDecl (src/Lean/AddDecl.lean): `logWarning "declaration uses 'sorry'"` when the
+# declaration holds a sorry and no error was logged (one warning per declaration).
 if not emitted and "sorry" in text:
     for kw in ("example", "theorem", "lemma", "def"):
         if kw in text:
@@ -97,22 +106,140 @@ if not emitted and "sorry" in text:
                             "endPos": {"line": line, "column": col + len(kw)}, "fileName": path,
                             "data": "declaration uses 'sorry'"})
             break
-axioms = None
-for rule in json.loads(os.environ.get("FAKE_LEAN_RULES", "[]")):
-    if rule["contains"] in text and "axioms" in rule:
-        axioms = rule["axioms"]
+# -- `#print axioms`: what Lean's `printAxiomsOf` (src/Lean/Elab/Print.lean) reports --------
+# `collectAxioms` walks the constant's value and every constant it uses, so the axioms are
+# transitive: a theorem that uses a lemma proved by `sorry` depends on `sorryAx` too. Here each
+# declaration of the file (keyword at column 0, up to the next command) depends directly on
+# `sorryAx` when its text (comments and strings skipped) holds `sorry`/`admit`/`stop`/`apply?`, on
+# `Lean.ofReduceBool` for `native_decide`, on an `axiom` it names; a rule's `axioms` replace the
+# direct ones of the declaration holding the rule's text (of every declaration when none holds
+# it). Declarations it names add theirs: this file's, those of FAKE_LEAN_IMPORTED (JSON: full
+# name -> axioms, a repository's built modules) and those of an `import`ed module compiled by this
+# fake with `-o` (found on LEAN_PATH). `set_option debug.skipKernelTC true in` before
+# `decide +kernel` adds nothing: Lean adds the auxiliary lemma without the kernel's check
+# (`addDecl`, src/Lean/AddDecl.lean) and `#print axioms` cannot see the bypass, so the report is
+# clean, as real Lean's is.
+import functools, re
+COMMENT_OR_STRING = re.compile(r"/-.*?-/|--[^\n]*|\"(?:[^\"\\\n]|\\.)*\"", re.S)
+DECL = re.compile(r"^(?:@\[[^\]]*\]\s*)*"
+                  r"(?:(?:private|protected|noncomputable|partial|unsafe|nonrec|public|meta)\s+)*"
+                  r"(theorem|lemma|def|abbrev|instance|opaque|axiom|structure|inductive|class)\s+([^\s:({\[⦃]+)")
+CONTINUES = re.compile(r"^(?:\||--|/-|where\b|deriving\b|termination_by\b|decreasing_by\b|[)\]}⟩])")
+PROBE = re.compile(r"#print\s+axioms\s+(\S+)")
+is_module = next((l.strip() for l in lines if l.strip() and not l.strip().startswith("--")), "") == "module"
+
+def name_cmp(a, b):  # Lean's Name.cmp: prefixes first, then the last component
+    if not a or not b:
+        return (len(a) > 0) - (len(b) > 0)
+    head = name_cmp(a[:-1], b[:-1])
+    return head if head else (a[-1] > b[-1]) - (a[-1] < b[-1])
+
+def ordered(axioms):
+    return sorted(set(axioms), key=functools.cmp_to_key(lambda x, y: name_cmp(x.split("."), y.split("."))))
+
+known = dict(json.loads(os.environ.get("FAKE_LEAN_IMPORTED", "{}")))
+for line in lines:
+    m = re.match(r"^(?:public\s+)?(?:meta\s+)?import\s+(?:all\s+)?(\S+)", line)
+    if m:
+        for folder in os.environ.get("LEAN_PATH", "").split(os.pathsep):
+            olean = os.path.join(folder, *m.group(1).split(".")) + ".olean"
+            if folder and os.path.isfile(olean):
+                known.update(json.load(open(olean, encoding="utf-8")))
+rule_axioms = [r for r in json.loads(os.environ.get("FAKE_LEAN_RULES", "[]"))
+               if r["contains"] in text and "axioms" in r]
+decls = []  # [full name, first line, last line, text]
+namespaces = []
+for i, line in enumerate(lines):
+    ns = re.match(r"^namespace\s+(\S+)", line)
+    if ns:
+        namespaces.append(ns.group(1))
+    elif re.match(r"^end\b", line) and namespaces and line.split()[1:] == [namespaces[-1]]:
+        namespaces.pop()
+    m = DECL.match(line)
+    if m is None:
+        continue
+    short = re.sub(r"\.\{[^}]*\}$", "", m.group(2))
+    full = short[len("_root_."):] if short.startswith("_root_.") else ".".join([*namespaces, short])
+    last = i
+    for j in range(i + 1, len(lines)):
+        if lines[j].strip() and not lines[j][0].isspace() and not CONTINUES.match(lines[j]):
+            break
+        last = j
+    decls.append([full, i, last, "\n".join(lines[i:last + 1]), m.group(1)])
+offsets = [sum(len(l) + 1 for l in lines[:d[1]]) for d in decls]
+table = {}
+for k, (full, first, last, body, kw) in enumerate(decls):
+    bare = COMMENT_OR_STRING.sub(" ", body)
+    own = [r["axioms"] for r in rule_axioms
+           if offsets[k] <= text.index(r["contains"]) < offsets[k] + len(body)
+           or not any(o <= text.index(r["contains"]) < o + len(d[3]) for o, d in zip(offsets, decls))]
+    if own:
+        found = set(own[-1])
+    elif kw == "axiom":
+        found = {full}
+    else:
+        found = set()
+        if re.search(r"(?<![\w.'])(?:sorry|admit|stop|apply\?)(?![\w'])", bare):
+            found.add("sorryAx")
+        if "native_decide" in bare:
+            found.add("Lean.ofReduceBool")
+    head = bare.split(":=", 1)[0] if kw != "axiom" else ""
+    for other, axioms in [*((d[0], table[d[0]]) for d in decls[:k]), *known.items()]:
+        tail = other.split(".")[-1]
+        if re.search(r"(?<![\w'])(?:" + re.escape(other) + "|" + re.escape(tail) + r")(?![\w'])", bare):
+            found.update(axioms)
+    table[full] = ordered(found)
+short_names = os.environ.get("FAKE_LEAN_AXIOM_NAMES") == "short"
+opened = {n for l in lines if l.startswith("open ") and not l.rstrip().endswith(" in") for n in l.split()[1:]}
+
+def shown(axiom):
+    # Lean versions that print the list with `MessageData.ofConstName` shorten by the `open`s
+    head, _, last = axiom.rpartition(".")
+    return last if short_names and head in opened else axiom
+
+def resolve(name, line_no):
+    name = name[len("_root_."):] if name.startswith("_root_.") else name
+    visible = {d[0] for d in decls if d[1] < line_no} | set(known)
+    current = []
+    for l in lines[:line_no]:
+        ns = re.match(r"^namespace\s+(\S+)", l)
+        if ns:
+            current.append(ns.group(1))
+        elif re.match(r"^end\b", l) and current and l.split()[1:] == [current[-1]]:
+            current.pop()
+    for depth in range(len(current), -1, -1):
+        candidate = ".".join([*current[:depth], name])
+        if candidate in visible:
+            return candidate
+    return None
+
 for i, line in enumerate(lines):
     if "#exit" in line:
         break  # Lean stops reading the file there
-    if not line.startswith("#print axioms "):
+    if not line.startswith("#print"):
         continue
-    name = line[len("#print axioms "):].strip()
-    found = axioms if axioms is not None else (["sorryAx"] if "sorry" in text else [])
-    data = (f"'{name}' depends on axioms: [{', '.join(found)}]" if found
-            else f"'{name}' does not depend on any axioms")
-    emitted.append({"severity": "information", "pos": {"line": i + 1, "column": 0},
-                    "endPos": {"line": i + 1, "column": 13}, "fileName": path, "data": data,
-                    "keepFullRange": False, "caption": ""})
+    for m in PROBE.finditer(line):
+        col = m.start()
+        where = {"pos": {"line": i + 1, "column": col}, "endPos": {"line": i + 1, "column": col + 6},
+                 "fileName": path, "keepFullRange": False, "caption": ""}
+        if is_module:  # elabPrintAxioms, src/Lean/Elab/Print.lean
+            emitted.append({"severity": "error", **where, "data": "cannot use `#print axioms` in a `module`; "
+                            "consider temporarily removing the `module` header or placing the command "
+                            "in a separate file"})
+            continue
+        full = resolve(m.group(1), i)
+        if full is None:  # throwUnknownConstant, src/Lean/Exception.lean
+            emitted.append({"severity": "error", **where, "data": f"unknown constant '{m.group(1)}'"})
+            continue
+        found = table.get(full, known.get(full, []))
+        data = (f"'{full}' depends on axioms: [{', '.join(shown(a) for a in found)}]" if found
+                else f"'{full}' does not depend on any axioms")
+        emitted.append({"severity": "information", **where, "data": data})
+if "-o" in sys.argv and not any(m["severity"] == "error" for m in emitted):
+    olean = sys.argv[sys.argv.index("-o") + 1]  # what a later `import` of this module reads
+    os.makedirs(os.path.dirname(olean), exist_ok=True)
+    with open(olean, "w", encoding="utf-8") as fh:
+        json.dump(table, fh)
 for m in emitted:
     print(json.dumps(m, ensure_ascii=False))
 sys.exit(1 if any(m["severity"] == "error" for m in emitted) else 0)
