@@ -16,6 +16,7 @@ from pytest_lsrb.adapters.mock import MockAdapter
 from pytest_lsrb.equations import EquationError
 from pytest_lsrb.equations.ir import Num, Op, Var
 from pytest_lsrb.srbench.data.problem import Problem, output_first
+from pytest_lsrb.srbench.methods.base import DiscoveryResult
 from pytest_lsrb.srbench.methods.evolution import Evolution, EvolutionConfig, Member, select_best
 from pytest_lsrb.srbench.methods.expression_tree import admissible, read_expression, render, size
 from pytest_lsrb.srbench.methods.lasr import PROMPTS, LaSRConfig, LaSRRun, fill_list, read_list
@@ -100,11 +101,11 @@ def test_constraints_follow_llm_srbench_lasr_config() -> None:
     assert not admissible(Op("exp", (Op("log", (x,)),)), 30)
     assert not admissible(Op("sqrt", (Op("sqrt", (x,)),)), 30)
     assert admissible(Op("exp", (Op("sin", (x,)),)), 30)
-    deep = x
+    deep: Op | Var = x
     for _ in range(15):
         deep = Op("add", (deep, x))
     assert size(deep) == 31 and not admissible(deep, 30)
-    eleven = x
+    eleven: Op | Var = x
     for _ in range(5):
         eleven = Op("add", (eleven, x))
     assert size(eleven) == 11 and not admissible(Op("sin", (eleven,)), 30)  # sin's argument <= 10
@@ -133,27 +134,27 @@ def test_evolution_finds_a_planted_law_and_is_reproducible() -> None:
 # -- whole runs on the mock adapter ---------------------------------------------------------------
 
 
-def run(seed: int, **kw: object) -> object:
+def run(seed: int, **kw: object) -> DiscoveryResult:
     evolution = EvolutionConfig(iterations=3, populations=2, cycles=8)
-    config = LaSRConfig(evolution=evolution, **kw)  # type: ignore[arg-type]
+    config = LaSRConfig(evolution=evolution, **kw)
     return LaSRRun(problem(), MockAdapter(AdapterConfig()), SamplingConfig(), seed, config).run()
 
 
 def test_mock_run_is_reproducible_and_uses_the_model() -> None:
     a, b = run(3, llm_weight=0.05), run(3, llm_weight=0.05)
-    assert a.equation() == b.equation() and a.model_calls == b.model_calls  # type: ignore[attr-defined]
-    calls = a.extra["llm_calls_by_kind"]  # type: ignore[attr-defined]
+    assert a.equation() == b.equation() and a.model_calls == b.model_calls
+    calls = a.extra["llm_calls_by_kind"]
     assert calls["concepts"] == 3  # one concept call per iteration
-    assert sum(calls.values()) == a.model_calls  # type: ignore[attr-defined]
-    assert a.extra["llm_used_by_kind"].get("concepts") == 3  # type: ignore[attr-defined]
+    assert sum(calls.values()) == a.model_calls
+    assert a.extra["llm_used_by_kind"].get("concepts") == 3
     assert a.extra["concepts"]  # the library grew from the mock's ideas
-    assert math.isfinite(a.train_nmse)  # type: ignore[attr-defined]
+    assert math.isfinite(a.train_nmse)
 
 
 def test_budget_caps_model_calls() -> None:
     result = run(4, llm_weight=0.5, budget=2)
-    assert result.model_calls == 2  # type: ignore[attr-defined]
-    assert result.found  # type: ignore[attr-defined]
+    assert result.model_calls == 2
+    assert result.found
 
 
 def _all(node: object) -> list[object]:

@@ -21,13 +21,13 @@ TRIG = "m*sqrt(1 - v**2/c**2) + sin(4*(4*(m+v+c)))**2 + cos(4*(4*(m+v+c)))**2 - 
 
 
 @pytest.fixture(scope="module")
-def relativistic_mass():  # type: ignore[no-untyped-def]
+def relativistic_mass():
     problem = next(p for p in load_problems(INDEX) if p.name.startswith("gen-I.10.7"))
     assert problem.expression == "m*sqrt(1 - v**2/c**2)"
     return problem
 
 
-def result_for(problem, text: str) -> DiscoveryResult:  # type: ignore[no-untyped-def]
+def result_for(problem, text: str) -> DiscoveryResult:
     program = parse_expression(text, problem.inputs, free_params=True)
     return DiscoveryResult(
         program=program,
@@ -38,7 +38,7 @@ def result_for(problem, text: str) -> DiscoveryResult:  # type: ignore[no-untype
     )
 
 
-def test_the_trig_heavy_answer_is_undecided_within_its_budget(relativistic_mass) -> None:  # type: ignore[no-untyped-def]
+def test_the_trig_heavy_answer_is_undecided_within_its_budget(relativistic_mass) -> None:
     fields = score(
         relativistic_mass,
         result_for(relativistic_mass, TRIG),
@@ -49,7 +49,7 @@ def test_the_trig_heavy_answer_is_undecided_within_its_budget(relativistic_mass)
     assert fields["acc_tau_id"] is True and fields["verification_outcome"] == "accurate"
 
 
-def test_ordinary_answers_keep_their_verdicts(relativistic_mass) -> None:  # type: ignore[no-untyped-def]
+def test_ordinary_answers_keep_their_verdicts(relativistic_mass) -> None:
     same = score(relativistic_mass, result_for(relativistic_mass, "m*sqrt(1 - v**2/c**2)"))
     other = score(relativistic_mass, result_for(relativistic_mass, "m*v/c"))
     assert (same["symbolic_match"], same["symbolic_method"]) == (True, "structure")
@@ -65,7 +65,7 @@ def test_the_discovery_time_limit_also_caps_the_check() -> None:
     assert judge_budget({"sr_judge_time_limit": 60.0, "sr_time_limit": 10.0}, started).time_s == MIN_JUDGE_S
 
 
-def test_a_run_with_the_trig_answer_finishes_with_an_undecided_verdict(run_suite) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_with_the_trig_answer_finishes_with_an_undecided_verdict(run_suite) -> None:
     """Through pytest, like a user: the model (a local Ollama-speaking server) answers the trig
     form; with --lsrb-sr-time-limit 3 the attempt ends, its verdict recorded as undecided."""
     import sys
