@@ -28,9 +28,11 @@ from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.option_table import add_options
 from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import deep_load_scheduler
-from pytest_lsrb.session import cases
+from pytest_lsrb.session import cases, xdist
+from pytest_lsrb.session.base import LsrbSession
+from pytest_lsrb.session.controller import ControllerSession
 from pytest_lsrb.session.pending import PendingAttempt
-from pytest_lsrb.session.state import LsrbSession
+from pytest_lsrb.session.worker import WorkerSession
 
 if TYPE_CHECKING:
     from pytest_lsrb.adapters.base import Adapter
@@ -41,7 +43,8 @@ PLUGIN_NAME = "lsrb-session"  # the per-process LsrbSession is registered under 
 
 
 class SessionHooks:
-    """The hooks of one process's session, each handing its work to that process's `LsrbSession`.
+    """The hooks of one process's session, each handing its work to that process's `LsrbSession`
+    (an xdist worker's `WorkerSession`; the controller's `ControllerSession` has `ControllerHooks`).
 
     Registered per process in `pytest_configure` beside the state (not as module-level hooks), so
     their order among other plugins' hooks (xdist's, junitxml's) is the one the run relies on.
@@ -60,15 +63,8 @@ class SessionHooks:
         if run is None:
             return
         session.config.pluginmanager.register(AttemptSetup(self.state), PLUGIN_NAME + "-setup")
-        if not self.state.is_worker:
-            self.state.open_run(run)
-        else:
-            self.state.start_worker(run)
+        self.state.start(run)
         self.state.heap.freeze()  # the rows and cases live until the session ends (session.heap)
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        self.state.node_collected(ids)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collection(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -90,15 +86,35 @@ class SessionHooks:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.state.collected(session)
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.state.report_made()
-
     def pytest_runtest_logfinish(self) -> None:
         self.state.heap.test_finished()
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: the gate is a case in it
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.state.finish(session)
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str] | None:
+        if self.state.run is None:
+            return None
+        from pytest_lsrb.session.terminal import header_lines
+
+        return header_lines(self.state.run)
+
+
+class ControllerHooks(SessionHooks):
+    """The controller's hooks besides the common ones: xdist's about its workers, each report,
+    and the end-of-run terminal summary."""
+
+    def __init__(self, state: ControllerSession) -> None:
+        super().__init__(state)
+        self.state: ControllerSession = state
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.state.node_collected(ids)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.state.report_made()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -115,13 +131,6 @@ class SessionHooks:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         self.state.write_terminal_summary(terminalreporter)
-
-    def pytest_report_header(self, config: pytest.Config) -> list[str] | None:
-        if self.state.run is None:
-            return None
-        from pytest_lsrb.session.terminal import header_lines
-
-        return header_lines(self.state.run)
 
 
 class AttemptSetup:
@@ -151,9 +160,7 @@ class AttemptSetup:
         runner = self.session.runner
         if runner is None:
             raise RuntimeError("the lsrb_runner fixture did not run for this test")
-        if self.session.is_worker:
-            self.session.catch_up(runner)
-        slot.attempt = cases.run_attempt(self.session, item, slot.case, runner)
+        slot.attempt = self.session.run_attempt(item, slot.case, runner)
         return result
 
 
@@ -172,9 +179,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    session = LsrbSession(config)
+    session: LsrbSession
+    hooks: SessionHooks
+    if xdist.is_worker(config):
+        session = WorkerSession(config)
+        hooks = SessionHooks(session)
+    else:
+        session = controller = ControllerSession(config)
+        hooks = ControllerHooks(controller)
     config.pluginmanager.register(session, PLUGIN_NAME)
-    config.pluginmanager.register(SessionHooks(session), PLUGIN_NAME + "-hooks")
+    config.pluginmanager.register(hooks, PLUGIN_NAME + "-hooks")
     # Cleanups run last-in first-out: registered before the other plugins' (tryfirst), this one
     # runs after pytest's own end-of-session garbage collections.
     config.add_cleanup(session.heap.thaw)
@@ -263,6 +277,4 @@ def lsrb_attempt(request: pytest.FixtureRequest, lsrb_case: Case[SelectableRow])
     """
     session = _session(request.config)
     lsrb_runner: Runner = session.runner or request.getfixturevalue("lsrb_runner")
-    if session.is_worker:
-        session.catch_up(lsrb_runner)
-    return cases.run_attempt(session, request.node, lsrb_case, lsrb_runner)
+    return session.run_attempt(request.node, lsrb_case, lsrb_runner)

@@ -70,3 +70,12 @@ class Scripted:
 def lsrb_adapter():
     return Scripted()
 """
+
+
+def mock_config(mock_answer: Callable[..., str]) -> Any:
+    """The mock adapter's `AdapterConfig` as a run of a task builds it: answering with that task's
+    `mock_answer` (`engine.task.mock_answers`)."""
+    from pytest_lsrb.adapters.base import AdapterConfig
+    from pytest_lsrb.engine.task import mock_answers
+
+    return AdapterConfig(name="mock", answers=mock_answers(mock_answer))

@@ -56,10 +56,6 @@ SRBENCH_UP: frozenset[tuple[str, str]] = frozenset(
         ("pytest_lsrb.srbench.options", "pytest_lsrb.srbench.scoring.metrics"),
     }
 )
-# Type-only cycles not yet ended (issue #28's session split ends this one); the set only shrinks.
-TYPE_ONLY_CYCLES: frozenset[frozenset[str]] = frozenset(
-    {frozenset({"pytest_lsrb.session.cases", "pytest_lsrb.session.state"})}
-)
 # `from pytest_lsrb import __version__` names the package, not a layer.
 VERSION_ONLY = "pytest_lsrb"
 
@@ -200,7 +196,7 @@ def test_cycles_finds_a_cycle_and_only_the_cycle() -> None:
 
 
 def test_no_import_cycle_not_even_a_type_only_one() -> None:
-    assert cycles(import_graph(type_checking=True)) == TYPE_ONLY_CYCLES
+    assert cycles(import_graph(type_checking=True)) == set()
 
 
 def test_no_module_level_import_cycle() -> None:
@@ -220,6 +216,24 @@ def test_no_module_level_import_cycle() -> None:
     for module in sorted(graph):
         if module not in state:
             assert visit(module, []) is None
+
+
+def test_the_adapters_reach_no_task() -> None:
+    """The mock adapter takes its answers from its caller (issue #28): no adapter loads a task,
+    neither by import nor through the task registry or a module's name in a string."""
+    above = {name for names in LAYERS[layer("pytest_lsrb.adapters") + 1 :] for name in names}
+    wrong = []
+    for module, tree in sources().items():
+        if part_of(module) != "adapters":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "pytest_lsrb.core.registry":
+                wrong += [f"{module} imports {a.name}" for a in node.names if a.name == "TASKS"]
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                named = node.value.split(":")[0]
+                if named.startswith("pytest_lsrb.") and part_of(named) in above:
+                    wrong.append(f"{module} names {node.value}")
+    assert wrong == []
 
 
 def test_the_public_api_names_resolve() -> None:

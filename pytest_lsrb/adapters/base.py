@@ -7,7 +7,7 @@ never takes the run down. Provider wire formats stay inside each adapter module.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -37,8 +37,8 @@ class GenerationRequest:
     messages: tuple[Message, ...]
     seed: int
     sampling: SamplingConfig
-    # Which task asks, and its structured context. Real adapters ignore both; the mock adapter
-    # uses them to answer like a plausible local baseline without parsing the prompt.
+    # Which task asks, and its structured context. Real adapters ignore both; the mock adapter's
+    # answers (the task's baseline) use them to answer plausibly without parsing the prompt.
     task: str = ""
     context: Mapping[str, Any] = field(default_factory=dict)
 
@@ -81,6 +81,11 @@ class GenerationResult:
         )
 
 
+# The mock adapter's answers: the text a model would write for a request, from whoever builds the
+# adapter (httpx's `MockTransport(handler)`); a run passes its task's (`engine.task.mock_answers`).
+MockAnswers = Callable[[GenerationRequest], str]
+
+
 @dataclass(frozen=True)
 class AdapterConfig:
     """What the user chose on the command line; each adapter reads the fields it needs."""
@@ -99,6 +104,8 @@ class AdapterConfig:
     # Backoff between retries of transient errors: base * 2**n seconds, capped.
     backoff_base_s: float = 0.5
     backoff_max_s: float = 20.0
+    # The mock adapter's answers (the others ignore it); not a choice of the user, so not compared.
+    answers: MockAnswers | None = field(default=None, compare=False, repr=False)
 
 
 @runtime_checkable

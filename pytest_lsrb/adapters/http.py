@@ -7,10 +7,11 @@ honours `Retry-After` and `retry-after-ms`. Quota and auth errors are never retr
 one stops the endpoint, so calls already queued return at once without being sent.
 
 Secrets: the API key lives only in the client's default headers (httpx masks `Authorization` in
-its reprs). Every response is redacted before anything reads it: the raw body (for error
-messages) and every string of the parsed JSON (for the answer), each in every form a key can take
-(core.redaction), and only then cut to length, so a server that echoes the key gets it stored
-nowhere.
+its reprs) and goes to this endpoint's origin only: redirects are never followed (a 3xx is a
+`client_error`). Every response is redacted before anything reads it: the raw body (for error
+messages) and every string of the parsed JSON (for the answer), each in every form any key of the
+run can take (core.redaction.RUN_KEYS), and only then cut to length, so a server that echoes a key
+gets it stored nowhere. The HTTP reason phrase is never read.
 
 What counts as an answer: a 2xx JSON body of the protocol's success shape. Anything else (a
 truncated or HTML body, `200 {"error": ...}`, a body without the answer's fields) is the server's
@@ -38,7 +39,7 @@ import httpx
 from pytest_lsrb.adapters.base import GenerationResult
 from pytest_lsrb.adapters.concurrency import AdaptiveLimit
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, RETRYABLE_GENERATION_KINDS
-from pytest_lsrb.core.redaction import Secrets, strip_userinfo
+from pytest_lsrb.core.redaction import RUN_KEYS, register_key, strip_userinfo
 from pytest_lsrb.core.seeds import stable_hash
 
 log = logging.getLogger("pytest_lsrb.http")
@@ -217,10 +218,12 @@ class HttpEndpoint:
         self.base_url = normalize_base_url(base_url)
         # Requests in flight at once: --lsrb-concurrency, adapted to the server (adapters.concurrency).
         self.limit = AdaptiveLimit(in_flight or max(1, pool_size))
-        self.shown_url = strip_userinfo(self.base_url)  # safe to print and record
         self.retry = retry
         self.timeout_s = timeout_s
-        self._secrets = Secrets([api_key, urlsplit(self.base_url).password])
+        # This endpoint's key and every other key of the run: a server may echo any it learnt.
+        register_key(api_key, urlsplit(self.base_url).password)
+        # safe to print and record: no `user:password@`, no key anywhere else in it (`?key=...`)
+        self.shown_url = RUN_KEYS.redact(strip_userinfo(self.base_url))
         all_headers = {"Accept": "application/json", "User-Agent": "pytest-lsrb", **(headers or {})}
         if api_key:
             all_headers["Authorization"] = f"Bearer {api_key}"
@@ -260,7 +263,7 @@ class HttpEndpoint:
                 "bad_response", clip(f"not JSON ({exc}); the body starts {text[:80]!r}"), status=status
             )
         try:
-            return parse(self._secrets.redact_tree(data))
+            return parse(RUN_KEYS.secrets().redact_tree(data))
         except ResponseError as exc:
             return Failure(exc.kind, clip(self.redact(str(exc))), status=status)
 
@@ -305,8 +308,10 @@ class HttpEndpoint:
         parse: Callable[[Any], T],
         seed: int,
         max_retries: int | None = None,
+        retry_kinds: frozenset[str] = RETRYABLE_GENERATION_KINDS,
     ) -> Outcome[T]:
-        """Send until success, a non-retryable failure, or the retry cap; never raises."""
+        """Send until success, a non-retryable failure (a kind not in `retry_kinds`), or the
+        retry cap; never raises."""
         retries = self.retry.max_retries if max_retries is None else max_retries
         rng = random.Random(stable_hash("backoff", seed))  # deterministic jitter per attempt
         start = time.perf_counter()
@@ -333,7 +338,7 @@ class HttpEndpoint:
                 return self._outcome(result, None, sent, start)
             if result.kind in FATAL_GENERATION_KINDS:
                 return self._outcome(None, result, sent, start)
-            if result.kind not in RETRYABLE_GENERATION_KINDS or sent > retries:
+            if result.kind not in retry_kinds or sent > retries:
                 return self._outcome(None, result, sent, start)
             wait = self.retry.delay(sent - 1, result.retry_after_s, rng)
             log.info(
@@ -372,7 +377,7 @@ class HttpEndpoint:
         return None
 
     def redact(self, text: str) -> str:
-        return self._secrets.redact(text)
+        return RUN_KEYS.redact(text)
 
     def close(self) -> None:
         """Wake threads waiting to retry, then close the pool (idempotent)."""

@@ -1,25 +1,24 @@
 """The mock adapter: a deterministic local baseline, no server needed.
 
-It asks the task how a plausible baseline would answer (`Task.mock_answer`), so every suite gets
-sensible offline behaviour without the mock knowing about any of them. The task sees the request's
-context plus, under `prompt`, the text of its messages: what a real model would read.
+Its answers come from whoever builds it (`AdapterConfig.answers`: a request in, the text a model
+would write out; httpx's `MockTransport(handler)`, inspect_ai's `MockLLM(custom_outputs)`). A run
+gives it its task's baseline (`engine.task.mock_answers`), so every suite gets sensible offline
+behaviour while the adapter layer knows none of them.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
-from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult
-from pytest_lsrb.core.registry import TASKS, load_class
+from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult, MockAnswers
+from pytest_lsrb.core.errors import LsrbUsageError
 
-
-@cache
-def _task(name: str) -> Any:
-    """The task named in a request (the registry's string, loaded lazily: no import up a layer)."""
-    return load_class(TASKS, name, what="task", where="the mock adapter")()
+NO_ANSWERS = (
+    "the mock adapter was given no answers: build it with AdapterConfig(answers=...), a function "
+    "from a request to the text to answer (a run passes its task's, engine.task.mock_answers)."
+)
 
 
 class MockAdapter:
@@ -30,14 +29,17 @@ class MockAdapter:
 
     def __init__(self, config: AdapterConfig) -> None:
         self.model = config.model or "mock-baseline-v1"
+        self.answers: MockAnswers | None = config.answers
 
     def check(self) -> None:
-        return None
+        if self.answers is None:
+            raise LsrbUsageError(NO_ANSWERS)
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
         start = time.perf_counter()
-        prompt = "\n\n".join(m.content for m in request.messages)
-        text = _task(request.task).mock_answer({**request.context, "prompt": prompt}, request.seed)
+        if self.answers is None:
+            raise LsrbUsageError(NO_ANSWERS)
+        text = self.answers(request)
         return GenerationResult(text=text, latency_ms=(time.perf_counter() - start) * 1000.0)
 
     def identity(self) -> Mapping[str, Any]:

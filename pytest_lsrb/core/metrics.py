@@ -7,6 +7,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 
+def finite_float(value: float) -> float | None:
+    """`value` as a float, or None where it is NaN or infinite (a record's JSON has neither)."""
+    return float(value) if math.isfinite(value) else None
+
+
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k for one item with `n` samples of which `c` passed (Chen et al., 2021).
 

@@ -4,13 +4,21 @@ A key can come back from a server in more spellings than its own: URL-encoded (a
 echoes the request line), or inside base64 (an echoed `Authorization: Basic` header, where the key
 follows `user:` at any byte offset). `Secrets` knows every such form of every key and replaces
 them all; callers redact a text *before* they cut it to length, so no prefix of a key survives a
-cut either.
+cut either. A key split by control or invisible characters (`sk-ab\x00cd`, `sk-ab\\r\\ncd` as JSON or
+a repr writes them) is still the key: each form matches with such characters between its letters.
+
+`RUN_KEYS` holds every key this process sends anywhere (the model's, the judge's, a Kimina
+server's): whoever reads a key from the environment registers it, every endpoint redacts what it
+receives with all of them, and the first registration makes every log record redacted too
+(`logging.setLogRecordFactory`: any logger, any level, any handler, tracebacks included).
 """
 
 from __future__ import annotations
 
 import base64
+import logging
 import re
+import threading
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
@@ -19,6 +27,17 @@ MASK = "***"
 # Shorter base64 fragments than this could match ordinary text; a key's own spelling is always
 # redacted, whatever its length.
 MIN_FORM = 8
+# What may stand between two letters of a key that is still the key: C0/C1 controls, soft hyphen,
+# zero-width and bidi marks, BOM, and their escaped spellings in JSON or a Python repr.
+_SPLIT = (
+    r"(?:[\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]"
+    r"|\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|[rnt0abfv]))*"
+)
+
+
+def _split_tolerant(form: str) -> str:
+    """A pattern for `form` that also matches it with control characters between its letters."""
+    return _SPLIT.join(re.escape(c) for c in form)
 
 
 def _base64_cores(raw: bytes) -> set[str]:
@@ -54,7 +73,7 @@ class Secrets:
                 forms |= secret_forms(secret)
         # Longest first, so a form that contains another is replaced whole.
         ordered = sorted(forms, key=lambda f: (-len(f), f))
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self._pattern = re.compile("|".join(map(_split_tolerant, ordered))) if ordered else None
 
     def __bool__(self) -> bool:
         return self._pattern is not None
@@ -75,6 +94,70 @@ class Secrets:
         if isinstance(value, dict):
             return {self.redact(str(k)): self.redact_tree(v) for k, v in value.items()}
         return value
+
+
+class KeyRing:
+    """Every key this process holds (thread-safe); `secrets()` redacts all their forms."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._keys: frozenset[str] = frozenset()
+        self._secrets = Secrets(())
+
+    def add(self, *keys: str | None) -> None:
+        new = {k for k in keys if k} - self._keys
+        if not new:
+            return
+        with self._lock:
+            self._keys = self._keys | new
+            self._secrets = Secrets(self._keys)
+        install_log_redaction()
+
+    def secrets(self) -> Secrets:
+        return self._secrets
+
+    def redact(self, text: str) -> str:
+        return self._secrets.redact(text)
+
+
+RUN_KEYS = KeyRing()
+
+
+def register_key(*keys: str | None) -> None:
+    """Add keys this process sends somewhere: from now on they are redacted everywhere."""
+    RUN_KEYS.add(*keys)
+
+
+_LOG_FACTORY_LOCK = threading.Lock()
+_log_factory_installed = False
+
+
+def install_log_redaction() -> None:
+    """Make every log record carry its message (and traceback) with every run key redacted."""
+    global _log_factory_installed
+    with _LOG_FACTORY_LOCK:
+        if _log_factory_installed:
+            return
+        previous = logging.getLogRecordFactory()
+
+        def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+            record = previous(*args, **kwargs)
+            secrets = RUN_KEYS.secrets()
+            if not secrets:
+                return record
+            try:
+                message = record.getMessage()
+            except Exception:  # a malformed %-format: logging reports it itself later
+                return record
+            clean = secrets.redact(message)
+            if clean != message:
+                record.msg, record.args = clean, None
+            if record.exc_info and not record.exc_text:
+                record.exc_text = secrets.redact(logging.Formatter().formatException(record.exc_info))
+            return record
+
+        logging.setLogRecordFactory(factory)
+        _log_factory_installed = True
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:

@@ -145,6 +145,24 @@ OPTIONS: list[Option] = [
         tasks=TACTIC,
     ),
     Option(
+        "answer",
+        str,
+        "tactic",
+        "what the model is asked for and judged on: tactic (the card's one next tactic) or proof "
+        "(the whole proof body replaces the sorry, as SorryDB and the prover papers measure)",
+        choices=("tactic", "proof"),
+        tasks=TACTIC,
+    ),
+    Option(
+        "forbid-search-tactics",
+        bool,
+        False,
+        "refuse exact?/apply?/rw?/hint as forbidden_token (off: SorryDB's policy - a search tactic "
+        "whose proof holds no sorryAx closes; apply?'s admitted goal fails the axiom check)",
+        flag=True,
+        tasks=TACTIC,
+    ),
+    Option(
         "context",
         _int,
         0,
@@ -326,6 +344,16 @@ OPTIONS: list[Option] = [
         str,
         None,
         "llm_srbench: the LLM judge's endpoint (default: --lsrb-base-url)",
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-judge-api-key-env",
+        str,
+        None,
+        "llm_srbench: the environment variable holding the LLM judge's API key; without it the judge "
+        "gets no key, unless it is served from --lsrb-base-url's own server (the model's key is never "
+        "sent to another server)",
+        identity=False,
         tasks=SRBENCH,
     ),
     Option(

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pytest_lsrb.core.credentials import checked_key
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.redaction import key_problem, strip_userinfo
+from pytest_lsrb.core.redaction import strip_userinfo
 from pytest_lsrb.core.textfiles import shown
 from pytest_lsrb.engine.option_checks import check_values
 from pytest_lsrb.engine.option_table import OPTIONS, PER_SHARD_KEYS, Option, dest, key
@@ -294,12 +295,7 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
     from pytest_lsrb.engine.cost import parse_price
 
     parse_price(values["price"])  # a bad price stops the run before any model is called
-    api_env = values["api_key_env"]
-    if api_env and not os.environ.get(api_env):
-        raise LsrbUsageError(f"--lsrb-api-key-env: the environment variable {api_env} is not set or empty.")
-    problem = key_problem(os.environ.get(api_env) or "") if api_env else None
-    if problem is not None:  # the sentence names the variable, never the key
-        raise LsrbUsageError(f"--lsrb-api-key-env: the key in ${api_env} {problem}; fix the variable.")
+    checked_key(values["api_key_env"], "--lsrb-api-key-env")  # set, sendable, and redacted from now on
     out = values["output_dir"]
     output_dir = Path(out).expanduser() if out else Path.cwd() / RUNS_ROOT / suite.name
     if not output_dir.is_absolute():

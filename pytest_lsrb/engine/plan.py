@@ -9,7 +9,7 @@ from pytest_lsrb.adapters.base import AdapterConfig
 from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.options import RunConfig
 from pytest_lsrb.engine.suite import SuiteSpec
-from pytest_lsrb.engine.task import Task
+from pytest_lsrb.engine.task import Task, mock_answers
 from pytest_lsrb.engine.verifier import VerifierConfig
 
 
@@ -38,6 +38,7 @@ class SuiteRun:
             cache_dir=config.cache_dir,
             cache_journal=v["cache_journal"],
             concurrency=config.concurrency,
+            answers=mock_answers(self.task.mock_answer),
         )
 
     def verifier_config(self) -> VerifierConfig:
@@ -51,4 +52,6 @@ class SuiteRun:
             allow_local_remotes=config.allow_local_remotes,
             allow_native_decide=config.allow_native_decide,
             max_heartbeats=config.max_heartbeats,
+            answer_mode=str(config.values.get("answer") or "tactic"),
+            forbid_search_tactics=bool(config.values.get("forbid_search_tactics")),
         )

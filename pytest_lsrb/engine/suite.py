@@ -80,6 +80,11 @@ def load_suite(root: Path) -> SuiteSpec:
     )
 
 
+def read_suite_text(root: Path, name: str, field_name: str) -> str:
+    """A text file a suite.toml field names (a prompt template), or one sentence saying why not."""
+    return _read_text(root / name, root / SUITE_FILE, field_name)
+
+
 def _read_text(path: Path, owner: Path, field_name: str) -> str:
     try:
         return path.read_text(encoding="utf-8")

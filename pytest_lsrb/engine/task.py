@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
-from pytest_lsrb.adapters.base import Adapter, SamplingConfig
+from pytest_lsrb.adapters.base import Adapter, GenerationRequest, MockAnswers, SamplingConfig
 from pytest_lsrb.core.errors import LsrbUsageError, printable
 from pytest_lsrb.core.registry import TASKS, load_class
 from pytest_lsrb.core.selection import Case, SelectableRow
@@ -123,6 +123,17 @@ class Task(Protocol[RowT]):
     def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
         """What the mock adapter answers for this task: a deterministic local baseline."""
         ...
+
+
+def mock_answers(mock_answer: Callable[[Mapping[str, Any], int], str]) -> MockAnswers:
+    """The mock adapter's answers from a task's `mock_answer`, which is shown the request's
+    context plus, under `prompt`, the text of its messages (what a real model would read)."""
+
+    def answer(request: GenerationRequest) -> str:
+        prompt = "\n\n".join(m.content for m in request.messages)
+        return mock_answer({**request.context, "prompt": prompt}, request.seed)
+
+    return answer
 
 
 def with_verification_mode(task: Task[SelectableRow], config: RunConfig) -> RunConfig:

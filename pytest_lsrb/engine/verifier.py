@@ -59,6 +59,8 @@ class VerifierConfig:
     allow_local_remotes: bool = False  # repo_replay may clone a repository named by a local path
     allow_native_decide: bool = False  # Lean: a proof may depend on Lean.ofReduceBool
     max_heartbeats: int | None = None  # Lean: maxHeartbeats override (None: the profile's)
+    answer_mode: str = "tactic"  # Lean: `tactic` (one tactic) or `proof` (a whole proof body)
+    forbid_search_tactics: bool = False  # Lean: exact?/apply?/... are forbidden_token
 
 
 @runtime_checkable

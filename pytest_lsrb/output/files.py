@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import os
 import tempfile
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from pydantic_core import PydanticSerializationError
 from pydantic_core import to_json as _fast_json
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.core.textfiles import json_message, loads_json, lone_surrogate_problem, shown, surrogate_line
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def _strict_json(record: AttemptDict) -> tuple[str, AttemptDict]:
 def finite_or_none(value: Any) -> Any:
     """Replace non-finite floats (anywhere inside lists and dicts) by None."""
     if isinstance(value, float):
-        return value if math.isfinite(value) else None
+        return finite_float(value)
     if isinstance(value, dict):
         return {k: finite_or_none(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

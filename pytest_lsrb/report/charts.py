@@ -27,6 +27,7 @@ FONT = "font-family='system-ui,-apple-system,Segoe UI,sans-serif' font-size='12'
 
 
 def esc(text: object) -> str:
+    """Text for HTML and SVG, attribute values included (the report's one escaping rule)."""
     return escape(str(text), quote=True)
 
 

@@ -9,22 +9,17 @@ direct, sga, lasr, llmsr on the same problems) beside it here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import Any
 
 from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report.analysis_charts import CategorySeries, LabelledPoint, category_chart, labelled_scatter
-from pytest_lsrb.report.charts import PALETTE, fmt_num
+from pytest_lsrb.report.charts import PALETTE, esc, fmt_num
 from pytest_lsrb.srbench.tables.analyses import COMPLEXITY_BUCKETS, COMPLEXITY_SETS, bucket_label
 from pytest_lsrb.srbench.tables.table import COLUMNS as TABLE1_COLUMNS
 from pytest_lsrb.srbench.tables.table import group_label, ordered_groups
 
 # Table 1's columns and group order are srbench.tables.table's (the terminal's and the page's too).
 COLUMNS = tuple((key, head) for key, head, _ in TABLE1_COLUMNS)
-
-
-def esc(value: object) -> str:
-    return escape(str(value), quote=True)
 
 
 def run_label(run: RunDir) -> str:

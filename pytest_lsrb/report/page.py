@@ -11,7 +11,6 @@ import base64
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report import aggregate as agg
 from pytest_lsrb.report import charts
+from pytest_lsrb.report.charts import esc
 from pytest_lsrb.report.compare import (
     Comparison,
     Delta,
@@ -39,10 +39,6 @@ from pytest_lsrb.srbench.tables.table import group_label, ordered_groups, table1
 
 ASSETS = Path(__file__).parent / "assets"
 MAX_FLIPS_LISTED = 300
-
-
-def esc(value: object) -> str:
-    return escape(str(value), quote=True)
 
 
 @cache
@@ -233,7 +229,7 @@ class Page:
         left_out = subset_note(self.cur.summary or {})
         if left_out:  # synthetic: every rate is over the restated goals Lean judged
             judged = (self.cur.summary or {}).get("judged_attempts")
-            note += f"<p class='note'>verification rates: of {judged} judged{escape(left_out)}.</p>"
+            note += f"<p class='note'>verification rates: of {judged} judged{esc(left_out)}.</p>"
         return (
             f"<section id='headline'><h2>Headline metrics</h2><div class='cards'>{''.join(cards)}</div>"
             f"{note}</section>"

@@ -26,7 +26,7 @@ A worker flushes its buffer:
   attempts kept in flight, so the controller tops the queue up before the prefetch runs dry).
 
 A crashed worker loses its unsent batch, never a finished attempt: its records are on disk before
-the test's report is even made (`session.state`), and the controller learns them from the file.
+the test's report is even made (`session.base`), and the controller learns them from the file.
 
 This uses three things xdist does not promise: the worker's `WorkerInteractor.sendevent` and its
 `torun` queue, and the controller's `WorkerController.process_from_remote`. Each is checked before

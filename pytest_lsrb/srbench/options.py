@@ -58,6 +58,7 @@ class SrOptions:
     judge_model: str | None
     judge_base_url: str | None
     judge_adapter: str | None
+    judge_api_key_env: str | None
     success: str
 
     @classmethod
@@ -100,6 +101,7 @@ class SrOptions:
             judge_model=text("sr_judge_model"),
             judge_base_url=text("sr_judge_base_url"),
             judge_adapter=text("sr_judge_adapter"),
+            judge_api_key_env=text("sr_judge_api_key_env"),
             success=_choice("sr_success", str(get("sr_success")), SUCCESS_CRITERIA),
         )
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pytest_lsrb.core.errors import LsrbUsageError, generation_domain
 from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.engine.suite import SuiteSpec
-from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement
+from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, mock_answers
 from pytest_lsrb.srbench.data.loaders import load_problems
 from pytest_lsrb.srbench.data.problem import DOMAIN_ALIASES, Problem
 from pytest_lsrb.srbench.limits import judge_budget
@@ -123,7 +123,8 @@ class SrbenchTask:
         if sr.llm_judge and problem.has_ground_truth and result.found and result.program:
             from pytest_lsrb.srbench.scoring.judge import judge_adapter, llm_judge
 
-            llm, judge_fields = llm_judge(problem, result.program, judge_adapter(sr, options, ctx.adapter))
+            adapter = judge_adapter(sr, options, ctx.adapter, mock_answers(self.mock_answer))
+            llm, judge_fields = llm_judge(problem, result.program, adapter)
             fields.update(judge_fields)
         fields.update(
             score(

@@ -75,8 +75,9 @@ class ReplayProfile(BaseModel):
     description: str = ""
     repo_remote: str | None = None
     repo_lean_version: str | None = None
-    build_timeout_s: float = Field(default=3600.0, gt=0)
-    check_timeout_s: float = Field(default=300.0, gt=0)
+    # Finite: `inf` would let one hung check hold the run for ever (a Kimina server included).
+    build_timeout_s: float = Field(default=3600.0, gt=0, allow_inf_nan=False)
+    check_timeout_s: float = Field(default=300.0, gt=0, allow_inf_nan=False)
     # RLIMIT_AS counts address space, not resident memory: `import Mathlib` maps every .olean,
     # so 8 GiB was at the edge of what one Lean process needs. Hitting the cap is `memory_limit`.
     memory_mb: int = Field(default=32768, ge=256)
@@ -84,7 +85,9 @@ class ReplayProfile(BaseModel):
     mathlib_cache: bool = True
     replay_method: Literal["file", "repl", "kimina"] = "file"
     # replay_method = "kimina": a Kimina Lean Server (lean/kimina.py) checks every source; the
-    # API key, if the server wants one, is read from the environment variable named here.
+    # API key, if the server wants one, is read from the environment variable named here and sent
+    # to that server only. Synthetic mode only: the server has one Lean project of its own, so it
+    # cannot build a row's repository (repo_replay refuses such a profile).
     kimina_url: str | None = None
     kimina_api_key_env: str | None = None
     max_parallel: int = Field(default=1, ge=1)
@@ -119,8 +122,14 @@ class ReplayProfile(BaseModel):
 
     @model_validator(mode="after")
     def _kimina_needs_a_url(self) -> ReplayProfile:
+        # A model validator, not a field one: its error names no input, and the URL may hold a key.
         if self.replay_method == "kimina" and not (self.kimina_url or "").startswith(("http://", "https://")):
             raise ValueError("replay_method 'kimina' needs kimina_url, an http(s) URL of the server")
+        if self.kimina_url is not None and not usable_url(self.kimina_url):
+            raise ValueError(
+                "kimina_url does not parse as an http(s) URL with a host "
+                "(a bad port, or a '/' in user:password@; the URL is not shown, it may hold a key)"
+            )
         return self
 
     @property
@@ -131,6 +140,17 @@ class ReplayProfile(BaseModel):
         if self.repo_remote is not None and normalize_remote(self.repo_remote) != normalize_remote(remote):
             return False
         return self.repo_lean_version is None or fnmatch.fnmatchcase(lean_version, self.repo_lean_version)
+
+
+def usable_url(url: str) -> bool:
+    """Whether the HTTP client can send to `url` (scheme, a host, a numeric port if any)."""
+    import httpx
+
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return False
+    return parsed.scheme in ("http", "https") and bool(parsed.host)
 
 
 def normalize_remote(remote: str) -> str:

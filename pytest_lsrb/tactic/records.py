@@ -9,8 +9,11 @@ from pytest_lsrb.engine.records import AttemptDict, AttemptFields, AttemptRecord
 class TacticAttemptRecord(AttemptRecord):
     """One goal_to_tactic_proposal_v1 attempt."""
 
-    tactic: str | None = None  # the tactic line read from the answer (also `proposal`)
+    tactic: str | None = None  # the tactic (with its nested block) or, in proof mode, the proof read
+    # from the answer (also `proposal`)
     contains_sorry: bool | None = None  # sorry/admit in the tactic: never verified, a model failure
+    answer_format: str | None = None  # the rules of tactic/answer.py that read it (`think+fences+header`)
+    answer_mode: str | None = None  # `tactic` (one tactic) or `proof` (--lsrb-answer proof)
     repo_replay_profile_id: str | None = None  # the replay profile the row matched
     repo_remote: str | None = None  # the row's repository (the summary's by_repository)
     repo_lean_version: str | None = None  # its Lean version (the summary's by_lean_version)
@@ -21,6 +24,8 @@ class TacticFields(AttemptFields, total=False):
 
     tactic: str | None
     contains_sorry: bool | None
+    answer_format: str | None
+    answer_mode: str | None
     repo_replay_profile_id: str | None
     repo_remote: str | None
     repo_lean_version: str | None

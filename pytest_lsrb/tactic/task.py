@@ -18,10 +18,10 @@ from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.core.rows import stream_jsonl
 from pytest_lsrb.engine.outcomes import JUDGED, answered, verdict
 from pytest_lsrb.engine.records import AttemptDict
-from pytest_lsrb.engine.suite import SuiteSpec
+from pytest_lsrb.engine.suite import SuiteSpec, read_suite_text, render
 from pytest_lsrb.engine.summary import GroupCounts
 from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement
-from pytest_lsrb.tactic.answer import read_tactic
+from pytest_lsrb.tactic.answer import read_answer
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
 from pytest_lsrb.tactic.records import TacticFields
@@ -34,6 +34,21 @@ if TYPE_CHECKING:
 TASK_NAME = "goal_to_tactic_proposal_v1"
 # The temperature of a run with samples > 1 that names none (llm_srbench's llmsr samples at 0.8 too).
 SAMPLED_TEMPERATURE = 0.8
+# max_tokens of a `--lsrb-answer proof` run that names none: a whole proof does not fit the
+# suite's 128 (DeepSeek-Prover-V1.5's quick start allows 2048 for its non-CoT proofs).
+PROOF_MAX_TOKENS = 2048
+
+
+def answer_mode(options: Mapping[str, Any]) -> str:
+    """`tactic` (the card's default: one next tactic) or `proof` (`--lsrb-answer proof`)."""
+    return "proof" if options.get("answer") == "proof" else "tactic"
+
+
+@functools.lru_cache(maxsize=8)
+def _proof_templates(root: Path, prompt: str, system: str | None) -> tuple[str | None, str]:
+    """The suite's `[answer_proof]` templates (read once per suite folder)."""
+    system_text = read_suite_text(root, system, "answer_proof.system_prompt") if system else None
+    return system_text, read_suite_text(root, prompt, "answer_proof.prompt")
 
 
 def prompt_hash(messages: tuple[Message, ...]) -> str:
@@ -60,16 +75,26 @@ def _hashed_head(head: tuple[Message, ...]) -> Any:
     return hashlib.sha256("".join(["[", *(f"{_json_message(m)}, " for m in head)]).encode())
 
 
-def build_messages(suite: SuiteSpec, row: TacticRow, context: str | None = None) -> tuple[Message, ...]:
+def build_messages(
+    suite: SuiteSpec, row: TacticRow, context: str | None = None, mode: str = "tactic"
+) -> tuple[Message, ...]:
     """The prompt; with `context` (`--lsrb-context`: the file around the sorry), the user message
-    starts with it, and without it the prompt is exactly the suite's template."""
+    starts with it, and without it the prompt is exactly the suite's template. Mode `proof` uses
+    the suite's `[answer_proof]` templates (they ask for the whole proof)."""
     fields = {
         "goal_text": row.goal_text,
         "repo": row.repo_name,
         "path": row.path,
         "lean_version": row.repo_lean_version,
     }
-    system, user = suite.render_prompt(fields)
+    proof = suite.settings.get("answer_proof") if mode == "proof" else None
+    if isinstance(proof, Mapping) and isinstance(proof.get("prompt"), str):
+        templates = _proof_templates(suite.root, proof["prompt"], proof.get("system_prompt"))
+        system_template, user_template = templates
+        system = render(system_template, fields) if system_template else None
+        user = render(user_template, fields)
+    else:
+        system, user = suite.render_prompt(fields)
     if context:
         user = f"File {row.path}, up to the line of the sorry:\n```lean\n{context}\n```\n\n{user}"
     msgs = [Message("user", user)]
@@ -106,6 +131,9 @@ class TacticTask:
             path = resolve_profiles_path(config.values.get("profiles"), config.suite.root)
             extra = {**config.extra_identity, "profiles_sha256": profiles_digest(path)}
             config = dataclasses.replace(config, extra_identity=extra)
+        short = int(config.values.get("max_tokens") or 0) < PROOF_MAX_TOKENS
+        if answer_mode(config.values) == "proof" and "max_tokens" not in config.from_command_line and short:
+            config = dataclasses.replace(config, values={**config.values, "max_tokens": PROOF_MAX_TOKENS})
         if config.samples <= 1 or "temperature" in config.from_command_line:
             return config
         if (config.temperature or 0.0) > 0.0:
@@ -129,7 +157,7 @@ class TacticTask:
 
             if isinstance(ctx.verifier, LeanVerifierBase):  # (mode none has no source)
                 context = ctx.verifier.source_context(row, lines)
-        messages = build_messages(suite, row, context)
+        messages = build_messages(suite, row, context, answer_mode(ctx.options))
         as_dicts = [{"role": m.role, "content": m.content} for m in messages]
         prompt = (messages, prompt_hash(messages), as_dicts)
         self._last.prompt = (row, suite, prompt)
@@ -166,7 +194,8 @@ class TacticTask:
             "repo_lean_version": row.repo_lean_version,
             **result_fields(result),
         }
-        answer = read_tactic(result.text) if result.ok else None
+        mode = answer_mode(ctx.options)
+        answer = read_answer(result.text, "proof" if mode == "proof" else "tactic") if result.ok else None
         if answer is not None and result.ok and not answer.nonempty:
             fields["generation_error_kind"] = "empty_output"
             fields["generation_error_domain"] = "model_output"
@@ -178,6 +207,9 @@ class TacticTask:
                 "valid": bool(answer and answer.valid),
                 "nonempty": bool(answer and answer.nonempty),
                 "contains_sorry": bool(answer and answer.contains_sorry),
+                # which rule of tactic/answer.py read the answer, and what was asked for
+                "answer_format": answer.answer_format if answer else None,
+                "answer_mode": mode,
             }
         )
         if result.ok and answer is not None and answer.nonempty and not answer.contains_sorry:
@@ -212,9 +244,11 @@ class TacticTask:
         tactic = record.get("tactic") or ""
         if record.get("contains_sorry"):
             return Judgement("fail", f"the tactic {tactic!r} contains a forbidden token")
+        if record.get("verification_attempted") and record.get("verification_success"):
+            return PASS  # Lean closed it: Lean's word over the tactic list's (a project's own macro)
         if not record.get("valid"):
             shown = tactic or (record.get("raw_output") or "")[:80]
-            return Judgement("fail", f"no valid tactic line in the model output ({shown!r})")
+            return Judgement("fail", f"no valid Lean tactic in the model output ({shown!r})")
         if record.get("verification_attempted") and not record.get("verification_success"):
             sub = record.get("verification_error_subkind")
             kind = str(record.get("verification_outcome")) + (f"/{sub}" if sub else "")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_lsrb.core.metrics import pass_at_k, pass_at_k_curve, pass_at_k_ladder, percentile
+from pytest_lsrb.core.metrics import finite_float, pass_at_k, pass_at_k_curve, pass_at_k_ladder, percentile
 
 
 @st.composite
@@ -97,3 +97,14 @@ def test_percentile_agrees_with_linear_interpolation(values, q):
 
     ordered = sorted(values)
     assert percentile(ordered, q) == pytest.approx(float(np.percentile(ordered, q)), rel=1e-9, abs=1e-6)
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_finite_float_keeps_finite_values_and_drops_the_rest(value: float) -> None:
+    """The one finite-or-None rule every record field goes through (JSON has no NaN or inf)."""
+    got = finite_float(value)
+    assert (got is None) == (not math.isfinite(value))
+    assert got is None or (type(got) is float and got == value)
+    import numpy as np
+
+    assert type(finite_float(np.float64(value))) is type(got)  # numpy's floats leave as floats

@@ -64,6 +64,7 @@ FAULTS = (
     "drip",  # a valid answer sent one byte every `drip_s` (no single read times out)
     "echo_key_200",  # a 200 answer whose text and model name hold the key in several spellings
     "echo_key_long",  # a 500 whose long message has the key straddling the 300-character cut
+    "echo_key_header",  # a normal answer with the request's Authorization echoed in a response header
 )
 # Faults a retry can get past; used for random fault injection.
 TRANSIENT_FAULTS = (
@@ -472,6 +473,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, self._completion(self._echo(), self._echo(), openai))
         elif fault == "echo_key_long":
             self._error(500, "x" * 290 + f" upstream said: {self.headers.get('Authorization')}", openai)
+        elif fault == "echo_key_header":  # what httpcore's DEBUG log prints with the headers
+            echoed = {"X-Upstream-Authorization": str(self.headers.get("Authorization"))}
+            self._json(200, self._completion("simp", model, openai), echoed)
         elif fault == "echo_auth_500":
             self._error(500, f"upstream rejected header {self.headers.get('Authorization')}", openai)
         else:

@@ -25,6 +25,7 @@ from pytest_lsrb.engine.option_table import dest
 from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.engine.runner import Runner
+from pytest_lsrb.engine.task import mock_answers
 from pytest_lsrb.engine.verifier import VerifierConfig, create_verifier
 from pytest_lsrb.output.files import dumps_record
 from pytest_lsrb.session.prepare import prepare_suite_run
@@ -49,7 +50,7 @@ def prepared(index: Path, **options: Any) -> SuiteRun:
 
 def run_every_case(run: SuiteRun) -> list[AttemptDict]:
     """What a run does with each case, minus pytest: the mock answer, the record, its JSON line."""
-    adapter = create_adapter(AdapterConfig(name="mock", model=""))
+    adapter = create_adapter(AdapterConfig(name="mock", model="", answers=mock_answers(run.task.mock_answer)))
     verifier = create_verifier(VerifierConfig(mode="none", suite_root=str(SUITE)))
     runner = Runner(
         task=run.task,

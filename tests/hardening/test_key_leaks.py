@@ -99,3 +99,33 @@ def test_a_key_that_cannot_be_sent_stops_the_run_in_one_sentence(run_suite: Any,
     assert "--lsrb-api-key-env: the key in $LSRB_BAD_KEY holds" in result.stderr
     assert "INTERNALERROR" not in result.stderr and "Traceback" not in result.stderr
     assert key[:6].encode() not in (result.stdout + result.stderr).encode()
+
+
+@pytest.mark.parametrize("adapter", ["openai", "ollama"])
+def test_a_key_echoed_in_a_response_header_is_not_logged_at_debug(run_suite: Any, adapter: str) -> None:
+    """httpcore logs every response's headers at DEBUG: a server echoing the key there must not
+    get it printed (issue #27: both adapters printed it)."""
+    with FakeOllama(require_key=CANARY) as fake:
+        fake.queue(["echo_key_header"] * 3)
+        result = run_suite(
+            f"--lsrb-adapter={adapter}",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={fake.url}" + ("/v1" if adapter == "openai" else ""),
+            "--lsrb-api-key-env=LSRB_CANARY_KEY",
+            "--lsrb-max-items=3",
+            "--lsrb-outcome=record",
+            "--lsrb-concurrency=1",
+            "--log-level=DEBUG",
+            "-o",
+            "log_cli=true",
+            "-rA",
+            env={"LSRB_CANARY_KEY": CANARY},
+        )
+        assert not fake.script  # every echo was sent
+    printed = result.stdout + result.stderr
+    assert "X-Upstream-Authorization" in printed  # the DEBUG header lines were printed ...
+    for spelling in forbidden_spellings(CANARY):  # ... without the key
+        assert spelling not in printed.encode(), spelling
+        for path in result.out_dir.rglob("*"):
+            if path.is_file():
+                assert spelling not in path.read_bytes(), (path, spelling)

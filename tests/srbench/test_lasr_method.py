@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from lsrb_testing import mock_config
 
-from pytest_lsrb.adapters.base import AdapterConfig, SamplingConfig
+from pytest_lsrb.adapters.base import SamplingConfig
 from pytest_lsrb.adapters.mock import MockAdapter
 from pytest_lsrb.equations import EquationError
 from pytest_lsrb.equations.ir import Num, Op, Var
@@ -20,6 +21,9 @@ from pytest_lsrb.srbench.methods.base import DiscoveryResult
 from pytest_lsrb.srbench.methods.evolution import Evolution, EvolutionConfig, Member, select_best
 from pytest_lsrb.srbench.methods.expression_tree import admissible, read_expression, render, size
 from pytest_lsrb.srbench.methods.lasr import PROMPTS, LaSRConfig, LaSRRun, fill_list, read_list
+from pytest_lsrb.srbench.task import SrbenchTask
+
+MOCK = mock_config(SrbenchTask().mock_answer)  # the mock as an llm_srbench run builds it
 
 
 def problem(n: int = 120) -> Problem:
@@ -137,7 +141,7 @@ def test_evolution_finds_a_planted_law_and_is_reproducible() -> None:
 def run(seed: int, **kw: object) -> DiscoveryResult:
     evolution = EvolutionConfig(iterations=3, populations=2, cycles=8)
     config = LaSRConfig(evolution=evolution, **kw)
-    return LaSRRun(problem(), MockAdapter(AdapterConfig()), SamplingConfig(), seed, config).run()
+    return LaSRRun(problem(), MockAdapter(MOCK), SamplingConfig(), seed, config).run()
 
 
 def test_mock_run_is_reproducible_and_uses_the_model() -> None:
@@ -206,7 +210,7 @@ _ANSWER_PIECES = st.sampled_from(
 @given(st.lists(_ANSWER_PIECES | st.text(max_size=5), max_size=40).map("".join))
 @example('```json\n["C*x^C", "sin(sin(v))", "x^' + "(" * 200 + '"]\n```')
 def test_any_model_answer_gives_a_tree_or_nothing(answer: str) -> None:
-    lasr = LaSRRun(problem(), MockAdapter(AdapterConfig()), SamplingConfig(), 0, LaSRConfig())
+    lasr = LaSRRun(problem(), MockAdapter(MOCK), SamplingConfig(), 0, LaSRConfig())
     tree = lasr._pick_tree("mutate", answer)
     assert tree is None or size(tree) >= 1
     if tree is None and read_list(answer):
@@ -214,9 +218,7 @@ def test_any_model_answer_gives_a_tree_or_nothing(answer: str) -> None:
 
 
 def test_time_limit_ends_the_run_with_the_best_so_far() -> None:
-    result = LaSRRun(
-        problem(), MockAdapter(AdapterConfig()), SamplingConfig(), 1, LaSRConfig(time_limit_s=0.5)
-    ).run()
+    result = LaSRRun(problem(), MockAdapter(MOCK), SamplingConfig(), 1, LaSRConfig(time_limit_s=0.5)).run()
     assert result.extra["stop_reason"] == "time_limit" and result.extra["iterations"] < 25
     assert result.found
 

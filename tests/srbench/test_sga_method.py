@@ -9,14 +9,18 @@ import numpy as np
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from lsrb_testing import mock_config
 
-from pytest_lsrb.adapters.base import AdapterConfig, SamplingConfig
+from pytest_lsrb.adapters.base import SamplingConfig
 from pytest_lsrb.adapters.mock import MockAdapter
 from pytest_lsrb.equations import EquationError, parse_expression
 from pytest_lsrb.srbench.data.problem import Problem, output_first
 from pytest_lsrb.srbench.fitting.adam import fit_adam
 from pytest_lsrb.srbench.methods.sga import SGAConfig, SGARun, read_code
 from pytest_lsrb.srbench.scoring.progress import progress_fields
+from pytest_lsrb.srbench.task import SrbenchTask
+
+MOCK = mock_config(SrbenchTask().mock_answer)  # the mock as an llm_srbench run builds it
 
 
 def problem() -> Problem:
@@ -91,7 +95,7 @@ def test_read_code_refuses_anything_else(code: str) -> None:
 
 
 def test_conversation_follows_sgas_layout() -> None:
-    run = SGARun(problem(), MockAdapter(AdapterConfig()), SamplingConfig(), 1, SGAConfig(budget=0))
+    run = SGARun(problem(), MockAdapter(MOCK), SamplingConfig(), 1, SGAConfig(budget=0))
     run._add(run.primitive())
     msgs = run.messages(run.shown())
     assert [m.role for m in msgs] == ["system", "user", "assistant", "user", "user", "assistant"]
@@ -103,7 +107,7 @@ def test_conversation_follows_sgas_layout() -> None:
 
 def test_mock_run_spends_the_budget_mixes_temperatures_and_improves() -> None:
     seen: list[float] = []
-    adapter = MockAdapter(AdapterConfig())
+    adapter = MockAdapter(MOCK)
     generate = adapter.generate
 
     def spy(request):
@@ -113,7 +117,7 @@ def test_mock_run_spends_the_budget_mixes_temperatures_and_improves() -> None:
     adapter.generate = spy  # type: ignore[method-assign]
     config = SGAConfig(budget=32)
     result = SGARun(problem(), adapter, SamplingConfig(), 7, config).run()
-    again = SGARun(problem(), MockAdapter(AdapterConfig()), SamplingConfig(), 7, config).run()
+    again = SGARun(problem(), MockAdapter(MOCK), SamplingConfig(), 7, config).run()
     assert result.model_calls == 32 and seen == ([0.5] * 4 + [1.0] * 12) * 2
     assert result.equation() == again.equation()
     assert result.trace[0].call == 0 and result.trace[-1].call > 0  # the model beat the primitive
@@ -152,7 +156,7 @@ _PIECES = st.sampled_from(
 @given(st.lists(_PIECES | st.text(max_size=4), max_size=30).map("".join))
 @example("### Analysis\nx\n### Step-by-Step Plan\ny\n### Code\n```python\nINITIAL_PARAMS = [1e999]\n```\n")
 def test_any_answer_becomes_a_hypothesis_or_a_reported_error(answer: str) -> None:
-    run = SGARun(problem(), MockAdapter(AdapterConfig()), SamplingConfig(), 0, SGAConfig(budget=0))
+    run = SGARun(problem(), MockAdapter(MOCK), SamplingConfig(), 0, SGAConfig(budget=0))
     hyp = run.offspring(answer)
     if hyp.program is None:
         assert not math.isfinite(hyp.fitness) and hyp.feedback and sum(run.candidate_errors.values()) == 1
@@ -161,8 +165,6 @@ def test_any_answer_becomes_a_hypothesis_or_a_reported_error(answer: str) -> Non
 
 
 def test_time_limit_ends_the_run_with_the_best_so_far() -> None:
-    run = SGARun(
-        problem(), MockAdapter(AdapterConfig()), SamplingConfig(), 1, SGAConfig(budget=80, time_limit_s=1.0)
-    )
+    run = SGARun(problem(), MockAdapter(MOCK), SamplingConfig(), 1, SGAConfig(budget=80, time_limit_s=1.0))
     result = run.run()
     assert result.extra["stop_reason"] == "time_limit" and result.model_calls < 80 and result.found

@@ -211,7 +211,9 @@ def test_default_run_end_to_end(run_suite, tmp_path: Path) -> None:
 
 
 def _attempt(problem: Problem, seed: int, **options: object) -> SrbenchFields:
-    from pytest_lsrb.adapters.base import AdapterConfig, SamplingConfig
+    from lsrb_testing import mock_config
+
+    from pytest_lsrb.adapters.base import SamplingConfig
     from pytest_lsrb.adapters.mock import MockAdapter
     from pytest_lsrb.core.selection import Case
     from pytest_lsrb.engine.suite import load_suite
@@ -220,7 +222,7 @@ def _attempt(problem: Problem, seed: int, **options: object) -> SrbenchFields:
 
     ctx = AttemptContext(
         case=Case(row=problem, sample_index=0, attempt_seed=seed),
-        adapter=MockAdapter(AdapterConfig()),
+        adapter=MockAdapter(mock_config(SrbenchTask().mock_answer)),
         verifier=EquationVerifier(),
         sampling=SamplingConfig(),
         suite=load_suite(SUITE),

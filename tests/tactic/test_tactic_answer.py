@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_lsrb.tactic.answer import contains_forbidden, first_tactic_line, read_tactic
+from pytest_lsrb.tactic.answer import first_tactic_line, read_answer, read_tactic
+from pytest_lsrb.tactic.guard import contains_forbidden, one_tactic
 
 
 @pytest.mark.parametrize(
@@ -51,12 +52,16 @@ def test_read_tactic_flags(raw: str, valid: bool, nonempty: bool, sorry: bool) -
     assert (answer.valid, answer.nonempty, answer.contains_sorry) == (valid, nonempty, sorry)
 
 
-@given(st.text(max_size=200))
-def test_extraction_never_crashes_and_keeps_one_line(raw: str) -> None:
-    answer = read_tactic(raw)
-    assert "\n" not in answer.tactic
-    assert answer.nonempty == bool(answer.tactic)
+@given(st.text(max_size=200), st.sampled_from(["tactic", "proof"]))
+def test_extraction_never_crashes_and_keeps_one_tactic(raw: str, mode: str) -> None:
+    """Law: a tactic answer is one tactic (later lines are its nested block), and valid answers
+    hold no forbidden token."""
+    answer = read_answer(raw, "proof" if mode == "proof" else "tactic")
+    if mode == "tactic":
+        assert one_tactic(answer.tactic), answer
+    assert answer.nonempty == bool(answer.tactic.strip())
     assert not (answer.valid and contains_forbidden(answer.tactic))
+    assert answer.answer_format
 
 
 # The issue's examples (#16), and what chat and reasoning models wrap around a tactic.
@@ -102,6 +107,11 @@ _WRAPPERS = st.sampled_from(
         "**Tactic:** `{t}`",
         "Sure! The next tactic is `{t}`.",
         "```lean\n{t}\n```",
+        "```lean4\nimport Mathlib\nset_option maxHeartbeats 400000\nopen Real\n\n"
+        "theorem lsrb (x : ℝ) : x = x := by\n  {t}\n```",
+        "<think>{noise}</think>\n```lean4\ntheorem t : P := by\n  {t}\n  sorry\n```\n"
+        "```lean4\ntheorem t : P := by\n  {t}\n```",
+        "{noise_line}:::{t}",
         "Here is the next step:\n```lean\n{t}\n```\nIt closes the goal.",
         "Tactic: {t}",
         "- `{t}`",
@@ -113,7 +123,8 @@ _NOISE = st.text(st.characters(blacklist_characters="<>`", blacklist_categories=
 @given(_TACTICS, _WRAPPERS, _NOISE)
 def test_wrapped_tactic_reads_back(tactic: str, wrapper: str, noise: str) -> None:
     """Law: whatever format wraps a tactic, reading gives the tactic back."""
-    assert first_tactic_line(wrapper.format(t=tactic, noise=noise)) == tactic
+    noise_line = noise.replace("\n", " ").replace(":::", "")
+    assert first_tactic_line(wrapper.format(t=tactic, noise=noise, noise_line=noise_line)) == tactic
 
 
 @given(_TACTICS, _NOISE)
@@ -168,3 +179,84 @@ def test_progress_is_its_own_rate() -> None:
     done = summary.finish()
     assert done["verification_progress_rate"] == 2 / 4  # the unjudged check is left out
     assert done["verification_outcomes"]["progress"] == 2
+
+
+@pytest.mark.parametrize(
+    ("raw", "mode", "read"),
+    [
+        # an option inside the answer is the answer's (the guard refuses it), never dropped as header
+        (
+            "```lean\nset_option maxRecDepth 10000 in\n  decide\n```",
+            "tactic",
+            "set_option maxRecDepth 10000 in\n  decide",
+        ),
+        (
+            "```lean4\nimport Mathlib\nset_option maxHeartbeats 400000\ntheorem t : P := by\n"
+            "  set_option maxHeartbeats 0 in\n    nlinarith\n```",
+            "proof",
+            "set_option maxHeartbeats 0 in\n  nlinarith",
+        ),
+    ],
+)
+def test_options_inside_an_answer_are_kept_for_the_guard(raw: str, mode: str, read: str) -> None:
+    answer = read_answer(raw, "proof" if mode == "proof" else "tactic")
+    assert answer.tactic == read
+
+
+@pytest.mark.parametrize(
+    ("raw", "tactic"),
+    [
+        # arms at the tactic's own column are its syntax (Lean's `induction ... with | ...` style)
+        (
+            "```lean\ninduction n with\n| zero => simp\n| succ n ih => omega\nexact h\n```",
+            "induction n with\n| zero => simp\n| succ n ih => omega",
+        ),
+        ("```lean\nconstructor\n<;> linarith\nsimp\n```", "constructor\n<;> linarith"),
+        (
+            "```lean\nfirst\n  | linarith\n  | nlinarith [sq_nonneg x]\n```",
+            "first\n  | linarith\n  | nlinarith [sq_nonneg x]",
+        ),
+        # bullets after a tactic are the next tactics
+        ("```lean\nconstructor\n· exact hp\n· exact hq\n```", "constructor"),
+        # a proof body written at column 0 under its header
+        ("```lean4\ntheorem t (x : ℕ) : x + 0 = x := by\nsimp\nrfl\n```", "simp"),
+    ],
+)
+def test_arms_and_continuations_belong_to_the_tactic(raw: str, tactic: str) -> None:
+    answer = read_tactic(raw)
+    assert answer.tactic == tactic
+    assert one_tactic(answer.tactic)
+
+
+def test_harmony_final_channel_is_the_answer() -> None:
+    """gpt-oss's harmony format (openai/harmony: analysis channel, then the final channel), as a
+    server that does not parse it returns it."""
+    raw = (
+        "<|channel|>analysis<|message|>Need to close a + 0 = a; try `omega`? simp works.<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>simp<|return|>"
+    )
+    answer = read_tactic(raw)
+    assert (answer.tactic, answer.answer_format) == ("simp", "final_channel+bare")
+
+
+def test_an_indented_code_block_ends_where_its_indentation_does() -> None:
+    raw = "The goal can be closed with:\n\n    exact h.symm\n\nDone."
+    assert read_answer(raw, "proof").tactic == "exact h.symm"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "```lean4\nnamespace Foo\n\ntheorem t (x : ℕ) : x + 0 = x := by\n  simp\n  rfl\n\nend Foo\n```",
+        "```lean4\ntheorem t (x : ℕ) : x + 0 = x := by\nsimp\nrfl\n\n#print axioms t\n```",
+    ],
+)
+def test_the_proof_ends_at_the_next_command(raw: str) -> None:
+    assert read_answer(raw, "proof").tactic == "simp\nrfl"
+
+
+def test_a_continuation_followed_by_more_fences_is_still_the_continuation() -> None:
+    """DeepSeek-Prover-V1.5 (quick_start.py's format) sometimes writes on after closing the fence."""
+    raw = "  nlinarith [sq_nonneg (a - b)]\n```\n\nAnother attempt:\n```\n\n```"
+    answer = read_tactic(raw)
+    assert (answer.tactic, answer.answer_format) == ("nlinarith [sq_nonneg (a - b)]", "continuation")

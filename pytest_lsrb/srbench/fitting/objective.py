@@ -18,6 +18,8 @@ from typing import Any, Final, Literal
 import numpy as np
 from scipy.optimize import minimize
 
+from pytest_lsrb.core.metrics import finite_float
+
 FitStatus = Literal["ok", "nonfinite", "time_limit", "eval_limit"]
 FitMethod = Literal["bfgs", "lstsq", "none"]
 FitPolicy = Literal["reference", "enhanced"]
@@ -67,8 +69,8 @@ class FitResult:
     def as_record(self) -> dict[str, Any]:
         return {
             "params": [float(p) for p in self.params],
-            "train_mse": json_float(self.mse),
-            "train_nmse": json_float(self.nmse),
+            "train_mse": finite_float(self.mse),
+            "train_nmse": finite_float(self.nmse),
             "fit_status": self.status,
             "fit_method": self.method,
             "fit_evaluations": self.evaluations,
@@ -237,10 +239,6 @@ def linear_design(
         if not np.allclose(c + ja @ pb, yb, rtol=1e-9, atol=1e-9 * (1.0 + float(np.max(np.abs(yb))))):
             return None
     return np.array(ja, dtype=np.float64), np.asarray(c, dtype=np.float64)
-
-
-def json_float(value: float) -> float | None:
-    return value if math.isfinite(value) else None
 
 
 _TUNED = False

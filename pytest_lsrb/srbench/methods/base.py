@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
 from pytest_lsrb.adapters.base import Adapter, Message, SamplingConfig
+from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.equations import Program
 from pytest_lsrb.srbench.data.problem import Problem
 
@@ -79,18 +80,14 @@ class DiscoveryResult:
             "equation": self.equation(),
             "skeleton": self.program.to_expression() if self.program is not None else "",
             "params": [float(p) for p in self.params],
-            "train_mse": _json_float(self.train_mse),
-            "train_nmse": _json_float(self.train_nmse),
+            "train_mse": finite_float(self.train_mse),
+            "train_nmse": finite_float(self.train_nmse),
             "model_calls": self.model_calls,
             "search_trace_length": self.trace_length,
             "latency_ms": round(self.latency_ms, 3),
             "proposal_error_kind": self.proposal_error_kind,
             **self.extra,
         }
-
-
-def _json_float(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None
 
 
 @runtime_checkable

@@ -24,7 +24,6 @@ parallel threads. The budget counts model calls, as the paper does (1000 there).
 
 from __future__ import annotations
 
-import math
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -36,6 +35,7 @@ import numpy as np
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult, Message, SamplingConfig
 from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
+from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.srbench.data.problem import Problem
@@ -105,7 +105,7 @@ class LLMSRResult:
             "generation_errors": dict(sorted(self.generation_errors.items())),
             "stop_reason": self.stop_reason,
             "wall_time_s": round(self.seconds, 3),  # a timing field (records.TIMING_FIELDS)
-            "best_nmse_by_call": [[c, _finite(v)] for c, v in self.progress],
+            "best_nmse_by_call": [[c, finite_float(v)] for c, v in self.progress],
             "buffer_resets": self.buffer_resets,
             **self.tally.record_fields(),
             **self.answers.record_fields(self.best.call if self.best.call > 0 else None),
@@ -324,10 +324,6 @@ class LLMSRRun:
 def _better(a: Candidate, b: Candidate) -> bool:
     """A strictly higher score (the reference's profiler: on a tie the earlier skeleton stays)."""
     return a.fit.score > b.fit.score
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
 
 
 class LLMSRMethod:

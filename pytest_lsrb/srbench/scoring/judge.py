@@ -2,8 +2,10 @@
 
 The paper judges with GPT-4o; here the judge is `--lsrb-sr-judge-model` (with
 `--lsrb-sr-judge-base-url` / `--lsrb-sr-judge-adapter` when it lives elsewhere than the model
-under test). A real run refuses `--lsrb-sr-judge=llm|both` without a judge model (the model under
-test would grade itself); the mock adapter has its own shallow mock judge. As in the paper, the
+under test, and `--lsrb-sr-judge-api-key-env` for its own key: the judge's server never gets the
+model's key unless it is the model's own server, core.credentials). A real run refuses
+`--lsrb-sr-judge=llm|both` without a judge model (the model under test would grade itself);
+the mock adapter has its own shallow mock judge. As in the paper, the
 two equations are compared after removing constants: the judge sees both as skeletons, every
 number and fitted parameter written as a named constant (`c0*x**2 + c1`), and answers whether
 they are the same up to the constants' values; the last `yes`/`no` is the verdict. The request
@@ -20,7 +22,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from pytest_lsrb.adapters import create_adapter
-from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, Message, SamplingConfig
+from pytest_lsrb.adapters.base import (
+    Adapter,
+    AdapterConfig,
+    GenerationRequest,
+    Message,
+    MockAnswers,
+    SamplingConfig,
+)
+from pytest_lsrb.core.credentials import checked_key, same_origin
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program, parse_expression
@@ -74,12 +84,29 @@ def judge_prompt(problem: Problem, proposal: Program) -> str:
 
 
 def judge_options_given(sr: SrOptions) -> bool:
-    return any((sr.judge_model, sr.judge_base_url, sr.judge_adapter))
+    return any((sr.judge_model, sr.judge_base_url, sr.judge_adapter, sr.judge_api_key_env))
+
+
+def judge_key_env(sr: SrOptions, options: Mapping[str, Any]) -> str | None:
+    """The variable holding the key the judge's server gets: `--lsrb-sr-judge-api-key-env`, else
+    the model's own only when the judge is served by the model's server (same adapter, same
+    origin); a judge elsewhere gets no key rather than the model's."""
+    if sr.judge_api_key_env:
+        return sr.judge_api_key_env
+    model_adapter = str(options.get("adapter") or "mock")
+    if (sr.judge_adapter or model_adapter) != model_adapter:
+        return None
+    model_url = options.get("base_url")
+    judge_url = sr.judge_base_url or model_url
+    if judge_url == model_url or (judge_url and model_url and same_origin(str(judge_url), str(model_url))):
+        return options.get("api_key_env")
+    return None
 
 
 def check_judge_options(sr: SrOptions, options: Mapping[str, Any]) -> None:
     """The paper's judge is a fixed model: a real run must name one (not the model under test)."""
     real = str(options.get("adapter") or "mock") != "mock"
+    checked_key(sr.judge_api_key_env, "--lsrb-sr-judge-api-key-env")  # before any model call
     if sr.llm_judge and real and not sr.judge_model:
         raise LsrbUsageError(
             f"--lsrb-sr-judge={sr.judge} needs --lsrb-sr-judge-model (and --lsrb-sr-judge-base-url when it "
@@ -87,19 +114,23 @@ def check_judge_options(sr: SrOptions, options: Mapping[str, Any]) -> None:
         )
 
 
-def judge_adapter(sr: SrOptions, options: Mapping[str, Any], run_adapter: Adapter) -> Adapter:
+def judge_adapter(
+    sr: SrOptions, options: Mapping[str, Any], run_adapter: Adapter, mock_answers: MockAnswers
+) -> Adapter:
     """The judge's adapter: the run's own when no judge option is given (the mock's judge), else
-    one built from the judge options (missing ones taken from the run's), once per process."""
+    one built from the judge options (missing ones taken from the run's), once per process; a
+    mock judge answers with `mock_answers` (the task's, as the run's mock does)."""
     if not judge_options_given(sr):
         return run_adapter
     config = AdapterConfig(
         name=sr.judge_adapter or str(options.get("adapter") or "mock"),
         model=sr.judge_model or str(options.get("model") or ""),
         base_url=sr.judge_base_url or options.get("base_url"),
-        api_key_env=options.get("api_key_env"),
+        api_key_env=judge_key_env(sr, options),
         timeout_s=float(options.get("timeout") or 120.0),
         max_retries=int(options.get("max_retries") or 4),
         cache_dir=options.get("cache_dir"),
+        answers=mock_answers,
     )
     key = (config.name, config.model, config.base_url, config.api_key_env, config.cache_dir)
     with _ADAPTERS_LOCK:

@@ -33,6 +33,8 @@ from typing import Any, Final, Literal
 import numpy as np
 from scipy.stats import kendalltau
 
+from pytest_lsrb.core.metrics import finite_float
+
 TAU: Final = 0.1
 MetricsPolicy = Literal["reference", "strict"]
 METRICS_POLICIES: Final[tuple[MetricsPolicy, ...]] = ("reference", "strict")
@@ -159,22 +161,18 @@ def split_metrics(
     else:
         raise ValueError(f"unknown metrics policy {policy!r}")
     values = formulas(y[keep], yhat[keep], tau)
-    mse = _finite_or_none(values["mse"])
+    mse = finite_float(values["mse"])
     return SplitMetrics(
-        nmse=_finite_or_none(values["nmse"]) if mse is not None else None,
-        r2=_finite_or_none(values["r2"]) if mse is not None else None,
+        nmse=finite_float(values["nmse"]) if mse is not None else None,
+        r2=finite_float(values["r2"]) if mse is not None else None,
         acc_tau=values["acc_tau"] == 1.0,
         frac_within_tau=values["frac"] * int(keep.sum()) / y.size if y.size else 0.0,
         num_valid_points=int(keep.sum()),
         num_points=int(y.size),
         mse=mse,
-        kendall_tau=_finite_or_none(values["kendall_tau"]),
-        mape=_finite_or_none(values["mape"]),
+        kendall_tau=finite_float(values["kendall_tau"]),
+        mape=finite_float(values["mape"]),
     )
-
-
-def _finite_or_none(value: float) -> float | None:
-    return value if math.isfinite(value) else None
 
 
 def _pair(y: Any, yhat: Any) -> tuple[np.ndarray, np.ndarray]:

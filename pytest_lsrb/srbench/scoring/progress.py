@@ -13,11 +13,11 @@ of the paper's complexity analysis.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Final
 
 import numpy as np
 
+from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.methods.base import DiscoveryResult, TracePoint
 from pytest_lsrb.srbench.scoring.metrics import nmse
@@ -35,8 +35,7 @@ def _nmse_or_none(problem: Problem, split: str, point: TracePoint) -> float | No
         yhat = np.broadcast_to(point.program.evaluate(X, params), y.shape)
     if not np.all(np.isfinite(yhat)):
         return None
-    value = nmse(y, yhat)
-    return value if math.isfinite(value) else None
+    return finite_float(nmse(y, yhat))
 
 
 def last_per_call(trace: list[TracePoint]) -> list[TracePoint]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import re
 import shutil
@@ -35,7 +36,7 @@ from pytest_lsrb.tactic.lean.outcome import (
     parse_lean_output,
     sorries_from_reply,
 )
-from pytest_lsrb.tactic.lean.process import ProcessResult, run_bounded, which
+from pytest_lsrb.tactic.lean.process import ProcessResult, hit_memory_cap, run_bounded, which
 from pytest_lsrb.tactic.lean.repl import (
     ReplClient,
     ReplCrashed,
@@ -238,12 +239,24 @@ class Transport(Protocol):
 
 
 class LeanInteractTransport:
-    """LeanInteract's `LeanServer` behind the same `send` as `ReplClient`."""
+    """LeanInteract's `LeanServer` behind the same `send` as `ReplClient`.
 
-    def __init__(self, project: Path | None, memory_mb: int | None, lake_command: str) -> None:
+    LeanInteract runs `lake env <REPL checkout>/.lake/build/bin/repl`. Given `repl_dir` (a built
+    REPL checkout: from a profile's `repl_command`, see `local_repl_dir`) it uses that one and
+    builds nothing (`local_repl_path`, `build_repl=False`), so an offline machine never reaches
+    for GitHub; without it LeanInteract clones and builds its own REPL (network needed). What its
+    REPL does wrong ends as ours would: a reply that is not JSON (`JSONDecodeError`) restarts it
+    and is the harness's failure; a death under the memory cap (`memory_mb`, which LeanInteract
+    applies as RLIMIT_AS) whose output says so is `memory_limit`; any other death a crash.
+    """
+
+    def __init__(
+        self, project: Path | None, memory_mb: int | None, lake_command: str, repl_dir: Path | None = None
+    ) -> None:
         self.project = project
         self.memory_mb = memory_mb
         self.lake_command = lake_command
+        self.repl_dir = repl_dir
         self._server: Any = None
 
     def _start(self) -> Any:
@@ -252,6 +265,11 @@ class LeanInteractTransport:
                 from lean_interact import LeanREPLConfig, LeanServer, LocalProject
             except ImportError as exc:  # pragma: no cover - checked by the caller
                 raise ReplMissing(f"LeanInteract is not importable ({exc})") from None
+            local: dict[str, Any] = (
+                {"local_repl_path": str(self.repl_dir), "build_repl": False}
+                if self.repl_dir is not None
+                else {}
+            )
             try:
                 project = (
                     LocalProject(directory=str(self.project), lake_path=self.lake_command, auto_build=False)
@@ -259,11 +277,11 @@ class LeanInteractTransport:
                     else None
                 )
                 config = LeanREPLConfig(
-                    project=project, memory_hard_limit_mb=self.memory_mb, lake_path=self.lake_command
+                    project=project, memory_hard_limit_mb=self.memory_mb, lake_path=self.lake_command, **local
                 )
                 self._server = LeanServer(config)
             except Exception as exc:  # LeanInteract raises many types while setting up
-                raise ReplMissing(f"LeanInteract could not start a REPL: {exc}") from None
+                raise ReplMissing(f"LeanInteract could not start a REPL: {str(exc)[:1000]}") from None
         return self._server
 
     def send(self, request: Mapping[str, Any], *, timeout_s: float) -> dict[str, Any]:
@@ -273,9 +291,20 @@ class LeanInteractTransport:
         except TimeoutError as exc:
             self._server = None
             raise ReplTimeout(str(exc)) from None
+        except json.JSONDecodeError as exc:  # its stream is out of step now: start afresh
+            self.close()
+            raise ReplProtocolError(
+                f"the LeanInteract REPL answered with something not JSON: {str(exc)[:500]}"
+            ) from None
         except (ConnectionAbortedError, ChildProcessError, BrokenPipeError, EOFError) as exc:
-            self._server = None
-            raise ReplCrashed(f"the LeanInteract REPL died: {exc}") from None
+            self.close()
+            said = str(exc)
+            if hit_memory_cap(self.memory_mb, said):
+                raise ReplMemoryLimit(
+                    f"the LeanInteract REPL hit the memory cap of {self.memory_mb} MiB (profile memory_mb): "
+                    f"{said[-1000:]}"
+                ) from None
+            raise ReplCrashed(f"the LeanInteract REPL died: {said[-1000:]}") from None
         if not isinstance(reply, dict):
             raise ReplProtocolError(f"LeanInteract answered {type(reply).__name__}")
         return reply
@@ -285,6 +314,17 @@ class LeanInteractTransport:
             with contextlib.suppress(Exception):
                 self._server.kill()
             self._server = None
+
+
+REPL_BINARY: Final = (".lake", "build", "bin", "repl")
+
+
+def local_repl_dir(repl_command: Sequence[str] | None) -> Path | None:
+    """The REPL checkout a `repl_command` runs (`<dir>/.lake/build/bin/repl`), or None."""
+    if not repl_command:
+        return None
+    exe = Path(repl_command[0]).expanduser()
+    return exe.parents[3] if exe.parts[-4:] == REPL_BINARY else None
 
 
 # The module header: `module`, `prelude`, and imports with the module system's modifiers
@@ -438,7 +478,14 @@ def make_repl_backend(
         missing = None if which(lake_command) else f"`{lake_command}` is not on PATH (no Lean toolchain)"
         if missing is None and not lean_interact_available():
             missing = "LeanInteract is not installed (pip install lean-interact)"
-        transport: Transport = LeanInteractTransport(project, memory_mb, lake_command)
+        repl_dir = local_repl_dir(repl_command)
+        if missing is None and repl_command and repl_dir is None:
+            missing = (
+                "LeanInteract runs a REPL checkout's `.lake/build/bin/repl`; "
+                f"repl_command {repl_command[0]!r} is not one (set it to that path, or "
+                "repl_backend = 'repl' to run it directly)"
+            )
+        transport: Transport = LeanInteractTransport(project, memory_mb, lake_command, repl_dir)
         return ReplBackend(
             transport,
             timeout_s,

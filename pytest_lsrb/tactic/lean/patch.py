@@ -72,8 +72,8 @@ class Patched:
         start, end = self.baseline.span
         if pos < start or (pos < end and pos[0] != end[0]):
             return pos
-        if pos[0] == end[0]:
-            return (start[0], self.spliced.span[1][1] + (pos[1] - end[1]))
+        if pos[0] == end[0]:  # after the span on its last line: after the replacement's last line
+            return (self.spliced.span[1][0], self.spliced.span[1][1] + (pos[1] - end[1]))
         return (pos[0] - self.line_delta, pos[1])
 
 
@@ -135,7 +135,8 @@ def make_patched(baseline: Baseline, tactic: str, kind: SorryKind | None = None)
     """The baseline with `tactic` spliced over its sorry (raises SpliceError when it cannot be)."""
     start, end = baseline.span
     spliced = splice(baseline.text, start, end, tactic, kind)
-    line_delta = end[0] - start[0]
+    # lines the splice removed: the span's, less those a block answer adds (may be negative)
+    line_delta = (end[0] - start[0]) - (spliced.span[1][0] - spliced.span[0][0])
     probe = None
     if baseline.probe is not None:
         probe = AxiomProbe(baseline.probe.line - line_delta, baseline.probe.target)

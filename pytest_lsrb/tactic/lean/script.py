@@ -114,16 +114,20 @@ class Script:
         return "\n".join(self.text.split("\n")[self.header_lines :])
 
 
-def _script(restatement: Restatement, header: Header, proof_line: str, max_heartbeats: int | None) -> Script:
+def _script(restatement: Restatement, header: Header, proof: str, max_heartbeats: int | None) -> Script:
+    """`proof` is one line, or a block (a tactic with its nested lines, or a whole proof body
+    for `--lsrb-answer proof`) whose lines keep their indentation relative to the first."""
     imports = list(HEADER_IMPORTS[header])
     options = [OPTIONS_LINE] + ([f"set_option maxHeartbeats {max_heartbeats}"] if max_heartbeats else [])
     lines = [*imports, *options, *restatement.preamble(), ""]
+    proof_lines = proof.split("\n")
     # named, so Lean can report its axioms; `noncomputable def` elaborates as `example` does
-    example = restatement.example_lines([proof_line], head=f"noncomputable def {GOAL_NAME}")
+    example = restatement.example_lines(proof_lines, head=f"noncomputable def {GOAL_NAME}")
     lines += example
     # a restated statement may span several lines: count the text's lines, not the list's items
-    proof_lineno = "\n".join(lines).count("\n") + 1
-    span = ((proof_lineno, 2), (proof_lineno, 2 + len(proof_line)))
+    last_lineno = "\n".join(lines).count("\n") + 1
+    first_lineno = last_lineno - (len(proof_lines) - 1)
+    span = ((first_lineno, 2), (last_lineno, 2 + len(proof_lines[-1])))
     lines += ["", axiom_probe_line(GOAL_NAME)]
     text = "\n".join(lines) + "\n"
     probe = AxiomProbe(text.count("\n"), GOAL_NAME)
@@ -137,6 +141,6 @@ def control_script(restatement: Restatement, header: Header, max_heartbeats: int
 def tactic_script(
     restatement: Restatement, header: Header, tactic: str, max_heartbeats: int | None = None
 ) -> Script:
-    if "\n" in tactic:
-        raise ValueError("a tactic proposal is one line")
-    return _script(restatement, header, tactic.strip(), max_heartbeats)
+    """The goal proved by `tactic`: one line, or a block whose later lines are indented relative
+    to its first (a nested `have ... := by` block, or a whole proof body)."""
+    return _script(restatement, header, tactic.strip("\n").rstrip(), max_heartbeats)

@@ -183,8 +183,6 @@ def splice(text: str, start: Pos, end: Pos, tactic: str, kind: SorryKind | None 
     stop_block = bool(_STOP_BLOCK.match(found))
     if not stop_block and not _SORRY.search(found):
         raise SpliceError(f"the span {start[0]}:{start[1]}-{end[0]}:{end[1]} holds {found[:40]!r}, not sorry")
-    if "\n" in tactic:
-        raise SpliceError("a tactic proposal is one line")
     lines = text.split("\n")
     if any(
         _CONV.match(e)
@@ -192,11 +190,30 @@ def splice(text: str, start: Pos, end: Pos, tactic: str, kind: SorryKind | None 
     ):
         raise SpliceError("the sorry is inside a conv block, where a tactic cannot stand")
     kind = "tactic" if stop_block else kind or infer_sorry_kind(text, start)
-    replacement = tactic.strip() if kind == "tactic" else f"(by {tactic.strip()})"
+    replacement = block_at(tactic, start[1], kind)
     a, b = _offset(lines, *start), _offset(lines, *end)
-    new_end = (start[0], start[1] + len(replacement))
-    block = _brace_block(lines[start[0] - 1], start, end, len(replacement)) if end[0] == start[0] else None
+    last = replacement.split("\n")[-1]
+    rows = replacement.count("\n")
+    new_end = (start[0] + rows, (start[1] if not rows else 0) + len(last))
+    block = None
+    if end[0] == start[0] and not rows:
+        block = _brace_block(lines[start[0] - 1], start, end, len(replacement))
     return Spliced(text[:a] + replacement + text[b:], (start, new_end), replacement, block)
+
+
+def block_at(tactic: str, column: int, kind: SorryKind) -> str:
+    """`tactic` as the text that replaces a sorry at `column`: one line as it is; a block (a
+    tactic and its nested lines, or a whole proof body) with its later lines indented to stand
+    where its first line stands - Lean's tactic blocks are laid out by column, so every line of
+    the block keeps its indentation relative to the first. In term position the block goes in
+    `(by ...)`, its lines lined up after `(by `."""
+    lines = tactic.strip("\n").rstrip().split("\n")
+    first = lines[0].strip()
+    base = len(lines[0]) - len(lines[0].lstrip())
+    at = column + (0 if kind == "tactic" else len("(by "))
+    rest = [(" " * at + line[base:]) if line.strip() else "" for line in lines[1:]]
+    body = "\n".join([first, *rest])
+    return body if kind == "tactic" else f"(by {body})"
 
 
 def _brace_block(line: str, start: Pos, end: Pos, width: int) -> tuple[Pos, Pos] | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -10,15 +9,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_lsrb.core.credentials import checked_key
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import SKIPPED_OUTCOME
 from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
-from pytest_lsrb.tactic.answer import contains_forbidden
+from pytest_lsrb.tactic.guard import refuse
 from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, lean_slots, make_repl_backend
 from pytest_lsrb.tactic.lean.kimina import KiminaBackend
 from pytest_lsrb.tactic.lean.outcome import Verdict
 from pytest_lsrb.tactic.lean.process import which
-from pytest_lsrb.tactic.lean.script import command_token
 from pytest_lsrb.tactic.profiles import (
     BUILTIN_DEFAULT,
     ProfileSet,
@@ -28,9 +27,6 @@ from pytest_lsrb.tactic.profiles import (
 )
 from pytest_lsrb.tactic.rows import TacticRow
 
-# `stop tacs` is `repeat sorry`; the search tactics print `Try this: ...` and (apply?) admit the goal.
-_STOP: Final = re.compile(r"(?<![\w.'])stop(?![\w'?!])")
-_SEARCH_TACTIC: Final = re.compile(r"(?<![\w.'])(?:exact\?|apply\?|rw\?|hint|library_search)(?![\w'?!])")
 # Lean's verdict on the same text is the same (heartbeats are deterministic); a wall-clock
 # timeout, a crash or the environment's failure may not be, so those are checked again.
 REUSABLE_OUTCOMES: Final = frozenset({"closed", "progress", "lean_error"})
@@ -79,6 +75,7 @@ class LeanVerifierBase(ABC):
         self.config = config
         path = resolve_profiles_path(config.profiles_path, config.suite_root)
         self.profiles: ProfileSet = load_profiles(path)
+        self.refuse_profiles()
         self._backends: dict[tuple[Any, ...], LeanBackend] = {}
         self._lock = threading.Lock()
         # Lean's verdicts by (goal row, profile, answer): k identical samples cost one check.
@@ -104,13 +101,42 @@ class LeanVerifierBase(ABC):
     def uses_project(self, profile: ReplayProfile) -> bool:
         return True
 
+    # A Kimina server checks a source in its own Lean project: fine for a restated goal, not
+    # for a row's repository, which only a checkout of that repository can build.
+    kimina_allowed = True
+
+    def refuse_profiles(self) -> None:
+        """Profiles this mode cannot honour, refused in one sentence at construction."""
+        if self.kimina_allowed:
+            return
+        for profile, file in self.profiles.profiles:
+            if profile.replay_method == "kimina" and not profile.skip:
+                raise LsrbUsageError(
+                    f"{file}: field 'replay_method': 'kimina' cannot check --lsrb-verification={self.mode} "
+                    "(the server has one Lean project of its own, not the row's repository); use 'file' "
+                    "or 'repl', or --lsrb-verification=synthetic."
+                )
+
     def preflight(self) -> None:
         """Refuse the run, before any model call, when a profile rows may use needs a Lean
-        executable this machine lacks (every answer would end `toolchain_missing`, paid for)."""
+        executable this machine lacks (every answer would end `toolchain_missing`, paid for), or
+        a Kimina server that cannot serve it (unreachable, its key unset, unsendable or refused)."""
         candidates = [p for p, _ in self.profiles.profiles if not p.skip]
         if not any(p.specificity == 0 for p in candidates):
             candidates.append(BUILTIN_DEFAULT)
+        files = {p.id: f for p, f in self.profiles.profiles}
         for profile in candidates:
+            if profile.replay_method == "kimina":
+                where = f"{files.get(profile.id, profile.id)}: field 'kimina_api_key_env'"
+                checked_key(profile.kimina_api_key_env, where)
+                kimina = self.backend(profile, None)
+                assert isinstance(kimina, KiminaBackend)
+                problem = kimina.preflight()
+                if problem is not None:
+                    raise LsrbUsageError(
+                        f"{files.get(profile.id, profile.id)}: field 'kimina_url': {problem}; nothing was "
+                        "sent to the model."
+                    )
             for exe in self.executables(profile):
                 if which(exe) is None:
                     raise LsrbUsageError(
@@ -144,25 +170,13 @@ class LeanVerifierBase(ABC):
             return VerificationResult(
                 attempted=False, success=None, outcome=SKIPPED_OUTCOME, detail=f"profile {profile.id}: {why}"
             )
-        if contains_forbidden(proposal) or _STOP.search(proposal):
-            return result("forbidden_token", subkind="sorry", detail="sorry/admit/sorryAx/stop in the tactic")
-        search = _SEARCH_TACTIC.search(proposal)
-        if search is not None:
-            return result(
-                "forbidden_token",
-                subkind="search",
-                detail=f"{search.group(0)} searches for a proof instead of giving one "
-                "(apply? admits the goal)",
-            )
-        token = command_token(proposal)
-        if token is not None:
-            return result(
-                "forbidden_token",
-                subkind="command",
-                detail=f"the tactic contains the command keyword {token!r}",
-            )
-        if "\n" in proposal.strip():
-            return result("forbidden_token", subkind="multiline", detail="a proposal is one tactic line")
+        refusal = refuse(
+            proposal,
+            forbid_search=self.config.forbid_search_tactics,
+            proof=self.config.answer_mode == "proof",
+        )
+        if refusal is not None:
+            return result("forbidden_token", subkind=refusal.subkind, detail=refusal.detail)
         return None
 
     def verify(self, row: TacticRow, proposal: str, *, attempt_seed: int) -> VerificationResult:

@@ -73,6 +73,7 @@ def default_cache_root(config: VerifierConfig) -> Path:
 
 class RepoReplayVerifier(LeanVerifierBase):
     mode = "repo_replay"
+    kimina_allowed = False  # the server cannot build the row's repository
 
     def __init__(self, config: VerifierConfig) -> None:
         super().__init__(config)

@@ -11,7 +11,8 @@
    `oom_or_crash`, both the environment's (never counted against the model).
 
 With `replay_method = "repl"` the script's imports run once as a REPL command and every script
-runs in that environment: a goal's k samples share one elaboration of `import Mathlib`.
+runs in that environment: a goal's k samples share one elaboration of `import Mathlib`. With
+`replay_method = "kimina"` the server's own Lean project provides Mathlib: no `lean_project`.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class SyntheticVerifier(LeanVerifierBase):
         missing = backend.unavailable()
         if missing is not None:
             return result("toolchain_missing", detail=missing)
-        if header == "mathlib" and project is None:
+        if header == "mathlib" and project is None and profile.replay_method != "kimina":
             return result(
                 "toolchain_missing",
                 subkind="no_mathlib_project",

@@ -217,3 +217,42 @@ def test_set_option_in_belongs_to_the_declaration_below_it() -> None:
     lines = base.text.split("\n")
     assert lines[2:5] == [STAND_IN_AXIOM, "", "set_option maxHeartbeats 400000 in"]
     assert "\n".join(lines[: base.prefix_lines]).rstrip().endswith(STAND_IN_AXIOM)
+
+
+# -- block answers: a tactic with its nested block, or a whole proof (--lsrb-answer proof) -----
+
+
+def test_a_block_in_tactic_position_stands_at_the_sorrys_column() -> None:
+    text = "theorem t (x : Nat) : 0 < x + 1 := by\n  · sorry\n"
+    spliced = splice(text, (2, 4), (2, 9), "have h : 0 < x + 1 := by\n  omega\nexact h")
+    assert spliced.text == (
+        "theorem t (x : Nat) : 0 < x + 1 := by\n  · have h : 0 < x + 1 := by\n      omega\n    exact h\n"
+    )
+    assert spliced.span == ((2, 4), (4, 11))  # Lean's positions for the block: its first and last lines
+    assert spliced.block is None
+
+
+def test_a_block_in_term_position_goes_in_by_lined_up() -> None:
+    text = "example (p q : Prop) (hp : p) (hq : q) : p ∧ q := ⟨hp, sorry⟩\n"
+    spliced = splice(text, (1, 55), (1, 60), "have h := hq\nexact h")
+    assert spliced.text == (
+        "example (p q : Prop) (hp : p) (hq : q) : p ∧ q := ⟨hp, (by have h := hq\n"
+        + " " * (55 + len("(by "))
+        + "exact h)⟩\n"
+    )
+
+
+def test_a_patched_copy_maps_positions_after_a_block() -> None:
+    from pytest_lsrb.tactic.lean.patch import make_baseline, make_patched
+
+    source = "theorem t (x : Nat) : 0 < x + 1 := by\n  sorry\n\ntheorem u : True := trivial\n"
+    baseline = make_baseline(source, (2, 2), (2, 7))
+    assert baseline is not None
+    patched = make_patched(baseline, "have h : 0 < x + 1 := by\n  omega\nexact h")
+    lines = patched.text.split("\n")
+    assert lines[1:4] == ["  have h : 0 < x + 1 := by", "    omega", "  exact h"]
+    assert patched.line_delta == -2  # two lines more than the baseline
+    assert patched.moved((4, 0)) == (6, 0)  # `theorem u` two lines down
+    assert patched.probe is not None and baseline.probe is not None
+    assert patched.probe.line == baseline.probe.line + 2
+    assert lines[patched.probe.line - 1].startswith("#print axioms")

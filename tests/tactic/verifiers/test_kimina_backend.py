@@ -1,8 +1,11 @@
 """The Kimina Lean Server backend against a local HTTP server speaking the server's API.
 
 The fake answers `POST /api/check` as project-numina/kimina-lean-server does: one result per
-snippet, `response` being the REPL's reply with positions in the whole file's lines, or `error`
-for a server-side failure. Its replies are chosen by what the snippet's code holds.
+snippet, `response` being the REPL's reply to the snippet's body (the server splits the leading
+import lines off, `server/split.py`, and the REPL counts lines from the body's first:
+`server/routers/check.py` sends `Snippet(code=body)`), or `error` for a server-side failure. Its
+replies are chosen by what the snippet's code holds. tests/tactic/verifiers/test_kimina_server.py
+runs the same checks through the real server.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from fakes.local_server import LocalServer
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.verifier import VerifierConfig, create_verifier
-from pytest_lsrb.tactic.lean.kimina import KiminaBackend
+from pytest_lsrb.tactic.lean.kimina import KiminaBackend, server_split
 from pytest_lsrb.tactic.rows import TacticRow
 from pytest_lsrb.tactic.verifiers.synthetic import SyntheticVerifier
 
@@ -94,7 +97,14 @@ class FakeKimina(LocalServer):
                     self.send_response(404)
                     self.end_headers()
                     return
-                results = [{"id": s["id"], "time": 0.1, **reply_for(s["code"])} for s in body["snippets"]]
+                results = [
+                    {
+                        "id": s["id"],
+                        "time": 0.1,
+                        **reply_for("\n".join(s["code"].splitlines()[server_split(s["code"]) :])),
+                    }
+                    for s in body["snippets"]
+                ]
                 data = json.dumps({"results": results}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -157,10 +167,12 @@ def test_synthetic_through_a_kimina_server(
     ]
     assert [r.error_domain for r in outcomes[2:]] == ["environment", "environment"]
     assert all(r["path"] == "/api/check" and r["auth"] == "Bearer k3y" for r in kimina.requests)
-    first = kimina.requests[0]["body"]
+    assert kimina.requests[0]["body"] == {"snippets": [], "timeout": 1}  # the preflight runs no Lean
+    first = kimina.requests[1]["body"]
     assert set(first) == {"snippets", "timeout", "debug", "reuse"} and first["reuse"] is True
+    assert first["snippets"][0]["code"].startswith("import Init\n")  # a header: env 0 is Init alone
     assert first["snippets"][0]["code"].rstrip().endswith("#print axioms lsrb_goal")
-    assert len(kimina.requests) == 1 + 4  # the control once, then one snippet per answer
+    assert len(kimina.requests) == 1 + 1 + 4  # preflight, the control once, one snippet per answer
 
 
 @pytest.mark.parametrize(

@@ -172,6 +172,69 @@ def test_guards_before_lean(synthetic: SyntheticVerifier, fake_lean: Path) -> No
     assert not (fake_lean / "lean.log").exists()
 
 
+@pytest.mark.parametrize(
+    ("answer", "subkind"),
+    [
+        # closes a false goal with a clean axiom report on a real Lean (issue #29): never reaches it
+        ("set_option debug.skipKernelTC true in exact (by decide +kernel : False).elim", "option"),
+        ("exact _root_.sorryAx _ false", "sorry"),
+        ("exact @_root_.«sorryAx» _ false", "sorry"),
+    ],
+)
+def test_soundness_holes_never_close_and_stay_the_models(
+    synthetic: SyntheticVerifier, fake_lean: Path, answer: str, subkind: str
+) -> None:
+    res = synthetic.verify(row(), answer, attempt_seed=1)
+    assert (res.outcome, res.subkind, res.error_domain, res.success) == (
+        "forbidden_token",
+        subkind,
+        "model",
+        False,
+    )
+    assert not (fake_lean / "lean.log").exists()
+
+
+def test_an_answer_that_raises_its_own_limits_never_reaches_the_environments_column(
+    synthetic: SyntheticVerifier, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`set_option maxHeartbeats 0 in` + a looping tactic would be a wall-clock `timeout` (the
+    environment's): it is refused as the model's before Lean runs."""
+    monkeypatch.setenv("FAKE_LEAN_MODE", "hang-if:repeat")
+    res = synthetic.verify(row(), "set_option maxHeartbeats 0 in\n  repeat simp", attempt_seed=1)
+    assert (res.outcome, res.subkind, res.error_domain) == ("forbidden_token", "option", "model")
+
+
+def test_a_tactic_with_its_nested_block_is_checked_as_one_tactic(
+    synthetic: SyntheticVerifier, fake_lean: Path
+) -> None:
+    res = synthetic.verify(row(), "have h : p ∧ q := by\n  exact ⟨hp, hq⟩", attempt_seed=1)
+    assert res.outcome == "closed", res.detail
+    checked = [
+        e["text"] for e in map(json.loads, (fake_lean / "lean.log").read_text().splitlines()) if "text" in e
+    ][-1]
+    assert "  have h : p ∧ q := by\n    exact ⟨hp, hq⟩\n" in checked  # the block keeps its shape
+    two = synthetic.verify(row(), "constructor\nexact hp", attempt_seed=1)
+    assert (two.outcome, two.subkind) == ("forbidden_token", "multiline")
+
+
+def test_proof_mode_checks_the_whole_body(
+    tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    (profiles / "default.toml").write_text('schema_version = 1\nsynthetic_header = "core"\n')
+    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profiles), answer_mode="proof"))
+    rules(monkeypatch, error_at("exact hq", "unknown identifier 'hq'", "hq"))
+    assert v.verify(row(), "constructor\n· exact hp\n· exact hp", attempt_seed=1).outcome == "closed"
+    wrong = v.verify(row(), "constructor\n· exact hp\n· exact hq", attempt_seed=1)
+    assert (wrong.outcome, wrong.error_domain) == ("lean_error", "model")
+    text = [
+        e["text"] for e in map(json.loads, (fake_lean / "lean.log").read_text().splitlines()) if "text" in e
+    ][-1]
+    assert "  constructor\n  · exact hp\n  · exact hq\n" in text
+    v.close()
+
+
 def test_mathlib_header_without_a_project_says_so(tmp_path: Path, fake_lean: Path) -> None:
     v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=None))
     res = v.verify(row("n : ℕ\n⊢ n = n"), "rfl", attempt_seed=1)
@@ -364,12 +427,48 @@ def test_run_options_allow_native_decide_and_set_heartbeats(
     assert res.outcome == "closed", res.detail
 
 
-def test_search_tactics_and_stop_are_refused_before_lean(
-    synthetic: SyntheticVerifier, fake_lean: Path
+# What Lean prints for the search tactics (lean4 src/Lean/Elab/Tactic/LibrarySearch.lean):
+# `exact?` that finds a proof adds a `Try this: exact ...` suggestion (info) and closes the goal;
+# `apply?` without a closing lemma lists `Try this: refine ...` suggestions and admits the goal
+# (`admitGoal`: the declaration uses 'sorry', sorryAx in its axioms).
+_EXACT_FOUND = {
+    "contains": "exact?",
+    "messages": [{"severity": "info", "data": "Try this: exact ⟨hp, hq⟩", "at": "exact?"}],
+    "axioms": [],
+}
+_APPLY_PARTIAL = {
+    "contains": "apply?",
+    "messages": [
+        {"severity": "info", "data": "Try this: refine ⟨hp, ?_⟩\n-- Remaining subgoals: ⊢ q", "at": "apply"},
+        {"severity": "warning", "data": "declaration uses 'sorry'", "at": "lsrb_goal"},
+    ],
+    "axioms": ["sorryAx"],
+}
+
+
+def test_search_tactics_follow_sorrydb_by_default(
+    synthetic: SyntheticVerifier, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for tactic, subkind in (("apply?", "search"), ("exact?", "search"), ("stop simp", "sorry")):
-        res = synthetic.verify(row(), tactic, attempt_seed=1)
-        assert (res.outcome, res.subkind) == ("forbidden_token", subkind), tactic
+    """SorryDB's verifier accepts a search tactic whose proof is complete (its ProveAllStrategy
+    sends `exact?`); `apply?`'s admitted goal is caught by the axiom check; `stop` never runs."""
+    rules(monkeypatch, _EXACT_FOUND, _APPLY_PARTIAL)
+    assert synthetic.verify(row(), "exact?", attempt_seed=1).outcome == "closed"
+    partial = synthetic.verify(row(), "apply?", attempt_seed=1)
+    assert partial.outcome != "closed" and partial.error_domain == "model", partial
+    res = synthetic.verify(row(), "stop simp", attempt_seed=1)
+    assert (res.outcome, res.subkind) == ("forbidden_token", "sorry")
+
+
+def test_forbid_search_tactics_refuses_them_before_lean(tmp_path: Path, fake_lean: Path) -> None:
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    (profiles / "default.toml").write_text('schema_version = 1\nsynthetic_header = "core"\n')
+    config = VerifierConfig(mode="synthetic", profiles_path=str(profiles), forbid_search_tactics=True)
+    v = SyntheticVerifier(config)
+    for tactic in ("apply?", "exact?", "rw?", "first | exact? | simp"):
+        res = v.verify(row(), tactic, attempt_seed=1)
+        assert (res.outcome, res.subkind) == ("forbidden_token", "search"), tactic
+    v.close()
     assert not (fake_lean / "lean.log").exists()
 
 
@@ -431,6 +530,22 @@ def test_replay_clones_and_builds_once_and_never_touches_the_checkout(
     lean_calls = [c for c in lean_calls if c["argv"] != ["--version"]]
     assert len(lean_calls) == 1 + 3  # the baseline once, then one run per tactic
     assert all(Path(c["cwd"]) == checkout and not c["argv"][-1].startswith(str(checkout)) for c in lean_calls)
+
+
+def test_replay_splices_a_block_answer_at_the_sorry(
+    replay: RepoReplayVerifier, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tactic with its nested block (and, in proof mode, a whole body) stands at the sorry's
+    column; Lean's positions below it, the `#print axioms` report included, move down with it."""
+    rules(monkeypatch, error_at("exact hq.elim", "type mismatch\n  hq.elim\nhas type", "hq.elim"))
+    closed = replay.verify(row(), "have h : p ∧ q := by\n  exact ⟨hp, hq⟩", attempt_seed=1)
+    assert closed.outcome == "closed", closed.detail
+    wrong = replay.verify(row(), "have h : p ∧ q := by\n  exact hq.elim", attempt_seed=2)
+    assert (wrong.outcome, wrong.subkind) == ("lean_error", "type_mismatch")
+    texts = [
+        e["text"] for e in map(json.loads, (fake_lean / "lean.log").read_text().splitlines()) if "text" in e
+    ]
+    assert "by\n  have h : p ∧ q := by\n    exact ⟨hp, hq⟩\n" in texts[1]
 
 
 def test_replay_span_without_sorry_is_baseline_failed(replay: RepoReplayVerifier, fake_lean: Path) -> None:
@@ -652,7 +767,9 @@ def test_context_shows_scope_lines_and_the_statement(
     tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--lsrb-context N: the open/namespace/variable lines, then the declaration up to the sorry."""
-    from pytest_lsrb.adapters.base import AdapterConfig, SamplingConfig
+    from lsrb_testing import mock_config
+
+    from pytest_lsrb.adapters.base import SamplingConfig
     from pytest_lsrb.adapters.mock import MockAdapter
     from pytest_lsrb.core.selection import Case
     from pytest_lsrb.engine.no_verifier import NoVerifier
@@ -668,7 +785,7 @@ def test_context_shows_scope_lines_and_the_statement(
         # What the task puts in the prompt: the replay verifier's source; mode none has none.
         ctx = AttemptContext(
             case=Case(row=r, sample_index=0, attempt_seed=0),
-            adapter=MockAdapter(AdapterConfig()),
+            adapter=MockAdapter(mock_config(TacticTask().mock_answer)),
             verifier=v,
             sampling=SamplingConfig(),
             suite=load_suite(suite_dir),

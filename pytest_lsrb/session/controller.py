@@ -1,102 +1,60 @@
-"""Per-process state of a pytest session running a suite (the controller and each xdist worker
-have one), and what each step of the session does with it. The pytest hooks in `plugin.py` call
-these methods; nothing here is a hook itself."""
+"""The controller's role: it opens the run's output, writes summary.json and applies the gate. It
+is the whole of a serial run (appending every record itself); under xdist it hands each worker
+the run directory, follows the records the workers append and notices a worker crash (as xdist's
+`dsession.py` for `remote.py`)."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
 from pytest_lsrb.core.errors import LsrbUsageError, OutputWriteError
 from pytest_lsrb.engine.plan import SuiteRun
-from pytest_lsrb.engine.schedule import Schedule, queue_depth
-from pytest_lsrb.engine.suite import discover_suite_roots, load_suite, suite_root_of
+from pytest_lsrb.engine.schedule import queue_depth
 from pytest_lsrb.session import xdist
-from pytest_lsrb.session.cases import case_of
-from pytest_lsrb.session.heap import Heap
-from pytest_lsrb.session.prepare import prepare_suite_run
+from pytest_lsrb.session.base import LsrbSession
 
 if TYPE_CHECKING:
     from pytest_lsrb.adapters.base import Adapter
     from pytest_lsrb.engine.records import AttemptDict
-    from pytest_lsrb.engine.runner import Runner
     from pytest_lsrb.output import rundir as outputs
-    from pytest_lsrb.output.rundir import WorkerOutput
     from pytest_lsrb.session.progress import ProgressReporter
-    from pytest_lsrb.session.transport import Batcher
     from pytest_lsrb.tools import gate
 
 
 FOLLOW_EVERY_S = 0.5  # the controller of xdist workers reads their new records this often
 
 
-class LsrbSession:
-    """Per-process plugin state (the controller and each xdist worker have one)."""
+class ControllerSession(LsrbSession):
+    """The controller's (or a serial run's) state: the run's output, progress line, summary, gate."""
+
+    is_worker: ClassVar[bool] = False
 
     def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-        self.is_worker = xdist.is_worker(config)
-        self.run: SuiteRun | None = None
+        super().__init__(config)
         self.output: outputs.RunOutput | None = None
-        self.schedule = Schedule(config)
         self.summary: dict[str, Any] | None = None
         self.gate: gate.GateConfig | None = None
         self.gate_result: gate.GateResult | None = None
         self.started = datetime.now(timezone.utc)
         self.queue_depth = 0  # tests each xdist worker should hold so its prefetch stays busy
-        self.runner: Runner | None = None  # set by the lsrb_runner fixture while it is live
-        # what the cyclic collector no longer walks (session.heap)
-        self.heap = Heap(ends_process=self.is_worker)
-        self.pytest_session: pytest.Session | None = None
-        self.progress: ProgressReporter | None = None  # the controller's progress line
-        self.batcher: Batcher | None = None  # xdist worker: its batched sends to the controller
-        self.worker_output: WorkerOutput | None = None  # xdist worker: its appends to attempts.jsonl
+        self.progress: ProgressReporter | None = None  # the progress line
         self.following = False  # controller of xdist workers: it follows their attempts.jsonl
-        self.workers_lost = 0  # controller: xdist workers that crashed so far
-        self.crashes_seen = 0  # xdist worker: crash flags it has caught up with
+        self.workers_lost = 0  # xdist workers that crashed so far
         self.next_follow = 0.0  # controller of xdist workers: when to read their records next
 
     # -- setup ---------------------------------------------------------------------------------
 
-    def prepare(self, root: Path) -> SuiteRun:
-        if self.run is not None:
-            if self.run.spec.root != root.resolve():
-                raise pytest.UsageError(
-                    f"this session collected two suites ({self.run.spec.name} and "
-                    f"{load_suite(root).name}); run one suite per session so each gets its own "
-                    "attempts.jsonl and summary.json."
-                )
-            return self.run
-        try:
-            self.run = prepare_suite_run(
-                root, self.config.getoption, self.config.rootpath, xdist.given_run_dir(self.config)
-            )
-        except LsrbUsageError as exc:
-            raise pytest.UsageError(str(exc)) from None
-        return self.run
-
-    def begin(self, session: pytest.Session) -> SuiteRun | None:
-        """The suite the command line names, prepared (None when it names none)."""
-        self.pytest_session = session
-        roots = discover_suite_roots(self.config.args, Path(self.config.invocation_params.dir))
-        if len(roots) > 1:
-            names = ", ".join(r.name for r in roots)
-            raise pytest.UsageError(
-                f"the command line names {len(roots)} suites ({names}); run one suite per session "
-                "so each gets its own attempts.jsonl and summary.json."
-            )
-        if not roots:
-            return None
-        return self.prepare(roots[0])
+    def start(self, run: SuiteRun) -> None:
+        self.open_run(run)
 
     def open_run(self, run: SuiteRun) -> None:
-        """Controller: check the gate, verifier and adapter, then open the run's output."""
+        """Check the gate, verifier and adapter, then open the run's output."""
         from pytest_lsrb.adapters import create_adapter
         from pytest_lsrb.engine.stop import StopSignal
         from pytest_lsrb.engine.verifier import create_verifier
@@ -127,20 +85,6 @@ class LsrbSession:
                 self.progress = self._progress_reporter(run)
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
-
-    def start_worker(self, run: SuiteRun) -> None:
-        """xdist worker: append records to the run's attempts.jsonl itself, and send per-test
-        events to the controller in batches (`session.transport`)."""
-        from pytest_lsrb.output.files import ATTEMPTS_FILE
-        from pytest_lsrb.output.rundir import WorkerOutput
-        from pytest_lsrb.session.transport import batch_sends, running_marker
-
-        marker = None
-        if xdist.given_run_dir(self.config) is not None and not self.config.option.collectonly:
-            self.worker_output = WorkerOutput(run.config.output_dir / ATTEMPTS_FILE)
-            xdist.drop_terminal(self.config)
-            marker = running_marker(run.config.output_dir, xdist.worker_id(self.config))
-        self.batcher = batch_sends(self.config, marker)
 
     def _warn_about_slots(self, adapter: Adapter, concurrency: int) -> None:
         """Say so when more attempts would be in flight than the server decodes at once."""
@@ -185,66 +129,22 @@ class LsrbSession:
         progress.resumed = resumed
         return ProgressReporter(progress, self.config.pluginmanager.get_plugin("terminalreporter"))
 
-    def suite_run_for(self, path: Path) -> SuiteRun:
-        root = suite_root_of(path)
-        if root is None:
-            raise pytest.UsageError(
-                f"{path} uses the lsrb_case fixture but is not inside a suite folder (no suite.toml)."
-            )
-        return self.prepare(root)
-
-    def finished_judgements(self) -> dict[tuple[str, int], Any]:
-        """Attempts a resumed run must not redo (read in every process, controller or worker)."""
-        run = self.run
-        if run is None or not run.config.resume:
-            return {}
-        from pytest_lsrb.output import rundir as outputs
-
-        return outputs.finished_judgements(run)
-
     # -- collection ----------------------------------------------------------------------------
 
-    def add_row_keywords(self, items: list[pytest.Item]) -> None:
-        """Each item's repo name, path and tags become keywords for `-k` (without `-k`, nothing
-        would read them: ~25 ms at 10,000 tests)."""
-        if self.run is None or not self.config.option.keyword:
-            return
-        task = self.run.task
-        for item in items:
-            case = case_of(item)
-            if case is not None:
-                item.extra_keyword_matches.update(task.row_keywords(case.row))
-
     def node_collected(self, ids: list[str]) -> None:
-        """xdist: a worker collected `ids` (the controller's progress line learns the total)."""
-        if self.progress is not None:
-            self.progress.collected(len(ids) - self.progress.progress.resumed)
+        """xdist: a worker collected `ids` (the progress line learns the total)."""
+        self.count_collected(len(ids))
 
-    def collected(self, session: pytest.Session) -> None:
-        items = [item for item in session.items if case_of(item) is not None]
-        self.schedule.set_items(items)
+    def count_collected(self, tests: int) -> None:
         if self.progress is not None:
-            self.progress.collected(len(items) - self.progress.progress.resumed)
-        if self.config.option.keyword:
-            for item in items:
-                # `-k` has been applied: the row keywords have done their job. Left in place, pytest
-                # would copy them into each of the test's three reports, and keep those to the end.
-                item.extra_keyword_matches.clear()
-        if self.run is not None:
-            self.heap.freeze()  # the test items live until the session ends (session.heap)
+            self.progress.collected(tests - self.progress.progress.resumed)
 
     # -- records -------------------------------------------------------------------------------
 
     def keep(self, record: AttemptDict) -> None:
-        """Append the record of the attempt a test's setup just made to attempts.jsonl, there
-        and then: before its test's report is made, and while the record is still warm in the
-        CPU's caches. Serially this process appends it; an xdist worker appends its own."""
+        if self.output is None:
+            return
         try:
-            if self.worker_output is not None:
-                self.worker_output.append(record)
-                return
-            if self.output is None:
-                return
             written = self.output.append(record)
         except OutputWriteError as exc:  # a full disk: stop with one sentence, keep what was written
             self.stop_writing(str(exc))
@@ -252,32 +152,19 @@ class LsrbSession:
         if self.progress is not None and written is not None:
             self.progress.add(written)
 
+    def record_untaken(self, records: list[AttemptDict]) -> None:
+        if self.summary is None:  # none after summary.json is written
+            super().record_untaken(records)
+
+    def append_untaken(self, record: AttemptDict) -> None:
+        if self.output is not None:
+            self.output.append(record)
+
     def report_made(self) -> None:
         """A test report reached this process. The controller of xdist workers makes no records:
         for it a report is the moment to follow the workers' records when a progress line is due."""
         if self.following and time.monotonic() >= self.next_follow:
             self.follow()
-
-    def catch_up(self, runner: Runner) -> None:
-        """xdist worker, before an attempt: after a worker crashed, take what is already in
-        attempts.jsonl as done (`xdist.crash_flag`)."""
-        if self.run is None:
-            return
-        run_dir = self.run.config.output_dir
-        seen = self.crashes_seen
-        while os.access(xdist.crash_flag(run_dir, self.crashes_seen + 1), os.F_OK):
-            self.crashes_seen += 1
-        if self.crashes_seen != seen:
-            from pytest_lsrb.output import rundir as outputs
-
-            runner.finished.update(outputs.finished_judgements(self.run))
-
-    def stop_writing(self, message: str) -> None:
-        """The disk refused a record: this process stops, and so do the other workers."""
-        if self.pytest_session is not None:
-            self.pytest_session.shouldstop = message
-        if self.is_worker and self.runner is not None:
-            self.runner.stop(message)
 
     def follow(self) -> None:
         """Controller of xdist workers: take in the records they appended since the last look.
@@ -297,19 +184,7 @@ class LsrbSession:
             for _ in records:
                 pass
 
-    def record_untaken(self, records: list[AttemptDict]) -> None:
-        """Record answers fetched ahead for tests that never ran (a quota stop, -x): the provider
-        billed them, so they are kept like any other and a resume does not ask again."""
-        if not records or self.summary is not None:
-            return
-        try:
-            for record in records:
-                if self.worker_output is not None:
-                    self.worker_output.append(record)
-                elif self.output is not None:
-                    self.output.append(record)
-        except OutputWriteError as exc:
-            self.stop_writing(str(exc))
+    # -- the workers ---------------------------------------------------------------------------
 
     def node_configured(self, node: Any) -> None:
         """xdist: a worker is about to start: tell it where the run writes, and that this
@@ -340,21 +215,8 @@ class LsrbSession:
     # -- finish --------------------------------------------------------------------------------
 
     def finish(self, session: pytest.Session) -> None:
-        """Write summary.json and apply the gate (controller); hand on untaken answers (all)."""
-        if self.runner is not None:
-            self.record_untaken(self.runner.untaken_answers())
-        if self.worker_output is not None:
-            self.worker_output.close()
-            if self.run is not None:
-                from pytest_lsrb.session.transport import running_marker
-
-                running_marker(self.run.config.output_dir, xdist.worker_id(self.config)).unlink(
-                    missing_ok=True
-                )
-            if self.worker_output.write_error is not None:
-                xdist.send_write_error(self.config, self.worker_output.write_error)
-        if self.is_worker:
-            return
+        """Write summary.json and apply the gate."""
+        super().finish(session)
         if self.output is None or self.run is None:
             return
         if self.following:
@@ -386,7 +248,7 @@ class LsrbSession:
             terminalreporter.write_line(f"lsrb: {self.output.write_error}", red=True, bold=True)
         for warning in self.output.warnings if self.output is not None else ():
             terminalreporter.write_line(f"lsrb: {warning}", yellow=True)
-        if self.run is not None and not self.is_worker and self.config.option.collectonly:
+        if self.run is not None and self.config.option.collectonly:
             terminalreporter.write_line(terminal.planned_calls_line(self.run))
         if self.summary is None:
             return

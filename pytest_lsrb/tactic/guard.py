@@ -1,0 +1,108 @@
+"""The token guard: what an answer may not contain, decided from its text before Lean runs.
+
+An answer is a tactic (or, with `--lsrb-answer proof`, a proof body), never options or commands:
+
+- `sorry`, `admit`, `stop` and `sorryAx` in every spelling Lean resolves to the same constant
+  (`@sorryAx`, `_root_.sorryAx`, `«sorryAx»`, `@_root_.«sorryAx»`) are `forbidden_token/sorry`;
+- `set_option ... in` is `forbidden_token/option`: it is how an answer changes the rules it is
+  judged by. `set_option debug.skipKernelTC true in exact (by decide +kernel : False).elim`
+  closes a false goal with a clean `#print axioms` (Lean adds `decide +kernel`'s auxiliary lemma
+  without the kernel check under that option); `maxHeartbeats 0`/`maxRecDepth` turn the model's
+  own non-terminating tactic into a wall-clock `timeout`, which is the environment's column;
+  `trace.*` floods the output. Every option is refused, not only those: no option is needed to
+  state a proof, and a list of bad ones is a list of holes not yet found;
+- commands (`theorem`, `#eval`, `run_tac`, `elab`, ...) are `forbidden_token/command`
+  (lean/script.py's list);
+- search tactics (`exact?`, `apply?`, `rw?`, `hint`, `library_search`) are allowed by default,
+  as SorryDB's verifier allows them (its own ProveAllStrategy sends `exact?`): one that finds a
+  proof closes, `apply?`'s admitted goal is `sorryAx` and fails the axiom check.
+  `--lsrb-forbid-search-tactics` makes them `forbidden_token/search` for a stricter benchmark.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from pytest_lsrb.tactic.lean.script import command_token
+
+FORBIDDEN_NAMES: Final = frozenset({"sorry", "admit", "sorryAx"})
+# `stop tacs` is `repeat sorry`: refused too, though the record's contains_sorry keeps to the card's three.
+_STOP_NAMES: Final = FORBIDDEN_NAMES | {"stop"}
+# A name as Lean reads it: dotted parts, each plain or «quoted», optionally after `@`.
+_NAME: Final = re.compile(r"@?(?:«[^»\n]*»|[A-Za-z_][\w'!?]*)(?:\.(?:«[^»\n]*»|[A-Za-z_][\w'!?]*))*")
+_SET_OPTION: Final = re.compile(r"(?<![\w.'«])set_option(?![\w'])")
+_SEARCH_TACTIC: Final = re.compile(r"(?<![\w.'])(?:exact\?|apply\?|rw\?|hint|library_search)(?![\w'?!])")
+
+
+def _resolved(name: str) -> str:
+    """`@_root_.«sorryAx»` -> `sorryAx`: the constant a spelling names."""
+    parts = [p[1:-1] if p.startswith("«") and p.endswith("»") else p for p in name.lstrip("@").split(".")]
+    while parts and parts[0] == "_root_":
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+def forbidden_name(text: str, names: frozenset[str] = FORBIDDEN_NAMES) -> str | None:
+    """The first name in `text` that is sorry/admit/stop/sorryAx in any spelling, or None.
+
+    A name is read whole (`foo.sorry_lemma`, `h.admit'` are other names), so only a spelling
+    Lean resolves to the forbidden constant or keyword counts."""
+    for match in _NAME.finditer(text):
+        start = match.start()
+        if start and (text[start - 1].isalnum() or text[start - 1] in "_'.?!"):
+            continue  # inside a longer token (`x.sorry` handled as a whole name)
+        if _resolved(match.group(0)) in names:
+            return match.group(0)
+    return None
+
+
+def contains_forbidden(text: str) -> bool:
+    return forbidden_name(text) is not None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    subkind: str
+    detail: str
+
+
+def refuse(answer: str, *, forbid_search: bool = False, proof: bool = False) -> Refusal | None:
+    """Why `answer` is `forbidden_token` before Lean runs, or None when Lean should judge it.
+
+    `proof`: a whole proof body (`--lsrb-answer proof`) may span lines; a tactic answer's later
+    lines must be its own nested block (indented deeper than its first line)."""
+    name = forbidden_name(answer, _STOP_NAMES)
+    if name is not None:
+        return Refusal("sorry", f"{name} in the answer (sorry/admit/stop/sorryAx in any spelling)")
+    if _SET_OPTION.search(answer):
+        why = "the answer sets a Lean option (set_option): an answer is a tactic, not options"
+        return Refusal("option", why)
+    search = _SEARCH_TACTIC.search(answer)
+    if search is not None and forbid_search:
+        return Refusal(
+            "search",
+            f"{search.group(0)} searches for a proof instead of giving one (--lsrb-forbid-search-tactics)",
+        )
+    token = command_token(answer)
+    if token is not None:
+        return Refusal("command", f"the answer contains the command keyword {token!r}")
+    if not proof and not one_tactic(answer):
+        return Refusal("multiline", "a tactic answer is one tactic: its later lines must be its nested block")
+    return None
+
+
+def one_tactic(answer: str) -> bool:
+    """Whether every line after the first is indented deeper than the first (its nested block),
+    or stands at its column as an arm (`| zero => simp`) or a `<;> tac` continuation."""
+    lines = [line for line in answer.strip("\n").split("\n") if line.strip()]
+    if len(lines) <= 1:
+        return True
+    base = len(lines[0]) - len(lines[0].lstrip())
+
+    def belongs(line: str) -> bool:
+        indent = len(line) - len(line.lstrip())
+        return indent > base or (indent == base and line.lstrip().startswith(("|", "<;>")))
+
+    return all(belongs(line) for line in lines[1:])

@@ -1,0 +1,110 @@
+"""The token guard (tactic/guard.py): what an answer may not hold, decided before Lean runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_lsrb.tactic.guard import contains_forbidden, one_tactic, refuse
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "sorry",
+        "admit",
+        "exact sorryAx _ false",
+        "exact @sorryAx _ false",
+        "exact _root_.sorryAx _ false",  # passed the old guard (issue #29)
+        "exact «sorryAx» _ false",
+        "exact @_root_.«sorryAx» _ false",
+        "exact (_root_.sorryAx (1 = 2) true)",
+        "refine ⟨?_, sorry⟩",
+        "have h : P := by\n  sorry",
+    ],
+)
+def test_every_spelling_of_sorry_is_caught(answer: str) -> None:
+    assert contains_forbidden(answer)
+    refusal = refuse(answer)
+    assert refusal is not None and refusal.subkind == "sorry", answer
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["exact foo.sorry_lemma", "exact h.admit'", "exact not_sorry", "exact «sorry_free» x", "simp [Sorry.x]"],
+)
+def test_other_names_that_contain_sorry_are_not_sorry(answer: str) -> None:
+    assert not contains_forbidden(answer)
+    assert refuse(answer) is None
+
+
+def test_stop_is_refused_but_is_not_contains_sorry() -> None:
+    """`stop tacs` is `repeat sorry`: refused; the record's contains_sorry keeps to the card's three."""
+    assert not contains_forbidden("stop simp")
+    refusal = refuse("stop simp")
+    assert refusal is not None and refusal.subkind == "sorry"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # the kernel bypass: closes a false goal with a clean `#print axioms` (issue #29)
+        "set_option debug.skipKernelTC true in exact (by decide +kernel : False).elim",
+        "set_option maxHeartbeats 0 in\n  repeat simp",
+        "set_option maxRecDepth 100000 in decide",
+        "set_option trace.Meta.synthInstance true in simp",
+        "set_option linter.all false in norm_num",
+        "· set_option maxHeartbeats 0 in nlinarith",
+        "exact (by set_option debug.skipKernelTC true in decide)",
+    ],
+)
+def test_options_are_refused(answer: str) -> None:
+    refusal = refuse(answer)
+    assert refusal is not None and refusal.subkind == "option", answer
+
+
+def test_an_option_name_inside_another_name_is_not_an_option() -> None:
+    assert refuse("exact my_set_option_lemma") is None
+
+
+def test_search_tactics_follow_sorrydb_unless_forbidden() -> None:
+    for tactic in ("exact?", "apply?", "rw?", "hint", "first | exact? | simp"):
+        assert refuse(tactic) is None, tactic
+        refusal = refuse(tactic, forbid_search=True)
+        assert refusal is not None and refusal.subkind == "search", tactic
+
+
+@pytest.mark.parametrize(
+    "answer", ["simp\ntheorem t : True := trivial", "#eval 1", "run_tac pure ()", "decide\n#exit"]
+)
+def test_commands_are_refused(answer: str) -> None:
+    refusal = refuse(answer, proof=True)
+    assert refusal is not None and refusal.subkind == "command", answer
+
+
+def test_a_tactic_answer_is_one_tactic_and_a_proof_may_be_many() -> None:
+    block = "have h : 0 < x := by\n  positivity"
+    assert one_tactic(block) and refuse(block) is None
+    two = "intro x\nsimp"
+    assert not one_tactic(two)
+    refusal = refuse(two)
+    assert refusal is not None and refusal.subkind == "multiline"
+    assert refuse(two, proof=True) is None
+
+
+def test_lean_closing_an_answer_outside_the_tactic_list_passes_its_test() -> None:
+    """`valid` is the check without Lean; when Lean closed the answer (a project's own macro, a
+    tactic newer than tactics.py), Lean's verdict decides the test."""
+    from pytest_lsrb.tactic.task import TacticTask
+
+    task = TacticTask()
+    closed = {
+        "tactic": "my_macro",
+        "valid": False,
+        "verification_attempted": True,
+        "verification_success": True,
+    }
+    assert task.judge(closed).outcome == "pass"
+    unchecked = {"tactic": "p : Prop", "valid": False, "verification_attempted": False}
+    assert task.judge(unchecked).outcome == "fail"
+    forged = {"tactic": "exact _root_.sorryAx _ false", "contains_sorry": True, "verification_success": True}
+    assert task.judge(forged).outcome == "fail"
