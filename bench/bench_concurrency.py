@@ -93,6 +93,8 @@ def engine_once(endpoint: Endpoint, index: Path, concurrency: int) -> float:
             runner.attempt(case, cases[i + 1 : i + 1 + runner.lookahead])
     finally:
         runner.close()
+        runner.adapter.close()
+        runner.verifier.close()
     return check_stats(endpoint, len(run.cases))
 
 

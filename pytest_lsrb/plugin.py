@@ -32,6 +32,7 @@ from pytest_lsrb.session import cases, xdist
 from pytest_lsrb.session.base import LsrbSession
 from pytest_lsrb.session.controller import ControllerSession
 from pytest_lsrb.session.pending import PendingAttempt
+from pytest_lsrb.session.reports import release_item
 from pytest_lsrb.session.worker import WorkerSession
 
 if TYPE_CHECKING:
@@ -113,12 +114,17 @@ class ControllerHooks(SessionHooks):
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.state.node_collected(ids)
 
+    @pytest.hookimpl(trylast=True)  # after the terminal reporter took the report
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.state.report_made()
+        self.state.report_made(report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self.state.worker_down(node, error)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        self.state.crashed_test(crashitem, report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -132,6 +138,9 @@ class ControllerHooks(SessionHooks):
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         self.state.write_terminal_summary(terminalreporter)
 
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.state.write_next_step()  # after pytest's last line (its stats line, an interruption)
+
 
 class AttemptSetup:
     """Runs the attempt of each directly parametrized `lsrb_attempt` during its test's setup.
@@ -144,6 +153,13 @@ class AttemptSetup:
     def __init__(self, session: LsrbSession) -> None:
         self.session = session
         self.last: PendingAttempt | None = None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+        try:
+            return (yield)
+        finally:
+            release_item(item)  # a serial run holds every item: keep no test's leftovers on it
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
@@ -241,9 +257,11 @@ def lsrb_runner(
 ) -> Iterator[Runner]:
     from pytest_lsrb.engine.runner import Runner
     from pytest_lsrb.engine.stop import StopSignal
+    from pytest_lsrb.session.overrides import adapter_fingerprint
 
     session = _session(pytestconfig)
     concurrency = lsrb_suite_run.config.concurrency or lsrb_adapter.default_concurrency
+    custom = "adapter_source_sha256" in lsrb_suite_run.config.extra_identity  # a user's own lsrb_adapter
     runner = Runner(
         task=lsrb_suite_run.task,
         adapter=lsrb_adapter,
@@ -256,6 +274,7 @@ def lsrb_runner(
         # The run-wide stop file is how xdist workers tell each other; a serial run's one runner
         # stops itself, and need not look for the file before every attempt.
         stop_signal=StopSignal(lsrb_suite_run.config.output_dir) if session.is_worker else None,
+        adapter_fields=adapter_fingerprint(lsrb_adapter) if custom else None,
     )
     session.runner = runner
     yield runner

@@ -93,6 +93,8 @@ class AdapterConfig:
     name: str = "mock"
     model: str = ""
     base_url: str | None = None
+    # The server may answer --lsrb-model with a model it lists under another name.
+    allow_model_alias: bool = False
     api_key_env: str | None = None
     timeout_s: float = 120.0
     max_retries: int = 4
@@ -129,6 +131,15 @@ class Adapter(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def interrupt(adapter: object) -> None:
+    """Wake `adapter`'s calls waiting to retry and refuse new ones, without closing it: whoever
+    made it (the `lsrb_adapter` fixture, or a user's override of it) closes it. Optional: an
+    adapter with nothing to wake leaves `interrupt()` out."""
+    stop = getattr(adapter, "interrupt", None)
+    if callable(stop):
+        stop()
 
 
 def runs_ahead(adapter: object) -> int:

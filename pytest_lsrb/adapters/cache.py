@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult
+from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult, interrupt
 from pytest_lsrb.adapters.filesystems import filesystem_type, is_network_filesystem
 from pytest_lsrb.core.errors import LsrbUsageError
 
@@ -287,6 +287,9 @@ class CachingAdapter:
 
     def identity(self) -> Mapping[str, Any]:
         return self._identity
+
+    def interrupt(self) -> None:
+        interrupt(self.inner)
 
     def close(self) -> None:
         self.inner.close()

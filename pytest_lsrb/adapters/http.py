@@ -239,6 +239,7 @@ class HttpEndpoint:
         )
         self.state = EndpointState()
         self._lock = threading.Lock()
+        self._client_closed = False
 
     # -- one request ---------------------------------------------------------------------------
 
@@ -379,13 +380,19 @@ class HttpEndpoint:
     def redact(self, text: str) -> str:
         return RUN_KEYS.redact(text)
 
-    def close(self) -> None:
-        """Wake threads waiting to retry, then close the pool (idempotent)."""
+    def interrupt(self) -> None:
+        """Wake threads waiting to retry and refuse new calls; the pool stays open until `close`."""
         with self._lock:
-            if self.state.closed:
-                return
             self.state.closed = True
         self.state.stop.set()
+
+    def close(self) -> None:
+        """Wake threads waiting to retry, then close the pool (idempotent)."""
+        self.interrupt()
+        with self._lock:
+            if self._client_closed:
+                return
+            self._client_closed = True
         self.client.close()
 
 

@@ -78,6 +78,7 @@ class OllamaAdapter:
 
     def __init__(self, config: AdapterConfig) -> None:
         self.model = config.model
+        self.allow_model_alias = config.allow_model_alias
         self.http = HttpEndpoint(
             config.base_url or DEFAULT_BASE_URL,
             timeout_s=config.timeout_s,
@@ -106,10 +107,11 @@ class OllamaAdapter:
             raise LsrbUsageError(
                 f"--lsrb-model is required with --lsrb-adapter=ollama; {url} has: {shown_models(names)}."
             )
-        if not model_available(self.model, names):
+        if not model_available(self.model, names) and not self.allow_model_alias:
             raise LsrbUsageError(
                 f"--lsrb-model: Ollama at {url} has no model '{self.model}' (it has: {shown_models(names)}); "
-                f"run `ollama pull {self.model}` or pick one of those."
+                f"run `ollama pull {self.model}`, pick one of those, or pass --lsrb-allow-model-alias "
+                "if a proxy in front of it answers that name on purpose."
             )
 
     def payload(self, request: GenerationRequest) -> dict[str, Any]:
@@ -136,6 +138,9 @@ class OllamaAdapter:
 
     def identity(self) -> Mapping[str, Any]:
         return {"adapter": self.name, "model": self.model, "base_url": self.http.shown_url}
+
+    def interrupt(self) -> None:
+        self.http.interrupt()
 
     def close(self) -> None:
         self.http.close()

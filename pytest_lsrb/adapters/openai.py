@@ -33,8 +33,6 @@ from pytest_lsrb.core.errors import LsrbUsageError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_CONCURRENCY = 8
-# llama.cpp's server answers with its one loaded model whatever name a request carries.
-NAME_AGNOSTIC_OWNERS = frozenset({"llamacpp"})
 
 _USAGE_FIELDS = {"prompt_tokens": "prompt_tokens", "completion_tokens": "completion_tokens"}
 
@@ -102,6 +100,7 @@ class OpenAIAdapter:
 
     def __init__(self, config: AdapterConfig) -> None:
         self.model = config.model
+        self.allow_model_alias = config.allow_model_alias
         self.api_key_env = config.api_key_env
         self.max_tokens_field = config.max_tokens_field or "max_tokens"
         self.http = HttpEndpoint(
@@ -150,12 +149,13 @@ class OpenAIAdapter:
             raise LsrbUsageError(
                 f"--lsrb-model is required with --lsrb-adapter=openai; {url} serves: {shown_models(ids)}."
             )
-        if self.model in ids or not listed:
+        if self.model in ids or not listed or self.allow_model_alias:
             return
-        if all(owner in NAME_AGNOSTIC_OWNERS for _, owner in listed):
-            return
+        # (llama.cpp's server would answer any name with its one model: a run labelled with a
+        # model that never answered is the mistake this stops)
         raise LsrbUsageError(
-            f"--lsrb-model: {url} does not serve '{self.model}' (it serves: {shown_models(ids)})."
+            f"--lsrb-model: {url} does not serve '{self.model}' (it serves: {shown_models(ids)}); ask "
+            "for one of those, or pass --lsrb-allow-model-alias if it answers that name on purpose."
         )
 
     def payload(self, request: GenerationRequest) -> dict[str, Any]:
@@ -211,6 +211,9 @@ class OpenAIAdapter:
             "base_url": self.http.shown_url,
             "max_tokens_field": self.max_tokens_field,
         }
+
+    def interrupt(self) -> None:
+        self.http.interrupt()
 
     def close(self) -> None:
         self.http.close()

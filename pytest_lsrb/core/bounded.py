@@ -6,24 +6,31 @@ gigabytes expanding one innocent-looking expression. `call_bounded(fn, *args, bu
 wall-clock timeout after which the child is killed. It never raises for what the child did: the
 result says `ok` (with the value), `timeout`, `memory`, `crashed` or `error`.
 
-Children are forked from a `forkserver` (a clean single-threaded process started once per
-process), never from the caller: the runner calls from threads, and forking a threaded process
-can copy a lock some other thread held. Modules named with `preload()` are imported once in the
-forkserver, so a child starts in milliseconds with them ready. `fn`, its arguments and its value
-travel by pickle.
+Children are forked from a fork host (`core.forkhost`: a clean single-threaded process started
+once per process as `python -m pytest_lsrb.core.forkhost`), never from the caller: the runner
+calls from threads, and forking a threaded process can copy a lock some other thread held. The
+host starts from our own module, so the caller's `__main__` (a user's script that calls
+`pytest.main()` without a guard) is never run again. Modules named with `preload()` are imported
+once in the host, so a child starts in milliseconds with them ready. `fn`, its arguments and its
+value travel by pickle.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
 import os
-import resource
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
 T = TypeVar("T")
@@ -31,7 +38,6 @@ Status = Literal["ok", "timeout", "memory", "crashed", "error"]
 
 _PRELOAD: list[str] = []
 _LOCK = threading.Lock()
-_CONTEXT: Any = None
 
 
 @dataclass(frozen=True)
@@ -53,96 +59,108 @@ class Bounded(Generic[T]):
 
 
 def preload(*modules: str) -> None:
-    """Import `modules` in the forkserver before its first child (no effect once it runs)."""
+    """Import `modules` in the fork host before its first child (no effect once it runs)."""
     with _LOCK:
         for module in modules:
             if module not in _PRELOAD:
                 _PRELOAD.append(module)
 
 
-def _context() -> Any:
-    global _CONTEXT
-    with _LOCK:
-        if _CONTEXT is None:
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(list(_PRELOAD))
-            _CONTEXT = ctx
-        return _CONTEXT
+class _Host:
+    """This process's fork host: its control socket, and the process itself."""
 
-
-def _vm_bytes() -> int:
-    """This process's current address-space size (VmSize), 0 when unknown."""
-    try:
-        with open("/proc/self/statm", encoding="ascii") as fh:
-            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _child(
-    conn: Connection,
-    fn: Callable[..., Any],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    memory_mb: int | None,
-) -> None:
-    try:
-        if memory_mb:
-            limit = _vm_bytes() + memory_mb * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        env = dict(os.environ)
+        # A checkout that is not installed: the host finds the package where this one was found
+        # (an installed one is found anyway; its site-packages is not put before the stdlib).
+        package_parent = os.path.realpath(Path(__file__).resolve().parents[2])
+        paths = sysconfig.get_paths()
+        if package_parent not in {os.path.realpath(paths["purelib"]), os.path.realpath(paths["platlib"])}:
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
         try:
-            message: tuple[str, Any] = ("ok", fn(*args, **kwargs))
-        except MemoryError:
-            message = ("memory", f"needed more than {memory_mb} MB")
-        except RecursionError:
-            message = ("memory", "recursion too deep")
-        except Exception as exc:  # the caller classifies; a traceback helps whoever reads it
-            message = ("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-3)}")
-        try:
-            conn.send(message)
-        except MemoryError:
-            conn.send(("memory", "the result was too large to send back"))
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "pytest_lsrb.core.forkhost", str(theirs.fileno()), *_PRELOAD],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,  # a Ctrl-C in the terminal is the caller's to handle
+            )
+        finally:
+            theirs.close()
+        self.control = ours
+        self.owner = os.getpid()
+
+    def hand_over(self, sock: socket.socket) -> None:
+        """Give the host one end of a call's socket pair (it forks a child to serve it)."""
+        socket.send_fds(self.control, [b"c"], [sock.fileno()])
+
+    def alive(self) -> bool:
+        return self.owner == os.getpid() and self.proc.poll() is None
+
+
+_HOST: _Host | None = None
+
+
+def _connect() -> Connection:
+    """A connection to a fresh child of this process's fork host (started on first use)."""
+    global _HOST
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        with _LOCK:
+            for _ in range(2):  # a host that died (killed from outside) is started again once
+                if _HOST is None or not _HOST.alive():
+                    _HOST = _Host()
+                try:
+                    _HOST.hand_over(theirs)
+                    break
+                except OSError:
+                    _HOST = None
+            else:
+                raise OSError("the fork host does not take calls")
+    except BaseException:
+        ours.close()
+        raise
     finally:
-        conn.close()
+        theirs.close()
+    return Connection(ours.detach())
+
+
+def _kill(pid: int | None) -> None:
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def call_bounded(fn: Callable[..., T], *args: Any, budget: Budget, **kwargs: Any) -> Bounded[T]:
     """`fn(*args, **kwargs)` in a child process within `budget`; never raises for the child."""
     start = time.monotonic()
-    ctx = _context()
-    receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, fn, args, kwargs, budget.memory_mb), daemon=True)
+    payload = pickle.dumps((fn, args, kwargs))  # a call that does not pickle is the caller's bug
+    setup = pickle.dumps((list(sys.path), os.getcwd(), budget.memory_mb, budget.time_s))
     try:
-        proc.start()
+        conn = _connect()
     except OSError as exc:
-        receive.close()
-        send.close()
         return Bounded("crashed", detail=f"could not start a worker ({exc})")
-    send.close()  # the child holds the other end; EOF then means it died
+    pid: int | None = None
+
+    def elapsed() -> float:
+        return time.monotonic() - start
+
     try:
-        remaining = max(0.0, budget.time_s - (time.monotonic() - start))
-        if not receive.poll(remaining):
+        conn.send_bytes(setup)
+        conn.send_bytes(payload)
+        if conn.poll(max(0.0, budget.time_s - elapsed())):
+            pid = conn.recv()
+        if pid is None or not conn.poll(max(0.0, budget.time_s - elapsed())):
+            _kill(pid)  # still running (a child that has not said its pid yet ends with our socket)
             return Bounded(
-                "timeout",
-                detail=f"no result within {budget.time_s:g} s; stopped",
-                elapsed_s=time.monotonic() - start,
+                "timeout", detail=f"no result within {budget.time_s:g} s; stopped", elapsed_s=elapsed()
             )
-        try:
-            status, payload = receive.recv()
-        except (EOFError, OSError):
-            proc.join(1.0)
-            return Bounded(
-                "crashed",
-                detail=f"the worker died (exit code {proc.exitcode})",
-                elapsed_s=time.monotonic() - start,
-            )
+        status, value = conn.recv()
+    except (EOFError, OSError):
+        return Bounded("crashed", detail="the worker died before it sent a result", elapsed_s=elapsed())
     finally:
-        receive.close()
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-        proc.close()
-    elapsed = time.monotonic() - start
+        conn.close()
     if status == "ok":
-        return Bounded("ok", value=payload, elapsed_s=elapsed)
-    return Bounded(status, detail=str(payload), elapsed_s=elapsed)
+        return Bounded("ok", value=value, elapsed_s=elapsed())
+    return Bounded(status, detail=str(value), elapsed_s=elapsed())

@@ -50,6 +50,15 @@ OPTIONS: list[Option] = [
     Option("model", str, "", "model name sent to the endpoint (default: the adapter's)"),
     Option("base-url", str, None, "endpoint base URL (default: the adapter's)"),
     Option(
+        "allow-model-alias",
+        bool,
+        False,
+        "let --lsrb-model name a model the server does not list (a gateway's alias, a llama.cpp "
+        "server that answers any name with its one model); records keep the model that answered",
+        identity=False,
+        flag=True,
+    ),
+    Option(
         "api-key-env",
         str,
         None,
@@ -203,10 +212,19 @@ OPTIONS: list[Option] = [
         flag=True,
     ),
     Option(
+        "resume-or-start",
+        bool,
+        False,
+        "continue the run in --lsrb-output-dir when there is one (same options required), start it "
+        "when there is none: the one command a requeued job or a retried pod runs again",
+        identity=False,
+        flag=True,
+    ),
+    Option(
         "retry-errors",
         bool,
         False,
-        "with --lsrb-resume: also redo attempts that ended in an error",
+        "with --lsrb-resume (or --lsrb-resume-or-start): also redo attempts that ended in an error",
         identity=False,
         flag=True,
     ),
@@ -289,10 +307,31 @@ OPTIONS: list[Option] = [
         "sr-fit",
         str,
         "reference",
-        "llm_srbench: how a candidate's parameters are fitted: reference (the reference's BFGS from "
-        "all-ones on the training MSE, same optimum, exact gradients) or enhanced (least squares, "
-        "normalised loss, stall stop, seeded restarts: scores differ from the reference's)",
-        choices=("reference", "enhanced"),
+        "llm_srbench: how a candidate's parameters are fitted: reference (the reference's scipy "
+        "BFGS from ten ones with its numerical gradient; a nan final loss is invalid), fast (the "
+        "same BFGS with exact gradients and a closed form for linear skeletons: faster, another "
+        "optimum on some nonconvex skeletons) or enhanced (least squares, normalised loss, stall "
+        "stop, seeded restarts: scores differ from the reference's)",
+        choices=("reference", "fast", "enhanced"),
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-lasr-backend",
+        str,
+        "python",
+        "llm_srbench lasr: the search engine: python (srbench/methods/evolution.py, the reference's "
+        "settings) or pysr (LaSR's PySR fork and Julia, calling --lsrb-base-url itself)",
+        choices=("python", "pysr"),
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-lasr-rows",
+        str,
+        "first",
+        "llm_srbench lasr: which 2000 training rows the search fits: first (the reference's "
+        "task.samples[:2000]) or seeded (a seeded spread; for data stored in trajectory order, "
+        "such as LLM-SR's CSVs, where the first rows are one stretch of the trajectory)",
+        choices=("first", "seeded"),
         tasks=SRBENCH,
     ),
     Option(
@@ -310,6 +349,15 @@ OPTIONS: list[Option] = [
         "llm_srbench: which test points count: reference (points with a NaN prediction dropped, as "
         "the reference does) or strict (an equation not finite on every point is invalid)",
         choices=("reference", "strict"),
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-partial-release",
+        bool,
+        False,
+        "llm_srbench: load an official release that lacks a split's metadata or a problem's data "
+        "(a warning and Table 1's header name what is missing); off: such a release is refused",
+        flag=True,
         tasks=SRBENCH,
     ),
     Option(

@@ -112,6 +112,10 @@ class RunConfig:
         return self._typed("resume", bool)
 
     @property
+    def resume_or_start(self) -> bool:
+        return self._typed("resume_or_start", bool)
+
+    @property
     def retry_errors(self) -> bool:
         return self._typed("retry_errors", bool)
 
@@ -287,10 +291,11 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
         if not index.exists():  # a file, or a folder (a release, CSV problem or parquet folder)
             raise LsrbUsageError(f"--lsrb-index: {index} does not exist.")
         values["index"] = str(index.resolve())
-    if values["retry_errors"] and not values["resume"]:
+    if values["retry_errors"] and not (values["resume"] or values["resume_or_start"]):
         raise LsrbUsageError("--lsrb-retry-errors only makes sense with --lsrb-resume.")
-    if values["resume"] and values["overwrite"]:
-        raise LsrbUsageError("--lsrb-resume and --lsrb-overwrite contradict each other; pick one.")
+    if values["overwrite"] and (values["resume"] or values["resume_or_start"]):
+        flag = "--lsrb-resume" if values["resume"] else "--lsrb-resume-or-start"
+        raise LsrbUsageError(f"{flag} and --lsrb-overwrite contradict each other; pick one.")
     check_values(values)  # finite, in bounds, text, a URL that parses
     from pytest_lsrb.engine.cost import parse_price
 

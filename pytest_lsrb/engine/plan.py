@@ -31,6 +31,7 @@ class SuiteRun:
             name=v["adapter"],
             model=v["model"] or "",
             base_url=v["base_url"],
+            allow_model_alias=bool(v["allow_model_alias"]),
             api_key_env=v["api_key_env"],
             timeout_s=config.timeout,
             max_retries=config.max_retries,

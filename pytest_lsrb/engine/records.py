@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.rows import describe_validation_error
+from pytest_lsrb.core.textfiles import lone_surrogate_problem
 
 RECORD_SCHEMA_VERSION: Final = 1
 
@@ -50,6 +51,8 @@ class AttemptRecord(BaseModel):
     completion_tokens: int | None = None
     finish_reason: str | None = None
     served_model: str | None = None
+    adapter_class: str | None = None  # a user's own adapter (an lsrb_adapter override)
+    adapter_settings_sha256: str | None = None  # ... and a hash of its identity()
     system_fingerprint: str | None = None
     generation_error_kind: str | None = None
     generation_error_domain: str | None = None
@@ -86,6 +89,8 @@ class AttemptFields(TypedDict, total=False):
     completion_tokens: int | None
     finish_reason: str | None
     served_model: str | None
+    adapter_class: str | None
+    adapter_settings_sha256: str | None
     system_fingerprint: str | None
     generation_error_kind: str | None
     generation_error_domain: str | None
@@ -165,6 +170,11 @@ def check_record(record: AttemptDict, where: str) -> None:
         ReadBack.model_validate(record)
     except ValidationError as exc:
         raise LsrbUsageError(f"{where}: {describe_validation_error(exc)}.") from None
+    # The key is hashed (shards, seeds) and printed: a lone surrogate, which no run writes (an
+    # index holding one is refused), cannot be either.
+    problem = lone_surrogate_problem({"item_id": record["item_id"]})
+    if problem is not None:
+        raise LsrbUsageError(f"{where}: {problem}.")
 
 
 def record_key(record: AttemptDict) -> tuple[str, int]:

@@ -27,7 +27,7 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_lsrb.adapters.base import Adapter, SamplingConfig, runs_ahead
+from pytest_lsrb.adapters.base import Adapter, SamplingConfig, interrupt, runs_ahead
 from pytest_lsrb.core.clock import utc_now_millis
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.selection import Case
@@ -83,6 +83,7 @@ class Runner:
         finished: Mapping[tuple[str, int], Judgement] | None = None,
         task_options: Mapping[str, Any] | None = None,
         stop_signal: StopSignal | None = None,
+        adapter_fields: Mapping[str, str] | None = None,
     ) -> None:
         self.task = task
         self.adapter = adapter
@@ -99,6 +100,15 @@ class Runner:
         )
         # The identity fields every record of this run shares, after its item, sample and seed.
         self._suite, self._adapter, self._model = config.suite.name, adapter.name, adapter.model
+        # a user's own adapter: its class and a hash of its settings, in every record
+        self._adapter_fields: AttemptFields = (
+            {
+                "adapter_class": adapter_fields["adapter_class"],
+                "adapter_settings_sha256": adapter_fields["adapter_settings_sha256"],
+            }
+            if adapter_fields
+            else {}
+        )
         # How many upcoming tests to start early (0: run each attempt inline).
         self.lookahead = 2 * self.concurrency if self.concurrency > 1 else 0
         self._fatal: str | None = None
@@ -145,6 +155,7 @@ class Runner:
             "adapter": self._adapter,
             "model": self._model,
             "config_hash": self.config_hash,
+            **self._adapter_fields,
             **fields,
             "finished_at": utc_now_millis(),
         }
@@ -265,12 +276,13 @@ class Runner:
             return None
 
     def close(self) -> None:
+        """Stop the attempts in flight. The adapter and the verifier are not the runner's to
+        close: whoever made them does (the `lsrb_adapter`/`lsrb_verifier` fixtures, or a user's
+        override of them), once."""
         if self._pool is not None:
             self._cancel_queued()
-            # Closing the adapter first wakes attempts sleeping before a retry; their records are
-            # never written (no test is left to take them), so nothing half-done is recorded.
-            self.adapter.close()
+            # Interrupting the adapter first wakes attempts sleeping before a retry; their records
+            # are never written (no test is left to take them), so nothing half-done is recorded.
+            interrupt(self.adapter)
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-        self.adapter.close()
-        self.verifier.close()

@@ -176,8 +176,15 @@ class Summarizer:
 _JUDGED_ONE: Final = 1 << 32
 
 
+# The few values those ints take (an item's first samples), one object each: a run's 100,000 items
+# then share them instead of holding an int object apiece, in each of the summary's maps.
+_SHARED_BELOW: Final = 64 * _JUDGED_ONE
+_shared: dict[int, int] = {}
+
+
 def count_item(per_item: dict[str, int], item_id: str, judged: bool, won: bool) -> None:
-    per_item[item_id] = per_item.get(item_id, 0) + ((_JUDGED_ONE + won) if judged else 0)
+    value = per_item.get(item_id, 0) + ((_JUDGED_ONE + won) if judged else 0)
+    per_item[item_id] = _shared.setdefault(value, value) if value < _SHARED_BELOW else value
 
 
 def judged_items(per_item: Mapping[str, int]) -> dict[str, tuple[int, int]]:

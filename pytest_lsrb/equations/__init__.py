@@ -47,11 +47,14 @@ The language: numbers, input variables, params[i] / c<i>, + - * / **, unary -, t
 arcsin/asin ... tanh, hypot, maximum, minimum, where), `pi`, `np.pi`, `np.e`, comparisons and
 `a if cond else b` (as where). Limits: 20,000 characters, nesting 100, 2,000 tree nodes, 500
 distinct nodes, |constant exponent| <= 100, 10 parameters.
+
+Input names that are Python keywords (`lambda`, a wavelength) are parsed under an alias
+(`keyword_aliases`, `alias_keywords`) and keep their written name in the program and its text.
 """
 
 from pytest_lsrb.equations.compiler import BoundProgram
 from pytest_lsrb.equations.errors import EQUATION_ERROR_KINDS, EquationError
-from pytest_lsrb.equations.parser import MAX_PARAMS, parse_python
+from pytest_lsrb.equations.parser import MAX_PARAMS, alias_keywords, keyword_aliases, parse_python
 from pytest_lsrb.equations.program import Program, parse_equation, parse_expression, parse_function
 from pytest_lsrb.equations.sympy_bridge import from_sympy
 
@@ -61,7 +64,9 @@ __all__ = [
     "BoundProgram",
     "EquationError",
     "Program",
+    "alias_keywords",
     "from_sympy",
+    "keyword_aliases",
     "parse_equation",
     "parse_expression",
     "parse_function",

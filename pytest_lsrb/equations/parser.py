@@ -11,6 +11,8 @@ Everything not explicitly allowed is refused with a classified `EquationError`.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import keyword
 import math
 import re
 import threading
@@ -412,6 +414,51 @@ def _check_variables(variables: Sequence[str]) -> None:
             raise ValueError("'params' cannot be a variable name")
 
 
+# Keywords the equation language itself uses: a variable so named cannot be told apart from them.
+_SYNTAX_KEYWORDS = frozenset(
+    {"if", "else", "and", "or", "not", "def", "return", "import", "from", "as", "pass", "in", "is", "for"}
+)
+KEYWORD_ALIAS_PREFIX = "lsrb_kw_"
+
+
+def keyword_aliases(variables: Sequence[str]) -> dict[str, str]:
+    """alias -> name for the input names that are Python keywords (`lambda`, a wavelength;
+    `yield`): Python cannot parse them as names, so the text is parsed with each renamed to its
+    alias and the equation's variables keep the names as written."""
+    return {
+        f"{KEYWORD_ALIAS_PREFIX}{v}": v
+        for v in variables
+        if keyword.iskeyword(v) and v not in _SYNTAX_KEYWORDS and v not in ("True", "False", "None")
+    }
+
+
+def alias_keywords(text: str, aliases: dict[str, str]) -> str:
+    for alias, name in aliases.items():
+        text = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", alias, text)
+    return text
+
+
+def _unalias(result: ParseResult, aliases: dict[str, str], variables: Sequence[str]) -> ParseResult:
+    """The parse with every aliased variable named as written again."""
+    if not aliases:
+        return result
+    memo: dict[int, Node] = {}
+    renamed: dict[str, Var] = {}
+    for node in dag_nodes(result.root):
+        if isinstance(node, Var) and node.name in aliases:
+            memo[id(node)] = renamed.setdefault(node.name, Var(aliases[node.name]))
+        elif isinstance(node, Op):
+            memo[id(node)] = Op(node.name, tuple(memo[id(a)] for a in node.args))
+        else:
+            memo[id(node)] = node
+    return dataclasses.replace(
+        result,
+        root=memo[id(result.root)],
+        variables=tuple(variables),
+        used_variables=frozenset(aliases.get(v, v) for v in result.used_variables),
+    )
+
+
 def parse_expression_ir(
     text: str,
     variables: Sequence[str],
@@ -420,6 +467,14 @@ def parse_expression_ir(
     max_params: int = MAX_PARAMS,
 ) -> ParseResult:
     _check_variables(variables)
+    aliases = keyword_aliases(variables)
+    if aliases:
+        written = list(variables)
+        variables = [next((a for a, n in aliases.items() if n == v), v) for v in variables]
+        result = parse_expression_ir(
+            alias_keywords(text, aliases), variables, free_params=free_params, max_params=max_params
+        )
+        return _unalias(result, aliases, written)
     tree = _parse_python(text.strip(), "eval")
     assert isinstance(tree, ast.Expression)
     explicit = _explicit_param_indices(tree, set(variables), const_names=True)
@@ -443,6 +498,12 @@ def parse_function_ir(
     """Parse `def f(<variables...>, params): ...`. Arguments bind to variables by name when all
     names match, else by position when the count matches."""
     _check_variables(variables)
+    aliases = keyword_aliases(variables)
+    if aliases:
+        written = list(variables)
+        variables = [next((a for a, n in aliases.items() if n == v), v) for v in variables]
+        result = parse_function_ir(alias_keywords(text, aliases), variables, max_params=max_params)
+        return _unalias(result, aliases, written)
     tree = _parse_python(_dedent(text), "exec")
     assert isinstance(tree, ast.Module)
     func: ast.FunctionDef | None = None

@@ -77,6 +77,9 @@ class RunOutput:
     followed: int = 0
     # What following the file noticed and got past (a worker's record cut short mid-write).
     warnings: list[str] = field(default_factory=list)
+    # Every record of this run as written, when the session's gate needs them after the run
+    # (None: not kept; a resumed run's gate reads the file, which holds the earlier records too).
+    kept: list[AttemptDict] | None = None
 
     @classmethod
     def open(cls, run: SuiteRun) -> RunOutput:
@@ -127,6 +130,8 @@ class RunOutput:
         written = self._guarded(lambda: self.writer.write(record), self.writer.path)
         if self.live is not None:
             self.live.add(written)
+        if self.kept is not None:
+            self.kept.append(written)
         return written
 
     def follow(self) -> Iterator[AttemptDict]:
@@ -160,6 +165,8 @@ class RunOutput:
                     self.followed += len(line) + 1
                     if self.live is not None:
                         self.live.add(record)
+                    if self.kept is not None:
+                        self.kept.append(record)
                     yield record
 
     def _decode(self, line: bytes, path: Path) -> AttemptDict | None:

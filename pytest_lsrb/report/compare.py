@@ -278,13 +278,20 @@ def comparison_lines(baseline_dir: Path, current_dir: Path) -> list[str]:
     return compare(load_run(baseline_dir), load_run(current_dir)).lines()
 
 
-def write_comparison(terminalreporter: Any, baseline_dir: Path, summary: dict[str, Any]) -> None:
-    """Headline metric deltas against the baseline run (the gate lists the flipped items)."""
-    try:
-        baseline = read_json(baseline_dir / SUMMARY_FILE)
-    except LsrbUsageError as exc:  # the gate already read the attempts; say why, don't crash
-        terminalreporter.write_line(f"lsrb: no baseline summary to compare with ({exc})")
-        return
+def write_comparison(
+    terminalreporter: Any,
+    baseline_dir: Path,
+    summary: dict[str, Any],
+    baseline: Mapping[str, Any] | None = None,
+) -> None:
+    """Headline metric deltas against the baseline run (the gate lists the flipped items).
+    `baseline`: its summary as the gate already read it (None: read it here)."""
+    if baseline is None:
+        try:
+            baseline = read_json(baseline_dir / SUMMARY_FILE)
+        except LsrbUsageError as exc:  # the gate already read the attempts; say why, don't crash
+            terminalreporter.write_line(f"lsrb: no baseline summary to compare with ({exc})")
+            return
     terminalreporter.write_sep("-", f"lsrb: compared with {baseline_dir}")
     for line in format_comparison(baseline, summary, None):
         terminalreporter.write_line(line)

@@ -50,9 +50,21 @@ class LsrbSession:
                     "attempts.jsonl and summary.json."
                 )
             return self.run
+        import sys
+
+        from pytest_lsrb.session.overrides import adapter_identity
+
         try:
+            overrides = adapter_identity(
+                self.config.pluginmanager.list_name_plugin(), sys.modules["pytest_lsrb.plugin"], root
+            )
             self.run = prepare_suite_run(
-                root, self.config.getoption, self.config.rootpath, xdist.given_run_dir(self.config)
+                root,
+                self.config.getoption,
+                self.config.rootpath,
+                xdist.given_run_dir(self.config),
+                xdist.given_resume(self.config),
+                overrides,
             )
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -148,8 +160,10 @@ class LsrbSession:
         if attempt.record is not None:
             self.keep(attempt.record)
             # JUnit XML shows the test's duration as pytest timed it (~0 for an attempt run ahead of
-            # its test); the model's own time goes along as a property.
-            item.user_properties.append(("lsrb_latency_ms", attempt.record.get("latency_ms")))
+            # its test); the model's own time goes along as a property (only when one is written:
+            # a serial run keeps every item, and with it the property, to the end).
+            if item.config.option.xmlpath:
+                item.user_properties.append(("lsrb_latency_ms", attempt.record.get("latency_ms")))
         if runner.fatal:
             item.session.shouldstop = runner.fatal
         if attempt.judgement.outcome == "skip":  # a replay profile says this row is not verified

@@ -18,6 +18,8 @@ from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import queue_depth
 from pytest_lsrb.session import xdist
 from pytest_lsrb.session.base import LsrbSession
+from pytest_lsrb.session.reports import ReportKeeper
+from pytest_lsrb.session.termination import EXIT_TERMINATED, TermHandler
 
 if TYPE_CHECKING:
     from pytest_lsrb.adapters.base import Adapter
@@ -47,6 +49,9 @@ class ControllerSession(LsrbSession):
         self.following = False  # controller of xdist workers: it follows their attempts.jsonl
         self.workers_lost = 0  # xdist workers that crashed so far
         self.next_follow = 0.0  # controller of xdist workers: when to read their records next
+        self.term = TermHandler()  # controller: SIGTERM ends the run like Ctrl-C, resumable
+        self.next_step: str | None = None  # controller: the command that finishes an unfinished run
+        self.reports: ReportKeeper | None = None  # a run's process with a terminal: what it keeps
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -80,9 +85,14 @@ class ControllerSession(LsrbSession):
                 adapter.close()
             if not self.config.option.collectonly:  # listing tests must not touch a run's files
                 self.output = outputs.RunOutput.open(run)
+                if self.gate is not None and not run.config.resume:
+                    self.output.kept = []  # the gate takes this run's records from here
                 StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours
                 xdist.clear_crash_files(run.config.output_dir)  # nor an earlier run's crashes
                 self.progress = self._progress_reporter(run)
+                self.term.install()
+                terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+                self.reports = ReportKeeper(terminal, self.config) if terminal is not None else None
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
 
@@ -160,9 +170,13 @@ class ControllerSession(LsrbSession):
         if self.output is not None:
             self.output.append(record)
 
-    def report_made(self) -> None:
-        """A test report reached this process. The controller of xdist workers makes no records:
-        for it a report is the moment to follow the workers' records when a progress line is due."""
+    def report_made(self, report: Any) -> None:
+        """A test report reached this process, and the terminal has shown it: keep no more of it
+        than the terminal's counts need (`session.reports`). The controller of xdist workers makes
+        no records: for it a report is the moment to follow the workers' records when a progress
+        line is due."""
+        if self.reports is not None:
+            self.reports.shown(report)
         if self.following and time.monotonic() >= self.next_follow:
             self.follow()
 
@@ -191,7 +205,7 @@ class ControllerSession(LsrbSession):
         controller unpacks batched messages."""
         if self.run is None:
             return
-        xdist.give_run_dir(node, self.run.config.output_dir)
+        xdist.give_run_dir(node, self.run.config.output_dir, self.run.config.resume)
         xdist.unpack_batches(node, self.queue_depth)
         self.following = True
 
@@ -212,6 +226,22 @@ class ControllerSession(LsrbSession):
             if self.pytest_session is not None:
                 self.pytest_session.shouldstop = write_error
 
+    def crashed_test(self, nodeid: str, report: Any) -> None:
+        """xdist: the worker running `nodeid` crashed; when the test's record is on disk, its
+        report follows the record (`session.crashes`), else xdist's failure stands."""
+        run = self.run
+        if run is None or self.output is None or self.is_worker:
+            return
+        from _pytest.python import _ascii_escaped_by_config
+
+        from pytest_lsrb.session import crashes
+
+        key = crashes.case_key(run, nodeid, lambda text: _ascii_escaped_by_config(text, self.config))
+        verdict = None if key is None else crashes.recorded_judgement(run, key)
+        if verdict is not None:
+            worker = xdist.node_id(getattr(report, "node", None))
+            crashes.follow_record(report, verdict, run.config.outcome, worker)
+
     # -- finish --------------------------------------------------------------------------------
 
     def finish(self, session: pytest.Session) -> None:
@@ -222,22 +252,50 @@ class ControllerSession(LsrbSession):
         if self.following:
             self.follow()  # every worker is done: the last of their records
         from pytest_lsrb.engine.stop import StopSignal
+        from pytest_lsrb.session.nextstep import next_step_line
         from pytest_lsrb.tools import gate
 
         wall = (datetime.now(timezone.utc) - self.started).total_seconds()
         self.summary = self.output.finish(wall_time_s=wall)
+        self.term.saved = True
+        self.next_step = next_step_line(
+            self.summary,
+            self.term.received or session.exitstatus == pytest.ExitCode.INTERRUPTED,
+            self.output.dir,
+            self.run.config.runs_folder,
+            self.config.invocation_params.args,
+        )
         if self.output.write_error is not None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
             return
         StopSignal(self.run.config.output_dir).clear()
         xdist.clear_crash_files(self.run.config.output_dir)
+        if self.term.received:  # a batch system's stop: no gate on half a run; "requeue me"
+            session.exitstatus = EXIT_TERMINATED
+            return
         if self.gate is not None:
+            from pytest_lsrb.output.reader import RunDir
+
+            current = None
+            if self.output.kept is not None:  # this run's records as written: no reading back
+                current = RunDir(self.output.dir, self.output.header, self.summary, self.output.kept)
             self.gate_result, session.exitstatus = gate.finish_session(
-                self.gate, self.output.dir, int(session.exitstatus)
+                self.gate, self.output.dir, int(session.exitstatus), current
             )
             from pytest_lsrb.tools.junit import add_gate_case
 
             add_gate_case(self.config, self.gate_result)
+
+    def write_next_step(self) -> None:
+        """The session's last line, after pytest's own: the command that finishes the run."""
+        self.term.restore()
+        if self.next_step is None:
+            return
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(self.next_step, yellow=True, bold=True)
+        else:
+            print(self.next_step, flush=True)
 
     def write_terminal_summary(self, terminalreporter: Any) -> None:
         from pytest_lsrb.session import terminal
@@ -259,6 +317,12 @@ class ControllerSession(LsrbSession):
         if self.gate is not None and self.gate.baseline is not None and self.summary is not None:
             from pytest_lsrb.report.compare import write_comparison
 
-            write_comparison(terminalreporter, Path(self.gate.baseline), self.summary)
+            baseline = self.gate.baseline_run
+            write_comparison(
+                terminalreporter,
+                Path(self.gate.baseline),
+                self.summary,
+                baseline.summary if baseline is not None else None,
+            )
         if self.gate_result is not None:
             gate.write_terminal(terminalreporter, self.gate_result)

@@ -14,11 +14,21 @@ from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.suite import load_suite
 
 
-def prepare_suite_run(root: Path, getoption: Any, rootdir: Path, run_dir: Path | None = None) -> SuiteRun:
+def prepare_suite_run(
+    root: Path,
+    getoption: Any,
+    rootdir: Path,
+    run_dir: Path | None = None,
+    resume: bool | None = None,
+    adapter_identity: dict[str, str] | None = None,
+) -> SuiteRun:
     """Load, validate, select, shard and expand: pure of side effects on the output directory.
 
     Without --lsrb-output-dir the run's own directory is chosen here, once the config hash is
-    known; an xdist worker is handed its controller's choice as `run_dir`.
+    known; an xdist worker is handed its controller's choice as `run_dir`. With
+    --lsrb-resume-or-start, whether the run resumes is decided here too (the worker is handed its
+    controller's decision as `resume`: by the time it looks, the controller has started the run).
+    `adapter_identity`: a user's own lsrb_adapter fixture (`session.overrides`), part of the identity.
     """
     from pytest_lsrb.core.registry import TASKS
     from pytest_lsrb.core.selection import expand, select, selected_rows_hash, shard
@@ -50,8 +60,16 @@ def prepare_suite_run(root: Path, getoption: Any, rootdir: Path, run_dir: Path |
         cases = expand(mine, config.samples, config.seed)
     except LsrbUsageError as exc:  # a value that came from suite.toml is named there
         raise config.blame(exc) from None
+    if adapter_identity:
+        config = dataclasses.replace(config, extra_identity={**config.extra_identity, **adapter_identity})
     if config.runs_folder:
         config = dataclasses.replace(config, output_dir=run_dir or choose_run_dir(config))
+    if config.resume_or_start:
+        from pytest_lsrb.output.files import RUN_FILE
+
+        if resume is None:
+            resume = (config.output_dir / RUN_FILE).is_file()
+        config = dataclasses.replace(config, values={**config.values, "resume": resume})
     return SuiteRun(
         spec=spec,
         task=task,
@@ -68,6 +86,11 @@ def choose_run_dir(config: RunConfig) -> Path:
     from pytest_lsrb.output.runs import new_run_dir, resumable_run_dir
 
     folder, config_hash = config.output_dir, config.config_hash()
+    if config.resume_or_start:  # the latest run of these options, finished or not; else a new one
+        try:
+            return resumable_run_dir(folder, config_hash, finished_too=True)
+        except LsrbUsageError:
+            return new_run_dir(folder, config_hash)
     if config.resume:
         return resumable_run_dir(folder, config_hash, finished_too=config.retry_errors)
     return new_run_dir(folder, config_hash)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 RUN_DIR_KEY = "lsrb_run_dir"  # workerinput: the run directory the controller chose
+RESUME_KEY = "lsrb_resume"  # workerinput: whether the controller resumed it (--lsrb-resume-or-start)
 WRITE_ERROR_KEY = "lsrb_write_error"  # workeroutput: the sentence for a write the disk refused
 
 
@@ -30,6 +31,12 @@ def given_run_dir(config: pytest.Config) -> Path | None:
     return Path(workerinput[RUN_DIR_KEY]) if RUN_DIR_KEY in workerinput else None
 
 
+def given_resume(config: pytest.Config) -> bool | None:
+    """Worker: whether its controller resumed the run (None in the controller or without xdist)."""
+    workerinput = getattr(config, "workerinput", {})
+    return bool(workerinput[RESUME_KEY]) if RESUME_KEY in workerinput else None
+
+
 def worker_id(config: pytest.Config) -> str:
     """Worker: its xdist id (gw0, gw1, ...)."""
     return str(getattr(config, "workerinput", {}).get("workerid", "?"))
@@ -40,9 +47,10 @@ def node_id(node: Any) -> str:
     return str(getattr(getattr(node, "gateway", None), "id", "?"))
 
 
-def give_run_dir(node: Any, run_dir: Path) -> None:
-    """Controller: tell a worker about to start where the run writes."""
+def give_run_dir(node: Any, run_dir: Path, resume: bool) -> None:
+    """Controller: tell a worker about to start where the run writes, and whether it resumed."""
     node.workerinput[RUN_DIR_KEY] = str(run_dir)
+    node.workerinput[RESUME_KEY] = resume
 
 
 def crash_flag(run_dir: Path, n: int) -> Path:

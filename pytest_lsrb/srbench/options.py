@@ -52,6 +52,8 @@ class SrOptions:
     fit_time_limit_s: float  # fitting one candidate
     fit: FitPolicy
     reset_every: int  # llmsr: reset islands every N skeletons; 0: the reference's schedule
+    lasr_backend: str  # lasr: python (our engine) or pysr (LaSR's PySR fork)
+    lasr_rows: str  # lasr: first (the reference's first 2000 rows) or seeded
     metrics: MetricsPolicy
     per_problem: str
     judge: str
@@ -60,6 +62,7 @@ class SrOptions:
     judge_adapter: str | None
     judge_api_key_env: str | None
     success: str
+    partial_release: bool = False
 
     @classmethod
     def read(cls, values: SrOptions | Mapping[str, Any]) -> SrOptions:
@@ -95,6 +98,8 @@ class SrOptions:
             fit_time_limit_s=default["sr_fit_time_limit"] if fit_time is None else fit_time,
             fit=cast(FitPolicy, _choice("sr_fit", str(get("sr_fit")), FIT_POLICIES)),
             reset_every=max(0, int(reset_every or 0)),
+            lasr_backend=_choice("sr_lasr_backend", str(get("sr_lasr_backend")), ("python", "pysr")),
+            lasr_rows=_choice("sr_lasr_rows", str(get("sr_lasr_rows")), ("first", "seeded")),
             metrics=cast(MetricsPolicy, _choice("sr_metrics", str(get("sr_metrics")), METRICS_POLICIES)),
             per_problem=str(get("sr_per_problem")),
             judge=judge,
@@ -103,6 +108,7 @@ class SrOptions:
             judge_adapter=text("sr_judge_adapter"),
             judge_api_key_env=text("sr_judge_api_key_env"),
             success=_choice("sr_success", str(get("sr_success")), SUCCESS_CRITERIA),
+            partial_release=bool(get("sr_partial_release")),
         )
 
     @property

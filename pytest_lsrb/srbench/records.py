@@ -18,6 +18,7 @@ class SrbenchAttemptRecord(AttemptRecord):
     problem_set: str | None = None
     problem_group: str | None = None  # Table 1's group (`lsr_transform`, `lsr_synth_<domain>`)
     domain: str | None = None
+    sr_release_note: str | None = None  # the official release's counts per split (and what it lacks)
     has_ood: bool | None = None
     nmse_id: float | None = None
     nmse_ood: float | None = None
@@ -79,7 +80,11 @@ class SrbenchAttemptRecord(AttemptRecord):
     symbolic_residual: float | None = None
     # The LLM judge (--lsrb-sr-judge=llm)
     judge_model: str | None = None
-    judge_raw_output: str | None = None
+    judge_raw_output: str | None = None  # an excerpt (`core.excerpts`), its length when cut:
+    judge_raw_output_chars: int | None = None
+    # the whole lengths of `raw_output` and `proposal` when the record keeps an excerpt
+    raw_output_chars: int | None = None
+    proposal_chars: int | None = None
     judge_latency_ms: float | None = None
     judge_model_calls: int | None = None
     judge_error_kind: str | None = None
@@ -95,6 +100,7 @@ class SrbenchFields(AttemptFields, total=False):
     problem_set: str | None
     problem_group: str | None
     domain: str | None
+    sr_release_note: str | None
     has_ood: bool | None
     nmse_id: float | None
     nmse_ood: float | None
@@ -157,6 +163,9 @@ class SrbenchFields(AttemptFields, total=False):
     # The LLM judge (--lsrb-sr-judge=llm)
     judge_model: str | None
     judge_raw_output: str | None
+    judge_raw_output_chars: int | None
+    raw_output_chars: int | None
+    proposal_chars: int | None
     judge_latency_ms: float | None
     judge_model_calls: int | None
     judge_error_kind: str | None

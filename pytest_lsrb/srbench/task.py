@@ -26,7 +26,7 @@ from pytest_lsrb.srbench.options import SrOptions
 from pytest_lsrb.srbench.records import SrbenchFields
 from pytest_lsrb.srbench.scoring.evaluation import score, summary_message
 from pytest_lsrb.srbench.scoring.progress import progress_fields
-from pytest_lsrb.srbench.tables.table import SrbenchSummary, table_lines
+from pytest_lsrb.srbench.tables.table import SrbenchSummary, paper_table_lines, table_lines
 
 if TYPE_CHECKING:
     from pytest_lsrb.engine.options import RunConfig
@@ -47,8 +47,12 @@ class SrbenchTask:
             read = self._read = (options, SrOptions.read(options))
         return read[1]
 
+    # --lsrb-sr-partial-release, as `check_options` read it (the run checks its options before
+    # it loads rows, on the same task object).
+    _partial_release = False
+
     def load_rows(self, suite: SuiteSpec, index_path: Path) -> list[Problem]:
-        return load_problems(index_path)
+        return load_problems(index_path, partial_release=self._partial_release)
 
     def configure(self, config: RunConfig) -> RunConfig:
         """The method's own sampling settings where the command line gave none (direct and llmsr:
@@ -67,10 +71,15 @@ class SrbenchTask:
         from pytest_lsrb.srbench.methods import get_method
 
         sr = SrOptions.read(values)  # the limits, budget, judge, success and metrics options
+        self._partial_release = sr.partial_release
         get_method(sr.method)
         from pytest_lsrb.srbench.scoring.judge import check_judge_options
 
         check_judge_options(sr, values)
+        if sr.method == "lasr" and sr.lasr_backend == "pysr":
+            from pytest_lsrb.srbench.methods.lasr_pysr import check_pysr_backend
+
+            check_pysr_backend(values)
         if sr.success == "symbolic" and sr.judge == "none":
             raise LsrbUsageError("--lsrb-sr-success=symbolic needs a symbolic judge (--lsrb-sr-judge=sympy).")
 
@@ -110,9 +119,15 @@ class SrbenchTask:
             "problem_group": problem.group,
             "domain": problem.domain,
         }
+        if problem.release_note:
+            head["sr_release_note"] = problem.release_note
         # The discovery run's, the judge's and the scorer's fields include more than the schema
         # names (`extra="allow"`): they stay a plain dict, typed as the record at the return.
-        fields: dict[str, Any] = {**head, **result.record_fields(), **progress_fields(problem, result)}
+        fields: dict[str, Any] = {
+            **head,
+            **result.record_fields(),
+            **progress_fields(problem, result, sr.metrics),
+        }
         if result.generation_error_kind and not result.found:
             fields.update(
                 generation_error_kind=result.generation_error_kind,
@@ -120,7 +135,7 @@ class SrbenchTask:
                 generation_error_message=result.generation_error_message,
             )
         llm = None
-        if sr.llm_judge and problem.has_ground_truth and result.found and result.program:
+        if sr.llm_judge and problem.has_ground_truth and result.the_models and result.program:
             from pytest_lsrb.srbench.scoring.judge import judge_adapter, llm_judge
 
             adapter = judge_adapter(sr, options, ctx.adapter, mock_answers(self.mock_answer))
@@ -181,7 +196,10 @@ class SrbenchTask:
         return [(k, summary.get(k)) for k in keys]
 
     def terminal_lines(self, summary: Mapping[str, Any]) -> list[str]:
-        return ["", *table_lines(summary)] if summary.get("srbench_table") else []
+        if not summary.get("srbench_table"):
+            return []
+        # Today's rows, then the paper's layout (column blocks per group) beside them.
+        return ["", *table_lines(summary), "", *paper_table_lines(summary, header=False)]
 
     def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
         if context.get("method") == "judge":

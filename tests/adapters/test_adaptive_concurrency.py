@@ -99,7 +99,7 @@ def test_the_servers_slots_cap_the_limit_and_a_run_warns_at_start(run_suite: Any
     server = SlotServer({"total_slots": 2, "model_alias": "smollm2"})
     try:
         adapter = OpenAIAdapter(
-            AdapterConfig(name="openai", model="gpt-4o", base_url=server.url, concurrency=8)
+            AdapterConfig(name="openai", model="smollm2", base_url=server.url, concurrency=8)
         )
         adapter.check()
         assert adapter.served_slots() == 2 and adapter.http.limit.ceiling == 2
@@ -107,7 +107,7 @@ def test_the_servers_slots_cap_the_limit_and_a_run_warns_at_start(run_suite: Any
         dry = run_suite(
             "--lsrb-adapter=openai",
             f"--lsrb-base-url={server.url}",
-            "--lsrb-model=gpt-4o",
+            "--lsrb-model=smollm2",
             "--lsrb-concurrency=4",
             "--lsrb-max-items=2",
             "--collect-only",

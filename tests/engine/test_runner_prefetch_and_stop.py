@@ -97,6 +97,7 @@ def make_runner(suite_run: SuiteRun, tmp_path: Path) -> Iterator[Any]:
     yield make
     for runner in runners:
         runner.close()
+        runner.verifier.close()  # (made here, closed here: the runner closes neither part)
 
 
 def run_all(runner: Runner, cases: list[Any]) -> list[Any]:
@@ -165,6 +166,7 @@ def test_batches_only_where_an_attempt_costs_nothing(make_runner: Any, suite_run
         assert checked.batch == 0  # a checker runs for every answer
     finally:
         checked.close()
+        checked.verifier.close()
 
 
 def test_attempts_overlap_but_never_exceed_the_concurrency(make_runner: Any, suite_run: SuiteRun) -> None:

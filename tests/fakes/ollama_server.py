@@ -110,6 +110,9 @@ class FakeOllama:
     require_key: str | None = None  # when set, requests must carry `Authorization: Bearer <key>`
     serve_models: bool = True  # False: no /v1/models, like some OpenAI-compatible servers
     reply: str | None = None  # when set, every chat answer is this text (hostile output)
+    # (marker, text): a chat whose messages contain the marker is answered with the text (the
+    # first marker found wins; before `reply`): fixed answers per problem of a suite run.
+    replies: tuple[tuple[str, str], ...] = ()
     script: deque[str] = field(default_factory=deque)
     requests: list[Recorded] = field(default_factory=list)
     answered: list[Any] = field(default_factory=list)  # the seed of every chat answered with text
@@ -361,9 +364,13 @@ class _Handler(BaseHTTPRequestHandler):
         options = body if openai else (body.get("options") or {})
         seed = options.get("seed")
         temperature = float(options.get("temperature", 0.8) or 0.0)
+        said = "\n".join(str(m.get("content", "")) for m in body["messages"] if isinstance(m, dict))
+        scripted = next((text for marker, text in fake.replies if marker in said), None)
         text = (
             ""
             if fault == "empty"
+            else scripted
+            if scripted is not None
             else (fake.reply if fake.reply is not None else answer_text(body["messages"], seed, temperature))
         )
         if fault == "missing_field":

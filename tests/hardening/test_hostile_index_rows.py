@@ -71,6 +71,8 @@ def run_every_case(run: SuiteRun) -> list[AttemptDict]:
             records.append(record)
     finally:
         runner.close()
+        adapter.close()
+        verifier.close()
     return records
 
 

@@ -127,7 +127,7 @@ def test_byte_damage_to_an_npz_ends_in_one_sentence(tmp_path: Path, data: st.Dat
 @pytest.mark.parametrize(
     ("arrays", "expected"),
     [
-        ({"train": np.array([{"a": 1}], dtype=object), "test": table(2, 0)}, "not a readable .npz"),
+        ({"train": np.array([{"a": 1}], dtype=object), "test": table(2, 0)}, "not a table of numbers"),
         ({"train": np.array([["a", "b", "c"]]), "test": table(2, 0)}, "field 'train'"),
         ({"train": np.full((2, 3), np.nan), "test": table(2, 0)}, "non-finite"),
         ({"train": np.zeros((2, 2, 3)), "test": table(2, 0)}, "2-D table"),

@@ -80,7 +80,7 @@ def test_generate_refuses_a_filename_that_leaves_out(tmp_path: Path, name: str) 
     assert proc.returncode == 2, proc.stdout + proc.stderr
     message = proc.stderr.strip().removeprefix("error: ").removeprefix("ERROR: ")
     assert_one_sentence(message, feynman)
-    assert f"{feynman}:3: field 'Filename'" in message
+    assert f"{feynman}:3: column 'Filename'" in message
     assert tree(tmp_path) == before  # nothing written, inside --out or anywhere else
     assert not Path("/tmp/escaped.npz").exists()
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_kit import assert_one_sentence
+from hostile_kit import any_character, assert_one_sentence
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from lsrb_testing import REPO, SUITES, TACTIC_SUITE, RunSuite
 
 from pytest_lsrb.core.errors import LsrbUsageError
@@ -91,8 +94,9 @@ def test_through_pytest_a_lone_surrogate_is_one_sentence_and_exit_4(
 def test_a_problem_desc_holding_a_lone_surrogate_is_named(tmp_path: Path) -> None:
     lines = (SRBENCH / "index.jsonl").read_text("utf-8").splitlines()
     rows = [json.loads(x) for x in lines[:2]]
-    for r in rows:
-        r["data"] = str(SRBENCH / r["data"])
+    for r in rows:  # data paths stay inside the index's folder: bring the data along
+        (tmp_path / r["data"]).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SRBENCH / r["data"], tmp_path / r["data"])
     rows[1]["desc"] = "Physics \ud800"
     index = write_index(tmp_path / "index.jsonl", rows)
     assert prepared_message(SRBENCH, index) == f"{index}:2: field 'desc' {SENTENCE}"
@@ -144,3 +148,48 @@ def test_lsrb_merge_and_report_refuse_a_run_header_holding_a_lone_surrogate(
     assert (proc.returncode, proc.stderr) == (2, f"lsrb: error: {expected}\n")
     proc = lsrb("report", str(result.out_dir), cwd=tmp_path)
     assert (proc.returncode, proc.stderr) == (2, f"lsrb: error: {expected}\n")
+
+
+@pytest.fixture(scope="module")
+def one_shard_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("merge") / "run"
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    cmd = [sys.executable, "-m", "pytest", str(TACTIC_SUITE), "-q", "-p", "no:cacheprovider"]
+    cmd += ["--lsrb-max-items=2", f"--lsrb-output-dir={out}"]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=out.parent, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:]
+    return out
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(item_id=st.text(alphabet=any_character, max_size=12))
+@example(item_id="\ud800")  # issue #27: merge tracebacked in the shard hash
+@example(item_id="\udfff\ud800")
+@example(item_id="\x85")  # found by hypothesis: a line break to splitlines(), not to JSON Lines
+def test_lsrb_merge_handles_any_item_id_the_reader_accepts(
+    one_shard_run: Path, tmp_path_factory: pytest.TempPathFactory, item_id: str
+) -> None:
+    """An attempts.jsonl rewritten with any item_id: merged, or one sentence naming the line."""
+    from pytest_lsrb.tools.merge import merge_shards
+
+    work = tmp_path_factory.mktemp("shard")
+    shard = work / "run"
+    shutil.copytree(one_shard_run, shard)
+    attempts = shard / "attempts.jsonl"
+    lines = attempts.read_text("utf-8").rstrip("\n").split("\n")  # (not splitlines: U+0085)
+    record = json.loads(lines[0])
+    record["item_id"] = item_id
+    lines[0] = json.dumps(record)  # a lone surrogate becomes the escape \ud800: valid UTF-8 bytes
+    attempts.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        summary = merge_shards([shard], work / "merged")
+    except LsrbUsageError as exc:
+        assert_one_sentence(str(exc), attempts if "lsrb merge" not in str(exc) else "lsrb merge")
+        if lone_surrogate(item_id) is not None:
+            assert f"{attempts}:1: field 'item_id' holds a lone surrogate" in str(exc)
+        return
+    assert lone_surrogate(item_id) is None
+    assert summary["attempts"] >= 1
+    text = (work / "merged" / "attempts.jsonl").read_text("utf-8")
+    merged = [json.loads(x) for x in text.rstrip("\n").split("\n")]
+    assert item_id in {r["item_id"] for r in merged}

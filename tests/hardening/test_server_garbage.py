@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from fakes.adapter_kit import make_request, quick_config
 from fakes.ollama_server import FakeOllama
+from lsrb_testing import pytest_verdict
 
 from pytest_lsrb.adapters import create_adapter
 from pytest_lsrb.adapters.cache import CACHE_FILE
@@ -33,8 +34,10 @@ def test_garbage_is_retried_then_errors_the_test(run_suite: Any, fault: str) -> 
             "--lsrb-concurrency=1",
         )
         chats = len(fake.chat_requests())
-    verdict = result.stdout.strip().splitlines()[-1]  # pytest's own count: errors, no failures
+    verdict = pytest_verdict(result.stdout)  # pytest's own count: errors, no failures
     assert result.returncode == 1 and "2 errors" in verdict and "failed" not in verdict, result.stdout
+    # and then the command that finishes the run, asking those two again
+    assert result.stdout.strip().splitlines()[-1].endswith("--lsrb-resume --lsrb-retry-errors")
     assert chats == 4  # each attempt: the first request and one retry
     for record in result.attempts():
         assert record["generation_error_domain"] == "provider", record
@@ -81,7 +84,7 @@ def test_a_dripping_server_errors_the_test_through_pytest(run_suite: Any) -> Non
             "--lsrb-max-retries=0",
             "--lsrb-timeout=1",
         )
-    verdict = result.stdout.strip().splitlines()[-1]
+    verdict = pytest_verdict(result.stdout)
     assert result.returncode == 1 and "1 error" in verdict, result.stdout + result.stderr
     [record] = result.attempts()
     assert (record["generation_error_kind"], record["generation_error_domain"]) == ("timeout", "transport")

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from lsrb_testing import SCRIPTED_ADAPTER, TACTIC_SUITE, RunSuite
+from lsrb_testing import SCRIPTED_ADAPTER, TACTIC_SUITE, RunSuite, pytest_verdict
 
 from pytest_lsrb.engine.records import strip_timing
 from pytest_lsrb.engine.summary import SUMMARY_TIMING_KEYS
@@ -55,7 +55,7 @@ def test_batched_workers_report_what_a_serial_run_reports(run_suite: RunSuite, t
         "--lsrb-samples=3", f"--junitxml={tmp_path / 'p.xml'}", "-n", "2", suite=suite, out=tmp_path / "p"
     )
     assert serial.returncode == par.returncode == 1, par.stdout + par.stderr
-    assert serial.stdout.splitlines()[-1].split(" in ")[0] == par.stdout.splitlines()[-1].split(" in ")[0]
+    assert pytest_verdict(serial.stdout).split(" in ")[0] == pytest_verdict(par.stdout).split(" in ")[0]
     assert junit_cases(tmp_path / "p.xml") == junit_cases(tmp_path / "s.xml")
     assert {o for _, o, _ in junit_cases(tmp_path / "p.xml")} == {"passed", "failure", "error"}
     assert comparable(par) == comparable(serial)
@@ -178,22 +178,14 @@ def test_a_crashed_worker_loses_no_finished_attempt(run_suite: RunSuite, tmp_pat
     suite = suite_with(tmp_path, CRASH)
     env = {"LSRB_TEST_CRASH_AFTER": "9"}
     result = run_suite("--lsrb-samples=2", "-n", "2", suite=suite, out=tmp_path / "o", env=env)
-    assert result.returncode == 1, result.stdout + result.stderr
+    # The test gw0 was running had written its record (its setup ran): it reports that record,
+    # a pass, not xdist's crash failure (issue #27; session/crashes.py), so the run passes.
+    assert result.returncode == 0, result.stdout + result.stderr
     assert "[gw0] node down" in result.stdout
-    # xdist's own line; under CI (CI=true) pytest's short summary repeats the message whole on
-    # the test's FAILED line, elsewhere it cuts it to the terminal width: count xdist's line only
-    crashed = [
-        line
-        for line in result.stdout.splitlines()
-        if "crashed while running" in line and not line.startswith("FAILED ")
-    ]
-    assert len(crashed) == 1
-    assert "1 failed" in result.stdout  # the test gw0 was running, and no other
+    assert "failed" not in result.stdout.splitlines()[-1], result.stdout[-2000:]
     records = result.attempts()
     expected = 2 * sum(1 for line in (TACTIC_SUITE / "index.jsonl").read_text().splitlines() if line.strip())
     keys = Counter((r["item_id"], r["sample_index"]) for r in records)
     assert len(keys) == expected and max(keys.values()) == 1  # none lost, none asked again
-    # the crashed test's attempt was written (its setup ran): it is the one blamed
-    test_id = crashed[0].split("crashed while running ")[1].strip("'").split("[")[-1].rstrip("]'")
-    assert any(f"{r['item_id']}#s{r['sample_index']}".endswith(test_id.split("#")[-1]) for r in records)
+    assert f"{expected} passed" in result.stdout.splitlines()[-1]
     assert result.summary()["complete"] is True

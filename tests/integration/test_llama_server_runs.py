@@ -64,7 +64,7 @@ def test_records_carry_tokens_finish_reason_and_the_model_that_really_answered(
     llama_server: Any, run_suite: Any
 ) -> None:
     """llama.cpp answers with its one loaded model whatever the request names: the record says so."""
-    args = llama_args(llama_server, "--lsrb-price=in=0.15,out=0.6")
+    args = llama_args(llama_server, "--lsrb-price=in=0.15,out=0.6", "--lsrb-allow-model-alias")
     args[2] = "--lsrb-model=gpt-4o"
     result = run_suite(*args)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -79,3 +79,17 @@ def test_records_carry_tokens_finish_reason_and_the_model_that_really_answered(
     assert summary["served_models"] == {llama_server.model: len(records)}
     assert summary["cost"] > 0
     assert "tokens in/out" in result.stdout and "asked for gpt-4o" in result.stdout
+
+
+def test_a_model_the_server_does_not_serve_stops_the_run_before_any_call(
+    llama_server: Any, run_suite: Any
+) -> None:
+    """llama.cpp would answer "gpt-4o" with SmolLM2: without --lsrb-allow-model-alias that is refused."""
+    args = llama_args(llama_server)
+    args[2] = "--lsrb-model=gpt-4o"
+    result = run_suite(*args)
+    assert result.returncode == 4, result.stdout + result.stderr  # pytest's usage error
+    (line,) = [x for x in (result.stdout + result.stderr).splitlines() if "--lsrb-model:" in x]
+    assert "does not serve 'gpt-4o'" in line and f"it serves: {llama_server.model}" in line
+    assert "--lsrb-allow-model-alias" in line
+    assert not result.attempts()

@@ -23,11 +23,13 @@ from pytest_lsrb.srbench.generate.manifest import stored_split
 from pytest_lsrb.srbench.generate.model_free import SOLVED_NMSE, model_free_nmse, solved_without_model
 from pytest_lsrb.srbench.generate.symmetry import orbit_representatives, symmetries
 from pytest_lsrb.srbench.generate.synth import (
+    MIN_OOD_OUTSIDE,
     MIN_OOD_SPREAD,
     WINDOWS,
     candidate_data,
     generate_synth,
     ode_data,
+    ood_outside_share,
 )
 from pytest_lsrb.srbench.generate.terms import DOMAINS
 from pytest_lsrb.srbench.generate.transform import generate_transform
@@ -231,6 +233,23 @@ def test_synth_problems_have_the_stated_ood_spread_and_generated_names(domain: s
         ood = stored_split(p.ood_test, truth)[:, 0]
         in_domain = stored_split(np.concatenate([p.train, p.test]), truth)[:, 0]
         assert np.var(ood) >= MIN_OOD_SPREAD * np.var(in_domain)
+        # OOD for the equation: most OOD rows leave the in-domain range of an input it uses
+        box = np.concatenate([p.train, p.test])
+        used = [i + 1 for i, v in enumerate(p.inputs) if v in truth.used_variables]
+        outside = (p.ood_test[:, used] < box[:, used].min(0)) | (p.ood_test[:, used] > box[:, used].max(0))
+        assert outside.any(axis=1).mean() >= MIN_OOD_OUTSIDE, p.name
+
+
+def test_an_autonomous_damped_oscillator_has_no_ood_for_its_equation() -> None:
+    # A later time window of a damped oscillator: x and v stay inside their in-domain range and
+    # the equation does not use t, so the "OOD" test set is interpolation.
+    spec, win = DOMAINS["phys_osc"], WINDOWS["phys_osc"]
+    program = parse_expression("-2.0*x - 0.3*v", list(spec.symbols[1:]))
+    assert candidate_data(spec, win, program, np.random.default_rng(0), 100, 50) == "ood_interpolation"
+    driven = parse_expression("-2.0*x - 0.3*v + 0.8*sin(0.5*t)", list(spec.symbols[1:]))
+    data = candidate_data(spec, win, driven, np.random.default_rng(0), 100, 50)
+    assert not isinstance(data, str)
+    assert ood_outside_share(data[0], data[1], spec.symbols[1:], driven) == 1.0  # t moves
 
 
 def test_builtin_ood_targets_vary() -> None:

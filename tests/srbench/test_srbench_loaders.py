@@ -356,7 +356,10 @@ def test_a_release_folder_runs_every_problem_through_the_suite(tmp_path: Path, r
     records = {r["item_id"]: r for r in result.attempts()}
     assert set(records) == {q[0] for q in OFFICIAL_QUIRKS}
     assert records["broken"]["symbolic_method"] == "not_applicable"
-    assert records["PO_template"]["symbolic_method"] in ("structure", "template_truth", "no_proposal")
+    # A template truth is decided like any other (the paper's rule: its named parameters are
+    # placeholder constants), never left undecided.
+    assert records["PO_template"]["symbolic_method"] in ("structure", "family", "no_match", "no_proposal")
+    assert records["PO_template"]["symbolic_match"] is not None
 
 
 def test_self_contained_parquet_rows_load(tmp_path: Path) -> None:

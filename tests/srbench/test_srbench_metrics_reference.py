@@ -4,7 +4,9 @@ The reference (LLM-SRBench bench/pipelines.py, compute_output_base_metrics) is r
 from its definition: keep the points whose prediction is not NaN (`~np.isnan(y_pred)`), then
 mse = mean((y-ŷ)²), nmse = mse / np.var(y), r2 = 1 - Σ(y-ŷ)²/Σ(y-ȳ)², Kendall τ from
 scipy.stats.kendalltau, MAPE as scikit-learn computes it (|y-ŷ| / max(|y|, float64 eps),
-averaged), num_valid_points = the kept count; and the paper's Acc_τ = 1(max |ŷ-y|/|y| <= τ).
+averaged), num_valid_points = the kept count; and the paper's Acc_τ = 1(max_i |ŷ_i-y_i|/|y_i| <= τ)
+over ALL test points (i = 1..N_test: the reference's NaN dropping is for its own metrics, not Acc_τ;
+a NaN/inf prediction anywhere makes the split not accurate), under every policy.
 """
 
 from __future__ import annotations
@@ -15,13 +17,20 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from pytest_lsrb.srbench.scoring.metrics import split_metrics
+from pytest_lsrb.srbench.scoring.metrics import METRICS_POLICIES, MetricsPolicy, split_metrics
 
 EPS = np.finfo(np.float64).eps
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the reference's empty mean/var
 
 
+def paper_acc_tau(y: np.ndarray, y_pred: np.ndarray, tau: float = 0.1) -> float:
+    with np.errstate(all="ignore"):
+        rel = np.abs((y_pred - y) / y)
+        return float(len(y) > 0 and not np.isnan(rel).any() and bool(np.max(rel) <= tau))
+
+
 def reference(y: np.ndarray, y_pred: np.ndarray, tau: float = 0.1) -> dict[str, float]:
+    acc = paper_acc_tau(y, y_pred, tau)
     keep = np.argwhere(~np.isnan(y_pred))  # (k, 1) indices, as the reference takes them
     y_pred, y = y_pred[keep], y[keep]
     with np.errstate(all="ignore"):
@@ -33,13 +42,13 @@ def reference(y: np.ndarray, y_pred: np.ndarray, tau: float = 0.1) -> dict[str, 
             "kendall_tau": float(kendalltau(y, y_pred)[0]) if len(y) > 1 else math.nan,
             "mape": float(np.mean(np.abs(y - y_pred) / np.maximum(np.abs(y), EPS))),
             "num_valid_points": float(len(y_pred)),
-            "acc_tau": float(bool(np.max(np.abs((y_pred - y) / y)) <= tau)) if len(y) else 0.0,
+            "acc_tau": acc,
         }
     return out
 
 
-def ours(y: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
-    m = split_metrics(y, y_pred, policy="reference")
+def ours(y: np.ndarray, y_pred: np.ndarray, policy: MetricsPolicy = "reference") -> dict[str, float]:
+    m = split_metrics(y, y_pred, policy=policy)
 
     def f(v: float | None) -> float:
         return math.nan if v is None else v
@@ -102,3 +111,18 @@ def test_one_nan_of_a_hundred_is_dropped_not_fatal() -> None:
     assert m.valid and m.num_valid_points == 99 and m.nmse is not None
     strict = split_metrics(Y, with_one_nan, policy="strict")
     assert not strict.valid and strict.nmse is None
+
+
+@pytest.mark.parametrize("policy", METRICS_POLICIES)
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_acc_tau_is_over_all_points_whatever_the_policy(case: str, policy: MetricsPolicy) -> None:
+    y, y_pred = CASES[case]
+    assert ours(y, y_pred, policy)["acc_tau"] == paper_acc_tau(y, y_pred)
+
+
+def test_nan_on_99_points_and_close_on_the_last_is_not_accurate() -> None:
+    """The issue's example: NaN on 99 of 100 points, 1 % off on the last."""
+    y_pred = np.full(100, np.nan)
+    y_pred[-1] = Y[-1] * 1.01
+    m = split_metrics(Y, y_pred, policy="reference")
+    assert m.num_valid_points == 1 and m.acc_tau is False and m.frac_within_tau == pytest.approx(0.01)

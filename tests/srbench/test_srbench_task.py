@@ -58,7 +58,7 @@ def test_ground_truth_scores_perfectly(builtin: list[Problem]) -> None:
         # Data are stored to 24 significant bits (generate/manifest.py): NMSE ~ (2**-24)**2.
         assert fields["nmse_id"] < 1e-12 and fields["r2_id"] == pytest.approx(1.0)
         assert fields["acc_tau_id"] is True and fields["frac_within_tau_id"] == 1.0
-        assert fields["symbolic_match"] is True and fields["symbolic_method"] == "structure"
+        assert fields["symbolic_match"] is True and fields["symbolic_method"] == "family"
         if p.ood_test is not None:
             assert fields["acc_tau_ood"] is True and fields["num_valid_points_ood"] == p.ood_test.shape[0]
 
@@ -370,7 +370,7 @@ def test_llm_judge_through_the_adapter(builtin: list[Problem]) -> None:
 
 
 def test_table_lines_follow_the_paper_layout() -> None:
-    from pytest_lsrb.srbench.tables.table import SrbenchSummary, table_lines
+    from pytest_lsrb.srbench.tables.table import SrbenchSummary, paper_table_lines, table_lines
 
     acc = SrbenchSummary()
     rows = [
@@ -409,11 +409,20 @@ def test_table_lines_follow_the_paper_layout() -> None:
     acc.add({"item_id": "p0", "sample_index": 1, "sr_method": "llmsr", "problem_group": "lsr_synth_matsci"})
     assert acc.finish()["srbench_table"]["lsr_synth_matsci"]["attempts"] == 1
     lines = table_lines(summary)
-    assert [ln.split()[:2] for ln in lines[1:-1]] == [
+    assert (
+        lines[0].startswith("SA judged by: the paper's rule") and table["lsr_transform"]["sa_judge"] == "rule"
+    )
+    assert [ln.split()[:2] for ln in lines[2:-1]] == [
         ["llmsr", "lsr_transform"],
         ["llmsr", "lsr_synth_matsci"],
     ]
     assert lines[-1] == "(one result per problem: sample 0)"
+    # The paper's layout: a row per method, a block (SA, Acc0.1, NMSE) per group in its order.
+    paper = paper_table_lines(summary, header=False)
+    assert [c.strip() for c in paper[1].split(" | ")[1:]] == ["LSR-Transform", "LSR-Synth MatSci"]
+    assert paper[2].split() == ["|", "SA", "Acc0.1", "NMSE"] * 2
+    assert paper[3].split() == ["llmsr", "|", "0.00", "50.00", "-", "|", "100.00", "100.00", "1.00e-09"]
+    assert paper[-1].startswith("(NMSE = median over the problems of the in-domain test NMSE")
     # Records of two methods: one row per method x group.
     acc.add({"item_id": "p0", "sample_index": 0, "sr_method": "direct", "problem_group": "lsr_transform"})
     assert list(acc.finish()["srbench_table"]) == [

@@ -20,19 +20,27 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.paths import file_name_problem, inside
+from pytest_lsrb.core.paths import file_name_problem, inside, relative_path_problem
 from pytest_lsrb.core.rows import iter_jsonl
 from pytest_lsrb.core.textfiles import loads_json
+from pytest_lsrb.srbench.data.bounds import DataBudget, contained
 from pytest_lsrb.srbench.data.problem import SPLITS, Problem
-from pytest_lsrb.srbench.data.problem_rows import META_FIELDS, build_problem, check_unique, pick_splits
+from pytest_lsrb.srbench.data.problem_rows import (
+    META_FIELDS,
+    SPLIT_ALIASES,
+    build_problem,
+    check_unique,
+    pick_splits,
+)
 from pytest_lsrb.srbench.data.release import RELEASE_FILE, load_parquet, load_release
 
 CSV_FILES: Final[dict[str, tuple[str, ...]]] = {
@@ -41,6 +49,8 @@ CSV_FILES: Final[dict[str, tuple[str, ...]]] = {
     "ood_test": ("test_ood.csv", "ood_test.csv"),
 }
 METADATA_FILE: Final = "metadata.json"
+CSV_LINE_MAX: Final = 1024 * 1024  # characters of one CSV line (a row of numbers is far shorter)
+CSV_BLOCK: Final = 65536  # CSV numbers parsed before they become part of the float64 table
 
 # LLM-SR's published problems (deep-symbolic-mathematics/LLM-SR data/<name>/*.csv), for CSV
 # folders without metadata: each variable's description as LLM-SR's specification
@@ -81,16 +91,22 @@ KNOWN_CSV_PROBLEMS: Final[dict[str, dict[str, Any]]] = {
 }
 
 
-def load_problems(path: Path) -> list[Problem]:
-    """Every problem behind `path` (see the module docstring for the layouts)."""
+def load_problems(
+    path: Path, budget: DataBudget | None = None, *, partial_release: bool = False
+) -> list[Problem]:
+    """Every problem behind `path` (see the module docstring for the layouts), read only from
+    inside `path` (or, for a file, its folder) and within `budget` (`srbench.data.bounds`);
+    `partial_release` lets an official release that lacks parts load the rest
+    (`release.load_release`)."""
     path = Path(path)
+    budget = DataBudget.from_env() if budget is None else budget
     if path.is_dir():
         if (path / RELEASE_FILE).is_file():
-            return load_release(path / RELEASE_FILE)
+            return load_release(path / RELEASE_FILE, budget, root=path, partial=partial_release)
         if (path / "train.csv").is_file():
-            return [load_csv_problem(path)]
+            return [load_csv_problem(path, budget=budget, root=path)]
         if sorted(path.glob("*.parquet")) or sorted(path.glob("data/*.parquet")):
-            return load_parquet(path)
+            return load_parquet(path, budget)
         raise LsrbUsageError(
             f"{path}: holds neither {RELEASE_FILE}, parquet files nor train.csv (not an LLM-SRBench "
             "release or a CSV problem folder)."
@@ -99,13 +115,13 @@ def load_problems(path: Path) -> list[Problem]:
         raise LsrbUsageError(f"{path}: does not exist.")
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        return load_index(path)
+        return load_index(path, budget)
     if suffix in (".hdf5", ".h5"):
-        return load_release(path)
+        return load_release(path, budget, partial=partial_release)
     if suffix == ".parquet":
-        return load_parquet(path)
+        return load_parquet(path, budget)
     if path.name in (METADATA_FILE, "train.csv"):
-        return [load_csv_problem(path.parent)]
+        return [load_csv_problem(path.parent, budget=budget, root=path.parent)]
     raise LsrbUsageError(
         f"{path}: not a problem file (expected an index .jsonl, {RELEASE_FILE}, or a CSV problem "
         f"folder's {METADATA_FILE}/train.csv)."
@@ -115,7 +131,10 @@ def load_problems(path: Path) -> list[Problem]:
 # -- index (.jsonl) ------------------------------------------------------------------------------
 
 
-def load_index(path: Path) -> list[Problem]:
+def load_index(path: Path, budget: DataBudget | None = None) -> list[Problem]:
+    """An index's problems; each `data` path is relative and stays inside the index's folder."""
+    budget = DataBudget.from_env() if budget is None else budget
+    root = path.parent
     problems: list[Problem] = []
     for lineno, obj in iter_jsonl(path):
         where = f"{path}:{lineno}"
@@ -129,10 +148,18 @@ def load_index(path: Path) -> list[Problem]:
         unknown = set(obj) - set(META_FIELDS) - {"data", "data_sha256"}
         if unknown:
             raise LsrbUsageError(f"{where}: field '{sorted(unknown)[0]}' is not a problem field.")
-        target = (path.parent / data).resolve()
+        problem = relative_path_problem(data)
+        if problem is not None:
+            if data.startswith(("/", "~")):
+                problem = "is absolute"
+            raise LsrbUsageError(
+                f"{where}: field 'data': {data[:80]!r} {problem}; data paths are relative to the "
+                "index's folder and stay inside it."
+            )
+        target = contained(root, root / data, where, "data")
         meta = {k: v for k, v in obj.items() if k in META_FIELDS}
         if target.is_dir():
-            problems.append(load_csv_problem(target, meta, where=where))
+            problems.append(load_csv_problem(target, meta, where=where, budget=budget, root=root))
             continue
         if not target.is_file():
             raise LsrbUsageError(f"{where}: field 'data': {target} does not exist.")
@@ -140,20 +167,53 @@ def load_index(path: Path) -> list[Problem]:
             raise LsrbUsageError(
                 f"{where}: field 'data': {target.name} is neither an .npz file nor a CSV folder."
             )
-        arrays = read_npz(target, where)
+        arrays = read_npz(target, where, budget)
         problems.append(build_problem({**meta, **arrays}, f"{where} ({target.name})"))
     return check_unique(problems, path)
 
 
-def read_npz(path: Path, where: str) -> dict[str, np.ndarray | None]:
+def read_npz(path: Path, where: str, budget: DataBudget | None = None) -> dict[str, np.ndarray | None]:
+    """The splits of an .npz, each member's declared size and .npy header checked against
+    `budget` before its data is decompressed (a zip bomb is refused, not inflated)."""
+    budget = DataBudget.from_env() if budget is None else budget
+    field = f"field 'data': {path}"
     if not zipfile.is_zipfile(path):
-        raise LsrbUsageError(f"{where}: field 'data': {path} is not an .npz file (not a zip archive).")
+        raise LsrbUsageError(f"{where}: {field} is not an .npz file (not a zip archive).")
+    wanted = {name for names in SPLIT_ALIASES.values() for name in names}
+    stored: dict[str, np.ndarray] = {}
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            stored = {k: np.array(npz[k]) for k in npz.files}
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                name = info.filename.removesuffix(".npy")
+                if name not in wanted or name in stored:
+                    continue
+                stored[name] = _npz_member(archive, info, f"{where} ({path.name})", name, budget)
+    except LsrbUsageError:
+        raise
     except Exception as exc:  # a corrupt archive fails as BadZipFile, zlib.error, EOFError, ValueError...
-        raise LsrbUsageError(f"{where}: field 'data': {path} is not a readable .npz file ({exc}).") from None
+        raise LsrbUsageError(f"{where}: {field} is not a readable .npz file ({exc}).") from None
     return pick_splits(stored, f"{where} ({path.name})")
+
+
+def _npz_member(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, name: str, budget: DataBudget
+) -> np.ndarray:
+    budget_bytes = budget.table_bytes + 64 * 1024  # the .npy header on top of the numbers
+    if info.file_size > budget_bytes:
+        budget.take_bytes(info.file_size, where, name, "the archive member")
+    with archive.open(info) as fh:
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+        else:
+            raise LsrbUsageError(f"{where}: field '{name}': .npy format version {version} is not supported.")
+    budget.take(tuple(shape), dtype.kind, where, name)
+    if math.prod(shape) * dtype.itemsize > info.file_size:
+        raise LsrbUsageError(f"{where}: field '{name}': the array is shorter than its header says.")
+    with archive.open(info) as fh:
+        return np.array(np.lib.format.read_array(fh, allow_pickle=False), dtype=np.float64)
 
 
 def write_problem_files(problems: Iterable[Problem], index_path: Path, data_dir: str = "data") -> Path:
@@ -185,12 +245,30 @@ def write_problem_files(problems: Iterable[Problem], index_path: Path, data_dir:
 # -- CSV problem folders -------------------------------------------------------------------------
 
 
-def read_csv_table(path: Path) -> tuple[list[str], np.ndarray]:
+def _bounded_lines(fh: Any, path: Path) -> Iterator[str]:
+    """The file's lines, refusing one longer than CSV_LINE_MAX before it is held whole."""
+    lineno = 0
+    while True:
+        line = fh.readline(CSV_LINE_MAX + 1)
+        if not line:
+            return
+        lineno += 1
+        if len(line) > CSV_LINE_MAX:
+            raise LsrbUsageError(f"{path}:{lineno}: a line longer than {CSV_LINE_MAX} characters.")
+        yield line
+
+
+def read_csv_table(path: Path, budget: DataBudget | None = None) -> tuple[list[str], np.ndarray]:
+    """The header and the rows of numbers, parsed a block at a time and counted against `budget`
+    as they stream (a huge file is refused at the row that passes the limit)."""
+    budget = DataBudget.from_env() if budget is None else budget
+    blocks: list[np.ndarray] = []
     rows: list[list[float]] = []
     reader: Any = None
+    count = 0
     try:
         with path.open("r", encoding="utf-8-sig", newline="") as fh:
-            reader = csv.reader(fh)
+            reader = csv.reader(_bounded_lines(fh, path))
             header = next(reader, None)
             if not header:
                 raise LsrbUsageError(f"{path}: is empty (expected a header row).")
@@ -208,6 +286,13 @@ def read_csv_table(path: Path) -> tuple[list[str], np.ndarray]:
                     rows.append([float(v) for v in r])
                 except ValueError:
                     raise LsrbUsageError(f"{path}:{line}: not a row of numbers.") from None
+                count += 1
+                if len(rows) * len(header) >= CSV_BLOCK:
+                    if count * len(header) * 8 > budget.table_bytes:  # refused with its size
+                        budget.take((count, len(header)), "f", f"{path}:{line}", "rows")
+                    budget.take((len(rows), len(header)), "f", f"{path}:{line}", "rows")
+                    blocks.append(np.array(rows, dtype=np.float64))
+                    rows = []
     except OSError as exc:
         raise LsrbUsageError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     except UnicodeDecodeError:
@@ -215,18 +300,32 @@ def read_csv_table(path: Path) -> tuple[list[str], np.ndarray]:
     except csv.Error as exc:
         at = f":{reader.line_num}" if reader is not None and reader.line_num else ""
         raise LsrbUsageError(f"{path}{at}: not a CSV row ({exc}).") from None
-    if not rows:
+    if not count:
         raise LsrbUsageError(f"{path}: expected rows of {len(header)} numbers under the header.")
-    return header, np.array(rows, dtype=np.float64)
+    if rows:
+        if count * len(header) * 8 > budget.table_bytes:
+            budget.take((count, len(header)), "f", str(path), "rows")
+        budget.take((len(rows), len(header)), "f", str(path), "rows")
+        blocks.append(np.array(rows, dtype=np.float64))
+    return header, np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
 
 
 def load_csv_problem(
-    folder: Path, meta: Mapping[str, Any] | None = None, where: str | None = None
+    folder: Path,
+    meta: Mapping[str, Any] | None = None,
+    where: str | None = None,
+    budget: DataBudget | None = None,
+    root: Path | None = None,
 ) -> Problem:
+    """A CSV problem folder; each file it reads resolves inside `root` (default: the folder)."""
     folder = Path(folder)
+    budget = DataBudget.from_env() if budget is None else budget
+    root = folder if root is None else root
     fields: dict[str, Any] = {}
     meta_path = folder / METADATA_FILE
     if meta_path.is_file():
+        contained(root, meta_path, str(meta_path), METADATA_FILE)
+        budget.take_bytes(meta_path.stat().st_size, str(meta_path), METADATA_FILE, "the file")
         try:
             loaded = loads_json(meta_path.read_bytes())
         except json.JSONDecodeError as exc:
@@ -248,7 +347,7 @@ def load_csv_problem(
                 tables[split] = None
                 continue
             raise LsrbUsageError(f"{folder}: field '{split}': none of {', '.join(names)} exists.")
-        cols, data = read_csv_table(path)
+        cols, data = read_csv_table(contained(root, path, str(path), split), budget)
         if header is None:
             header = cols
         elif cols != header:

@@ -66,6 +66,10 @@ class Problem(BaseModel):
     train: np.ndarray
     test: np.ndarray
     ood_test: np.ndarray | None = None
+    # Where the problem came from, when that is an official release: the loaded counts per group
+    # against the paper's, and what a partial release lacks (Table 1 prints it). Not problem data:
+    # left out of `metadata()` and the content hash.
+    release_note: str | None = None
 
     @field_validator("symbols")
     @classmethod
@@ -172,7 +176,7 @@ class Problem(BaseModel):
 
     def metadata(self) -> dict[str, Any]:
         """Everything but the data (JSON-ready)."""
-        return self.model_dump(exclude={"train", "test", "ood_test"})
+        return self.model_dump(exclude={"train", "test", "ood_test", "release_note"})
 
     def content_hash(self) -> str:
         digest = hashlib.sha256()

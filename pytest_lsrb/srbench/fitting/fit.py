@@ -1,39 +1,46 @@
 """Fit a skeleton's parameters on the training data, as the reference does by default.
 
 The reference (LLM-SRBench's `LLMSRSearcher`, LLM-SR's specification programs) scores a skeleton
-by `scipy.optimize.minimize(mse, [1.0]*10, method="BFGS")` with numerical gradients: BFGS from
-all-ones on the raw training MSE, scipy's stop (gradient inf-norm <= 1e-5, 200 * 10 iterations),
-the score being -MSE at the end. The default policy (`reference`) runs that same procedure and
-reaches the same optimum (tests/srbench/test_srbench_fit_reference.py compares it with scipy's
-numeric-gradient BFGS on built-in and real LLM-SR skeletons), only faster:
+by `scipy.optimize.minimize(loss, [1.0]*MAX_NPARAMS, method="BFGS")` with `MAX_NPARAMS = 10`,
+`loss(params) = np.mean((equation(*inputs, params) - outputs) ** 2)` and no gradient (so scipy's
+forward differences), default options; the score is `-result.fun`, and a nan/inf `result.fun`
+makes the candidate invalid (`evaluate` returns None). The default policy, `reference`, makes
+that same call on our compiled program (no exec; tests/srbench/test_srbench_fit_reference.py
+compares it with the call written as the reference writes it). Only the caps differ: the
+reference kills a candidate's process at 30 s and scores it invalid; here an evaluation or
+wall-clock cap checked inside the loss ends the fit at its best point so far, with the cap as
+its status.
 
-- the gradient is exact (`BoundProgram.value_and_jacobian`, one reverse pass) where the reference
+`--lsrb-sr-fit fast` is the opt-in fast fit: the same BFGS from all-ones on the raw MSE, with
+
+- the exact gradient (`BoundProgram.value_and_jacobian`, one reverse pass) where the reference
   spends 11 loss evaluations per gradient on forward differences;
-- the parameter-independent part of the program is computed once per candidate (`bind`);
-- a skeleton linear in its parameters (prediction = c + J p) gets the point BFGS converges to in
-  closed form: on that quadratic, BFGS from all-ones (inverse-Hessian estimate starting at the
-  identity) only ever moves within ones + the row space of J, where the minimiser is ones plus
-  the minimum-norm least-squares correction `lstsq(J, y - c - J·1)`; its loss is the quadratic's
-  minimum, so never above the reference's (scipy stops once the gradient is ≤ 1e-5), and an
-  unused or redundant parameter keeps the value BFGS would leave it at;
-- a near-exact fit (training NMSE <= 1e-6 where scipy's test would stop) is polished on to a
-  gradient of 1e-8: relative comparisons of losses at the noise floor (1e-12) are otherwise
-  decided by where each gradient happened to cross 1e-5; this only ever lowers such losses;
-- no process per candidate: caps on objective evaluations and wall-clock time are checked inside
-  the objective (a capped fit keeps its best point; the reference kills the process at 30 s and
-  scores the candidate invalid).
+- a skeleton linear in its parameters (prediction = c + J p) solved in closed form: on that
+  quadratic, BFGS from all-ones (inverse-Hessian estimate starting at the identity) only ever
+  moves within ones + the row space of J, where the minimiser is ones plus the minimum-norm
+  least-squares correction `lstsq(J, y - c - J·1)`; its loss is the quadratic's minimum, so never
+  above the reference's, and an unused or redundant parameter keeps the value BFGS would leave
+  it at;
+- a near-exact fit (training NMSE <= 1e-6 where scipy's test would stop) polished on to a
+  gradient of 1e-8.
 
-`--lsrb-sr-fit enhanced` selects `srbench.fitting.fit_enhanced` instead (see there and README).
+On smooth skeletons it reaches the reference's optimum; on nonconvex ones (phase-shifted sines,
+rational terms, logs) the exact and the numerical gradient can send BFGS into different basins,
+and a skeleton the reference scores nan (an iterate where the loss is nan) may stay valid:
+bench/bench_fit.py measures both the speed and how often the optima agree.
+`--lsrb-sr-fit enhanced` selects `srbench.fitting.fit_enhanced` (see there and README).
 A candidate that is not finite on the data is invalid, never silently trimmed.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from typing import Any, Final
 
 import numpy as np
+from scipy.optimize import minimize
 
 from pytest_lsrb.equations import BoundProgram, Program
 from pytest_lsrb.srbench.fitting.fit_enhanced import fit_enhanced
@@ -41,6 +48,7 @@ from pytest_lsrb.srbench.fitting.objective import (
     FIT_POLICIES,
     REFERENCE_GTOL,
     REFERENCE_MAX_ITER,
+    REFERENCE_NPARAMS,
     FitLimits,
     FitPolicy,
     FitResult,
@@ -99,13 +107,62 @@ def fit_program(
         return make_result(bound.evaluate(None), y, (), "none", 1, 0, start)
     if limits.policy == "enhanced":
         return fit_enhanced(program, X, y, bound, seed=seed, limits=limits, stop_at=stop_at, start=start)
-    return _fit_reference(bound, y, n, seed, limits, stop_at, start)
+    if limits.policy == "fast":
+        return _fit_fast(bound, y, n, seed, limits, stop_at, start)
+    return _fit_reference(bound, y, n, limits, stop_at, start)
 
 
 def _fit_reference(
+    bound: BoundProgram, y: np.ndarray, n: int, limits: FitLimits, stop_at: float, start: float
+) -> FitResult:
+    """The reference's call: `minimize(loss, [1.0]*10, method="BFGS")`, numerical gradient, the
+    MSE as `np.mean((y_pred - outputs) ** 2)`; a nan/inf final loss is an invalid candidate."""
+    evals = 0
+    best: tuple[float, np.ndarray] | None = None
+
+    def loss(params: np.ndarray) -> float:
+        nonlocal evals, best
+        if evals >= limits.max_evals:
+            raise Stop("eval_limit")
+        if time.perf_counter() > stop_at:
+            raise Stop("time_limit")
+        evals += 1
+        value = float(np.mean((bound.evaluate(params[:n]) - y) ** 2))
+        if math.isfinite(value) and (best is None or value < best[0]):
+            best = (value, np.array(params, dtype=np.float64))
+        return value
+
+    status: FitStatus = "ok"
+    with np.errstate(all="ignore"):
+        try:
+            found = minimize(loss, [1.0] * max(n, REFERENCE_NPARAMS), method="BFGS")
+            value, x = float(found.fun), np.asarray(found.x, dtype=np.float64)
+        except Stop as stop:  # a cap: the best point so far (the reference would score it invalid)
+            status = stop.status
+            value, x = best if best is not None else (math.inf, np.ones(max(n, REFERENCE_NPARAMS)))
+    params = tuple(float(v) for v in x[:n])
+    seconds = time.perf_counter() - start
+    if not math.isfinite(value):
+        return FitResult(
+            params=params,
+            mse=math.inf,
+            nmse=math.inf,
+            status="nonfinite" if status == "ok" else status,
+            method="bfgs",
+            evaluations=evals,
+            starts=1,
+            seconds=seconds,
+            message="the reference's BFGS ends at a nan/inf loss (the reference scores it invalid)",
+        )
+    var_y = float(np.var(y)) if y.size else 0.0
+    nmse = value / var_y if var_y > 0 else (0.0 if value == 0 else math.inf)
+    return FitResult(params, value, nmse, status, "bfgs", evals, 1, seconds)
+
+
+def _fit_fast(
     bound: BoundProgram, y: np.ndarray, n: int, seed: int, limits: FitLimits, stop_at: float, start: float
 ) -> FitResult:
-    """BFGS from all-ones on the raw MSE with scipy's default stop: the reference's procedure."""
+    """BFGS from all-ones on the raw MSE with exact gradients (closed form when linear)."""
     design = linear_design(bound.value_and_jacobian, n, seed)
     if design is not None:
         optimum = _linear_optimum(*design, y)

@@ -22,11 +22,12 @@ from pytest_lsrb.core.metrics import finite_float
 
 FitStatus = Literal["ok", "nonfinite", "time_limit", "eval_limit"]
 FitMethod = Literal["bfgs", "lstsq", "none"]
-FitPolicy = Literal["reference", "enhanced"]
-FIT_POLICIES: Final[tuple[FitPolicy, ...]] = ("reference", "enhanced")
+FitPolicy = Literal["reference", "fast", "enhanced"]
+FIT_POLICIES: Final[tuple[FitPolicy, ...]] = ("reference", "fast", "enhanced")
 # The reference optimises a vector of MAX_NPARAMS = 10 parameters, so scipy's default iteration
 # cap is 200 * 10 whatever the skeleton uses (unused parameters have a zero gradient and never move).
-REFERENCE_MAX_ITER: Final = 200 * 10
+REFERENCE_NPARAMS: Final = 10
+REFERENCE_MAX_ITER: Final = 200 * REFERENCE_NPARAMS
 REFERENCE_GTOL: Final = 1e-5  # scipy's BFGS default, on the gradient of the raw MSE
 
 
@@ -34,9 +35,12 @@ REFERENCE_GTOL: Final = 1e-5  # scipy's BFGS default, on the gradient of the raw
 class FitLimits:
     """How one candidate is fitted: the procedure (`policy`) and its caps.
 
-    `reference` (default): the reference's BFGS from all-ones on the training MSE, to scipy's
-    default stop. `enhanced`: see `srbench.fitting.fit_enhanced` (least squares, normalised loss, stall
-    stop, seeded restarts).
+    `reference` (default): the reference's own call, `scipy.optimize.minimize(loss, [1.0]*10,
+    method="BFGS")` with scipy's numerical gradient; a nan/inf final loss makes the candidate
+    invalid. `fast`: the same BFGS from all-ones with exact gradients and a closed form for
+    skeletons linear in their parameters (same optimum on smooth skeletons; on nonconvex ones it
+    may end in another basin: bench/bench_fit.py). `enhanced`: see `srbench.fitting.fit_enhanced` (least
+    squares, normalised loss, stall stop, seeded restarts).
     """
 
     policy: FitPolicy = "reference"

@@ -143,6 +143,7 @@ def filter_settings() -> dict[str, Any]:
             "max_rhs_evals": solvability.MAX_RHS_EVALS,
             "stiffness_limit": solvability.STIFFNESS_LIMIT,
             "min_ood_spread": synth.MIN_OOD_SPREAD,
+            "min_ood_outside": synth.MIN_OOD_OUTSIDE,
             "window_scales": list(synth.WINDOW_SCALES),
         },
     }

@@ -9,15 +9,24 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.paths import file_name_problem
-from pytest_lsrb.equations import EquationError, Program, parse_expression
+from pytest_lsrb.equations import Program, parse_expression
 
 MAX_VARIABLES: Final = 10
+REQUIRED_COLUMNS: Final = ("Filename", "Formula", "v1_name", "v1_low", "v1_high")
+TABLE_MAX_BYTES: Final = 16 * 2**20  # the published table is 11 KB
+NAME_MAX: Final = 100  # characters of `Filename`: the problem and data file names add to it
+
+
+class FeynmanTableWarning(UserWarning):
+    """A row of the equation table was skipped (its `Filename` repeats an earlier row's)."""
 
 
 @dataclass(frozen=True)
@@ -44,45 +53,128 @@ class FeynmanEquation:
 
 
 def read_feynman_csv(path: Path) -> list[FeynmanEquation]:
+    """The table's equations. A row that would break a later step is refused here in one
+    sentence naming the file, its line and the column; a repeated `Filename` is warned about
+    and its later rows skipped (each name becomes a data file of its own)."""
+    path = Path(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if path.stat().st_size > TABLE_MAX_BYTES:
+            raise LsrbUsageError(f"{path}: larger than {TABLE_MAX_BYTES // 2**20} MB, not an equation table.")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of `Filename`
     except OSError as exc:
         raise LsrbUsageError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
+    except UnicodeDecodeError as exc:
+        raise LsrbUsageError(f"{path}: not UTF-8 text (byte {exc.start}).") from None
     out: list[FeynmanEquation] = []
+    seen: dict[str, int] = {}
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    for lineno, row in enumerate(reader, start=2):
-        name = (row.get("Filename") or "").strip()
-        if not name:
-            continue
-        problem = file_name_problem(name)  # it becomes the name of the problem's data file
-        if problem is not None:
-            raise LsrbUsageError(f"{path}:{lineno}: field 'Filename': {name!r} {problem}.")
-        variables: list[FeynmanVariable] = []
-        for i in range(1, MAX_VARIABLES + 1):
-            vname = (row.get(f"v{i}_name") or "").strip()
-            if not vname:
+    try:
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        reader.fieldnames = header
+        missing = [c for c in REQUIRED_COLUMNS if c not in header]
+        if missing:
+            raise LsrbUsageError(f"{path}:1: the header has no '{missing[0]}' column.")
+        ended = reader.line_num
+        for row in reader:
+            line, ended = ended + 1, reader.line_num  # the row's first line (a quoted cell may span more)
+            eq = _equation(row, f"{path}:{line}")
+            if eq is None:
                 continue
-            try:
-                low, high = float(row[f"v{i}_low"]), float(row[f"v{i}_high"])
-            except (TypeError, ValueError, KeyError):
-                raise LsrbUsageError(
-                    f"{path}:{lineno}: field 'v{i}_low'/'v{i}_high' is not a number."
-                ) from None
-            variables.append(FeynmanVariable(vname, low, high))
-        declared = (row.get("# variables") or "").strip()
-        eq = FeynmanEquation(
-            name=name,
-            output=(row.get("Output") or "y").strip(),
-            formula=(row.get("Formula") or "").strip(),
-            variables=tuple(variables),
-            declared_count=int(float(declared)) if declared else None,
-        )
-        try:
-            eq.program()
-        except EquationError as exc:
-            raise LsrbUsageError(f"{path}:{lineno}: field 'Formula': {exc}.") from None
-        out.append(eq)
+            if eq.name in seen:
+                warnings.warn(
+                    f"{path}:{line}: column 'Filename': {eq.name!r} repeats line "
+                    f"{seen[eq.name]}; this row is skipped.",
+                    FeynmanTableWarning,
+                    stacklevel=2,
+                )
+                continue
+            seen[eq.name] = line
+            out.append(eq)
+    except csv.Error as exc:
+        raise LsrbUsageError(f"{path}:{reader.line_num}: not a CSV row ({exc}).") from None
+    if not out:
+        raise LsrbUsageError(f"{path}: holds no equations (no row with a 'Filename').")
     return out
+
+
+def _usable_name(name: str) -> bool:
+    """Whether the equation language takes `name` as a variable (its own rule, asked directly)."""
+    try:
+        parse_expression(name, [name])
+    except ValueError:  # EquationError is a ValueError too
+        return False
+    return True
+
+
+def _number(row: dict[str | None, str | None], column: str, where: str) -> float:
+    text = (row.get(column) or "").strip()
+    try:
+        value = float(text)
+    except ValueError:
+        raise LsrbUsageError(f"{where}: column '{column}': {text[:40]!r} is not a number.") from None
+    if not math.isfinite(value):
+        raise LsrbUsageError(f"{where}: column '{column}': {text[:40]!r} is not a finite number.")
+    return value
+
+
+def _equation(row: dict[str | None, str | None], where: str) -> FeynmanEquation | None:
+    """One row as an equation (None for a row without a `Filename`), or one sentence."""
+    if row.get(None):  # DictReader files the cells past the header under None
+        raise LsrbUsageError(f"{where}: more cells than the header has columns.")
+    name = (row.get("Filename") or "").strip()
+    if not name:
+        return None
+    problem = file_name_problem(name)  # it becomes the name of the problem's data file
+    if problem is None and len(name) > NAME_MAX:
+        problem = f"is longer than {NAME_MAX} characters"
+    if problem is not None:
+        raise LsrbUsageError(f"{where}: column 'Filename': {name[:40]!r} {problem}.")
+    variables: list[FeynmanVariable] = []
+    for i in range(1, MAX_VARIABLES + 1):
+        vname = (row.get(f"v{i}_name") or "").strip()
+        if not vname:
+            continue
+        if not _usable_name(vname):
+            raise LsrbUsageError(
+                f"{where}: column 'v{i}_name': {vname[:40]!r} is not usable as a variable name."
+            )
+        if vname in (v.name for v in variables):
+            raise LsrbUsageError(f"{where}: column 'v{i}_name': {vname!r} names an earlier variable again.")
+        low, high = _number(row, f"v{i}_low", where), _number(row, f"v{i}_high", where)
+        if not low <= high or not math.isfinite(high - low):
+            raise LsrbUsageError(
+                f"{where}: column 'v{i}_high': the range [{low:g}, {high:g}] is not a range."
+            )
+        variables.append(FeynmanVariable(vname, low, high))
+    if not variables:
+        raise LsrbUsageError(f"{where}: column 'v1_name': the equation has no variables.")
+    output = (row.get("Output") or "").strip() or "y"
+    names = [v.name for v in variables]
+    if not _usable_name(output):
+        raise LsrbUsageError(f"{where}: column 'Output': {output[:40]!r} is not usable as a variable name.")
+    if output in names and f"{output}_out" in names:  # the output is renamed <name>_out then
+        raise LsrbUsageError(f"{where}: column 'Output': {output!r} and {output}_out are both variables.")
+    declared = (row.get("# variables") or "").strip()
+    count: int | None = None
+    if declared:
+        number = _number(row, "# variables", where)
+        if number != int(number) or not 0 <= number <= MAX_VARIABLES:
+            raise LsrbUsageError(
+                f"{where}: column '# variables': {declared[:40]!r} is not a count from 0 to {MAX_VARIABLES}."
+            )
+        count = int(number)
+    eq = FeynmanEquation(
+        name=name,
+        output=output,
+        formula=(row.get("Formula") or "").strip(),
+        variables=tuple(variables),
+        declared_count=count,
+    )
+    try:
+        eq.program()
+    except ValueError as exc:  # EquationError, or a name the language refuses
+        raise LsrbUsageError(f"{where}: column 'Formula': {str(exc).rstrip('.')}.") from None
+    return eq
 
 
 # Meanings of the symbols the Feynman table uses, for the problems' `symbol_descs`.

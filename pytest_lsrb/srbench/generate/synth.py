@@ -13,6 +13,10 @@
   An ODE candidate that falls short is integrated again with both time windows halved, then
   quartered (`WINDOW_SCALES`, a fresh draw of the start and times), and rejected when none
   reaches the spread.
+- OOD data must be out of domain for the equation: at least `MIN_OOD_OUTSIDE` of the OOD rows
+  lie outside the in-domain box (min..max) of some input the equation uses; a candidate whose
+  OOD rows only move inputs it ignores (a later time window for an autonomous oscillator whose
+  x and v stay within their in-domain range) is rejected as `ood_interpolation`.
 - Names start with `gen-` (`GENERATED_PREFIX`): `gen-CRK0` is never the release's `CRK0`.
 
 Everything is drawn from `numpy.random.default_rng` seeded by a stable hash of (seed, domain,
@@ -39,6 +43,7 @@ from pytest_lsrb.srbench.generate.solvability import integrate
 from pytest_lsrb.srbench.generate.terms import DOMAINS, DomainSpec, Term
 
 MIN_OOD_SPREAD: Final = 0.01  # var(OOD targets) / var(in-domain targets), as stored
+MIN_OOD_OUTSIDE: Final = 0.5  # OOD rows outside the in-domain box of the used inputs
 WINDOW_SCALES: Final = (1.0, 0.5, 0.25)
 
 
@@ -180,6 +185,19 @@ def ood_spread(id_table: np.ndarray, ood_table: np.ndarray, truth: Program) -> f
     return var_ood / var_id if var_id > 0 else 0.0
 
 
+def ood_outside_share(
+    id_table: np.ndarray, ood_table: np.ndarray, inputs: Sequence[str], truth: Program
+) -> float:
+    """The share of OOD rows with at least one input the equation uses outside that input's
+    in-domain range (columns: the target, then `inputs`); 0 when it uses none."""
+    used = [i + 1 for i, name in enumerate(inputs) if name in truth.used_variables]
+    if not used or not len(ood_table):
+        return 0.0
+    lo, hi = id_table[:, used].min(axis=0), id_table[:, used].max(axis=0)
+    outside = (ood_table[:, used] < lo) | (ood_table[:, used] > hi)
+    return float(outside.any(axis=1).mean())
+
+
 def candidate_data(
     spec: DomainSpec, win: Window, program: Program, rng: np.random.Generator, n_id: int, n_ood: int
 ) -> tuple[np.ndarray, np.ndarray, float] | str:
@@ -203,6 +221,8 @@ def candidate_data(
         if _degenerate(id_table):
             return "degenerate"
         if ood_spread(id_table, ood_table, program) >= MIN_OOD_SPREAD:
+            if ood_outside_share(id_table, ood_table, spec.symbols[1:], program) < MIN_OOD_OUTSIDE:
+                return "ood_interpolation"
             return id_table, ood_table, scale
     return reason
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
 from pytest_lsrb.adapters.base import Adapter, Message, SamplingConfig
+from pytest_lsrb.core.excerpts import RECORD_TEXT, excerpt, keep_text
 from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.equations import Program
 from pytest_lsrb.srbench.data.problem import Problem
@@ -54,6 +55,13 @@ class DiscoveryResult:
     def found(self) -> bool:
         return self.program is not None and math.isfinite(self.train_mse)
 
+    @property
+    def the_models(self) -> bool:
+        """Whether the result is an equation the model gave: found, and not a search's starting
+        skeleton left standing because the model proposed no valid candidate of its own (LLM-SR,
+        LaSR, SGA count those in `model_valid_candidates`)."""
+        return self.found and bool(self.extra.get("model_valid_candidates", 1))
+
     def equation(self) -> str:
         """The best equation with its fitted parameters written in."""
         if self.program is None:
@@ -74,9 +82,11 @@ class DiscoveryResult:
             self.generation_error_message = f"every one of {calls} model call(s) failed ({kind})"
 
     def record_fields(self) -> dict[str, Any]:
+        text: dict[str, Any] = {}  # the model's own words, bounded (`core.excerpts`)
+        keep_text(text, "proposal", self.proposal)
+        keep_text(text, "raw_output", self.raw_output)
         return {
-            "proposal": self.proposal,
-            "raw_output": self.raw_output,
+            **text,
             "equation": self.equation(),
             "skeleton": self.program.to_expression() if self.program is not None else "",
             "params": [float(p) for p in self.params],
@@ -146,5 +156,5 @@ class AnswerLog:
         if not self.entries:
             return {"model_answers": []}
         call = best_call if best_call in self.prompts else int(self.entries[0]["call"])
-        prompt = [{"role": m.role, "content": m.content} for m in self.prompts[call]]
+        prompt = [{"role": m.role, "content": excerpt(m.content, RECORD_TEXT)} for m in self.prompts[call]]
         return {"model_answers": list(self.entries), "prompt": prompt}

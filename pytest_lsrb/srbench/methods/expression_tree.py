@@ -217,20 +217,58 @@ def with_constants(node: Node, values: Sequence[float]) -> Node:
 
 # -- random operators (SymbolicRegression.jl's mutation table) ----------------------------------
 
-# SymbolicRegression.jl's default mutation weights (as LaSR's `LaSRMutationWeights` lists them);
-# `simplify` and `optimize` are folded into do_nothing / the constant optimiser, and the graph-only
-# form/break_connection are left out.
+# The mutation weights the reference ran with: LaSR's PySR fork (`pysr/sr.py` on LaSR's
+# lasr-experiments branch, which LLM-SRBench's LaSR searcher calls) with the searcher's
+# `weight_randomize=0.1`. `optimize` (weight 0 there) is left out; SymbolicRegression.jl's newer
+# `rotate_tree` and graph-only form/break_connection do not exist in that version.
 MUTATION_WEIGHTS: Final[dict[str, float]] = {
-    "mutate_constant": 0.0353,
-    "mutate_operator": 3.63,
-    "swap_operands": 0.00608,
-    "rotate_tree": 1.42,
-    "add_node": 0.0771,
-    "insert_node": 2.44,
-    "delete_node": 0.369,
-    "randomize": 0.00695,
-    "do_nothing": 0.431 + 0.00148,
+    "mutate_constant": 0.048,
+    "mutate_operator": 0.47,
+    "swap_operands": 0.1,
+    "add_node": 0.79,
+    "insert_node": 5.1,
+    "delete_node": 1.7,
+    "simplify": 0.0020,
+    "randomize": 0.1,
+    "do_nothing": 0.21,
 }
+
+
+def is_constant(node: Node) -> bool:
+    """SymbolicRegression.jl's `check_constant`: the tree is a single constant."""
+    return isinstance(node, Num)
+
+
+def simplify(node: Node) -> Node:
+    """SymbolicRegression.jl's `simplify_tree!` + `combine_operators`, on our trees: an operator
+    whose arguments are all constants becomes its (finite) value, and a constant meeting a
+    constant through two nested + or two nested * is folded into one (`c1 + (c2 + x)` ->
+    `(c1 + c2) + x`). A tree with nothing to fold comes back as the same object."""
+    if not isinstance(node, Op):
+        return node
+    args = tuple(simplify(a) for a in node.args)
+    if all(isinstance(a, Num) for a in args):
+        with np.errstate(all="ignore"):
+            value = float(OPS[node.name].np_fn(*(np.float64(a.value) for a in args if isinstance(a, Num))))
+        if math.isfinite(value):
+            return Num(value)
+    if node.name in ("add", "mul") and len(args) == 2:
+        const, other = (args[0], args[1]) if isinstance(args[0], Num) else (args[1], args[0])
+        if isinstance(const, Num) and isinstance(other, Op) and other.name == node.name:
+            inner_const, rest = (
+                (other.args[0], other.args[1])
+                if isinstance(other.args[0], Num)
+                else (other.args[1], other.args[0])
+            )
+            if isinstance(inner_const, Num):
+                fold = (
+                    const.value + inner_const.value if node.name == "add" else const.value * inner_const.value
+                )
+                if math.isfinite(fold):
+                    return Op(node.name, (Num(fold), rest))
+    if all(a is b for a, b in zip(args, node.args, strict=True)):
+        return node  # unchanged: the same node (trees compare by identity)
+    return Op(node.name, args)
 
 
 @dataclass
@@ -239,6 +277,8 @@ class TreeOps:
 
     variables: tuple[str, ...]
     rng: random.Random
+    perturbation_factor: float = 0.076  # LaSR's PySR fork defaults
+    probability_negate_constant: float = 0.01
     binary: tuple[str, ...] = BINARY
     unary: tuple[str, ...] = UNARY
     _ops: tuple[str, ...] = field(init=False)
@@ -281,8 +321,7 @@ class TreeOps:
                 return tree
             path, const = consts[self.rng.randrange(len(consts))]
             assert isinstance(const, Num)
-            factor = math.exp(self.rng.gauss(0.0, 1.0) * 0.5) * (-1.0 if self.rng.random() < 0.05 else 1.0)
-            return replace(tree, path, Num(const.value * factor))
+            return replace(tree, path, Num(const.value * self.mutate_factor()))
         if kind == "mutate_operator":
             ops = [(p, n) for p, n in nodes if isinstance(n, Op)]
             if not ops:
@@ -335,6 +374,33 @@ class TreeOps:
         if kind == "randomize":
             return self.random_tree(self.rng.randint(1, maxsize))
         return tree  # do_nothing
+
+    def mutate_factor(self, temperature: float = 1.0) -> float:
+        """SymbolicRegression.jl's `mutate_factor` as the reference ran it (no annealing, so the
+        temperature is 1): a factor up to `perturbation_factor * T + 1.1`, applied or divided,
+        and negated when `rand() > probability_negate_constant` (so 99 % of the time: the
+        comparison is written that way in that version, MutationFunctions.jl)."""
+        max_change = self.perturbation_factor * temperature + 1.0 + 0.1
+        factor = max_change ** self.rng.random()
+        if self.rng.random() < 0.5:
+            factor = 1.0 / factor
+        if self.rng.random() > self.probability_negate_constant:
+            factor = -factor
+        return factor
+
+    def append_random_op(self, tree: Node) -> Node:
+        """SymbolicRegression.jl's `append_random_op`: a random operator at a random leaf."""
+        leaves = [p for p, n in walk(tree) if not isinstance(n, Op)]
+        path = leaves[self.rng.randrange(len(leaves))]
+        return replace(tree, path, self.random_op(_at(tree, path)))
+
+    def initial_tree(self, length: int = 3) -> Node:
+        """SymbolicRegression.jl's `gen_random_tree(3, ...)`, the first members of a population:
+        a leaf and `length` operators appended at random leaves."""
+        tree = self.leaf()
+        for _ in range(length):
+            tree = self.append_random_op(tree)
+        return tree
 
     def crossover(self, a: Node, b: Node) -> tuple[Node, Node]:
         """Swap a random subtree of each (SymbolicRegression.jl's `crossover_trees`)."""

@@ -1,17 +1,21 @@
 """LaSR (Grayeli et al. 2024): evolutionary symbolic regression guided by a learned concept library.
 
-The search is `srbench.methods.evolution` (PySR's scheme over equation-language trees; PySR itself needs
-Julia). With probability `llm_weight` a mutation, a random tree or a crossover is a model call
-instead, prompted with LaSR's published prompts and the current concept library; after every
-iteration the model abstracts concepts from the best and worst hypotheses (`generate_concepts`)
-and, once the library holds more than `max_concepts`, evolves them (`concept_evolution`).
+The search is `srbench.methods.evolution` (the scheme of LaSR's PySR fork / SymbolicRegression.jl, in
+Python; PySR itself needs Julia, see `--lsrb-sr-lasr-backend`). With probability `llm_weight` a
+mutation, a random tree or a crossover is first tried as a model call, prompted with LaSR's
+published prompts and the current concept library; after every iteration the model abstracts
+concepts from the best and worst hypotheses, two of them go to the FRONT of the library, and
+once it holds more than `max_concepts` (30) ideas the model evolves five ideas drawn from beyond
+the first 30 into a new one, also put first, twice (`update_idea_database` / `prompt_evol`).
+Suggestions in the operator prompts come from the first 30 ideas.
 
-Reference settings (LLM-SRBench's `configs/lasr_*.yaml` and `methods/lasr/searcher.py`): 25
-iterations, 10 populations of 33, llm_weight 0.001 for all three operators, operators + - * / ^
-exp log sqrt sin cos, maxsize 30, `num_pareto_context` 3, the first 2000 training rows. One
-difference, for 2 CPU cores without Julia: 100 evolution cycles per iteration instead of 550
-(`LaSRConfig.evolution.cycles`). The budget counts model calls: once it is spent, operators
-fall back to their symbolic versions and the concept library stops growing.
+Reference settings (LLM-SRBench's `configs/lasr_*.yaml` and `methods/lasr/searcher.py`, which
+calls LaSR's `lasr-experiments` branch): 25 iterations, 10 populations of 33, 550 cycles per
+iteration, llm_weight 0.001 for all three operators, operators + - * / ^ exp log sqrt sin cos,
+maxsize 30, `weight_randomize` 0.1, `should_simplify`, parsimony 0.0032 with adaptive parsimony
+(scaling 20), `num_pareto_context` 3, the first 2000 training rows (`EvolutionConfig`). The
+budget counts model calls: once it is spent, operators fall back to their symbolic versions and
+the concept library stops growing.
 
 Model answers are data: the JSON list is read with `json`, each expression with the safe
 equation parser (`expression_tree.read_expression`); nothing is executed.
@@ -34,6 +38,7 @@ import numpy as np
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
 from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
+from pytest_lsrb.core.excerpts import CONCEPT_TEXT, RECORD_TEXT, excerpt
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.equations.ir import Node
@@ -42,9 +47,10 @@ from pytest_lsrb.srbench.limits import run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
 from pytest_lsrb.srbench.methods.evolution import Evolution, EvolutionConfig, EvolutionHooks, Member
 from pytest_lsrb.srbench.methods.expression_tree import OPERATORS_TEXT, parametrise, read_expression, render
+from pytest_lsrb.srbench.options import SrOptions
 
 METHOD_NAME: Final = "lasr"
-DEFAULT_BUDGET: Final = 1000  # model calls; the reference settings use far fewer (~1 per 10^4 events)
+DEFAULT_BUDGET: Final = 1000  # model calls; the reference settings make ~600 (0.001 x ~550k events)
 
 # LaSR's published prompts (trishullab/LibraryAugmentedSymbolicRegression.jl `prompts/`, the
 # versions LLM-SRBench ships), `{{name}}` placeholders filled as LaSR's `construct_prompt` does.
@@ -196,10 +202,11 @@ class LaSRConfig:
     num_pareto_context: int = 3  # LLM-SRBench (LaSR's default is 5)
     num_generated_equations: int = 5  # LaSR's defaults from here on
     num_generated_concepts: int = 5
-    num_concept_crossover: int = 2
-    max_concepts: int = 30
+    num_concept_crossover: int = 2  # ideas kept per concept call, and prompt_evol calls after it
+    max_concepts: int = 30  # `idea_threshold`
     time_limit_s: float | None = None
-    evolution: EvolutionConfig = field(default_factory=lambda: EvolutionConfig(cycles=100))
+    prompt_evol_ideas: int = 5  # ideas shown to `prompt_evol` (LaSR's lasr-experiments branch)
+    evolution: EvolutionConfig = field(default_factory=EvolutionConfig)
 
 
 class LaSRRun:
@@ -263,7 +270,7 @@ class LaSRRun:
             if result.error_kind in FATAL_GENERATION_KINDS:
                 self.fatal = (str(result.error_kind), str(result.error_message))
             return None
-        self.last_raw = result.text
+        self.last_raw = excerpt(result.text, RECORD_TEXT)
         return result.text
 
     def _suggestions(self, n: int) -> list[str]:
@@ -337,36 +344,40 @@ class LaSRRun:
         return (trees[0], trees[1] if len(trees) > 1 else b)
 
     def end_of_iteration(self, iteration: int, front: list[Member], worst: list[Member]) -> None:
-        """LaSR's `generate_concepts` after each iteration, then `concept_evolution` twice."""
+        """LaSR's `update_idea_database` after each iteration: the concept call, two distinct
+        ideas of its answer put first in the library, then `prompt_evol` twice."""
         cfg = self.config
         good = [render(m.tree) for m in self.rng.sample(front, min(len(front), cfg.num_pareto_context))]
         bad = [render(m.tree) for m in self.rng.sample(worst, min(len(worst), cfg.num_pareto_context))]
         user = fill_list(fill_list(PROMPTS["extract_idea_user"], good, "gexpr"), bad, "bexpr")
         text = self._ask("concepts", PROMPTS["extract_idea_system"], user, {"good": good, "bad": bad})
         ideas = read_list(text)[: cfg.num_generated_concepts] if text is not None else []
+        ideas = [excerpt(idea, CONCEPT_TEXT) for idea in ideas]  # kept, and sent in later prompts
         if not ideas:
             return
         self.used_by_kind["concepts"] += 1
-        for _ in range(cfg.num_concept_crossover):
-            self.concepts.append(ideas[self.rng.randrange(len(ideas))])
+        for idea in chosen_ideas(len(ideas), self.rng):
+            self.concepts.insert(0, ideas[idea])
         for _ in range(cfg.num_concept_crossover):
             evolved = self._evolve_concepts()
             if evolved is not None:
                 self.concepts.insert(0, evolved)
 
     def _evolve_concepts(self) -> str | None:
+        """LaSR's `prompt_evol`: five ideas drawn (with replacement) from beyond the first
+        `max_concepts`, merged by the model; one of its answers is the new idea."""
         ideas = self.concepts
         if len(ideas) <= self.config.max_concepts:
             return None
         tail = ideas[self.config.max_concepts :]
-        shown = [tail[self.rng.randrange(len(tail))] for _ in range(len(ideas))]
+        shown = [tail[self.rng.randrange(len(tail))] for _ in range(self.config.prompt_evol_ideas)]
         user = fill_list(PROMPTS["prompt_evol_user"], shown, "idea")
         text = self._ask("concept_evolution", PROMPTS["prompt_evol_system"], user, {"ideas": shown})
         options = read_list(text)[: self.config.num_generated_concepts] if text is not None else []
         if not options:
             return None
         self.used_by_kind["concept_evolution"] += 1
-        return options[self.rng.randrange(len(options))]
+        return excerpt(options[self.rng.randrange(len(options))], CONCEPT_TEXT)
 
     # -- the run --------------------------------------------------------------------------------
 
@@ -467,8 +478,40 @@ class LaSRMethod:
         options: Mapping[str, Any] | None = None,
     ) -> DiscoveryResult:
         limits = run_limits(options or {})
-        config = LaSRConfig(budget=max(0, int(budget)), time_limit_s=limits.time_limit_s)
+        sr = SrOptions.read(options or {})
+        config = LaSRConfig(
+            budget=max(0, int(budget)),
+            time_limit_s=limits.time_limit_s,
+            evolution=EvolutionConfig(rows="seeded" if sr.lasr_rows == "seeded" else "first"),
+        )
+        if sr.lasr_backend == "pysr":
+            from pytest_lsrb.adapters.http import api_key_from_env
+            from pytest_lsrb.srbench.methods.lasr_pysr import discover_with_pysr
+
+            values = options or {}
+            return discover_with_pysr(
+                problem,
+                adapter,
+                seed,
+                context=llm_context(problem),
+                weight=config.llm_weight,
+                base_url=str(values.get("base_url") or ""),
+                api_key=api_key_from_env(values.get("api_key_env")),
+                config=config.evolution,
+            )
         return LaSRRun(problem, adapter, sampling, seed, config).run()
+
+
+def chosen_ideas(n: int, rng: random.Random) -> list[int]:
+    """Which of a concept answer's n ideas join the library, in the order they are put first:
+    LaSR's `a = rand(1:N)`, then, when N > 1, `b = rand(1:N-1)` moved past a when equal."""
+    a = rng.randrange(n)
+    if n == 1:
+        return [a]
+    b = rng.randrange(n - 1)
+    if b == a:
+        b += 1
+    return [a, b]
 
 
 def pick_ideas(ideas: Sequence[str], n: int, max_concepts: int, rng: random.Random) -> list[str]:

@@ -35,6 +35,7 @@ import numpy as np
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult, Message, SamplingConfig
 from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
+from pytest_lsrb.core.excerpts import RECORD_TEXT, excerpt
 from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program
@@ -293,6 +294,7 @@ class LLMSRRun:
             if fit.status != "time_limit":
                 self._fits[key] = fit
         self.hypotheses += 1
+        raw = excerpt(raw, RECORD_TEXT)  # every candidate in the buffer keeps its answer
         return Candidate(body=skeleton.body, program=skeleton.program, fit=fit, call=call, raw_output=raw)
 
     def _offer(self, candidate: Candidate) -> None:

@@ -34,8 +34,16 @@ from typing import Any, Final
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
 from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
+from pytest_lsrb.core.excerpts import PROMPT_TEXT, RECORD_TEXT, excerpt
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
-from pytest_lsrb.equations import EquationError, Program, parse_function, parse_python
+from pytest_lsrb.equations import (
+    EquationError,
+    Program,
+    alias_keywords,
+    keyword_aliases,
+    parse_function,
+    parse_python,
+)
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.fitting.adam import AdamFit, fit_adam
 from pytest_lsrb.srbench.limits import run_limits
@@ -116,8 +124,8 @@ class SGAConfig:
 
 @dataclass
 class Hypothesis:
-    content: str  # what the conversation replays as the assistant turn
-    feedback: str  # the user turn after it (feedback or error)
+    content: str  # what the conversation replays as the assistant turn (at most PROMPT_TEXT)
+    feedback: str  # the user turn after it (feedback or error, at most PROMPT_TEXT)
     fitness: float = math.inf  # lowest logged training MSE
     program: Program | None = None
     params: tuple[float, ...] = ()
@@ -145,7 +153,9 @@ def function_code(problem: Problem, body: str, initial: list[float]) -> str:
 
 
 def read_code(text: str, problem: Problem) -> tuple[Program, list[float]]:
-    """The equation and initial parameter values in a code block, read with `ast` (never run)."""
+    """The equation and initial parameter values in a code block, read with `ast` (never run).
+    Inputs named like Python keywords (`lambda`) are read under their aliases."""
+    text = alias_keywords(text, keyword_aliases(problem.inputs))
     try:
         tree = parse_python(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
@@ -316,6 +326,15 @@ class SGARun:
         self._add(self.offspring(result.text))
 
     def offspring(self, text: str) -> Hypothesis:
+        """The answer as a hypothesis: read from the whole answer, kept (and replayed in later
+        prompts) as excerpts (`core.excerpts`)."""
+        hyp = self._read_offspring(text)
+        hyp.content = excerpt(hyp.content, PROMPT_TEXT)
+        hyp.feedback = excerpt(hyp.feedback, PROMPT_TEXT)
+        hyp.code = excerpt(hyp.code, RECORD_TEXT)
+        return hyp
+
+    def _read_offspring(self, text: str) -> Hypothesis:
         found = _SECTIONS.findall(text)
         plan, code_raw = (found[0][1], found[0][2]) if found else ("", "")
         blocks = _PYTHON.findall(code_raw)

@@ -21,7 +21,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pytest_lsrb.equations import EquationError, Program, parse_function, parse_python
+from pytest_lsrb.equations import (
+    EquationError,
+    Program,
+    alias_keywords,
+    keyword_aliases,
+    parse_function,
+    parse_python,
+)
 
 MAX_NPARAMS: Final = 10
 FUNCTION_NAME: Final = "equation"
@@ -148,7 +155,7 @@ def read_skeleton(text: str, spec: Spec) -> Skeleton:
     """
     code = _code_part(text)
     own_header, body = _split_def(code)
-    body = _trim_body(body)
+    body = _trim_body(body, keyword_aliases(spec.inputs))
     if not body.strip():
         raise EquationError("parse_error", "no function body found in the answer")
     variables = list(spec.inputs)
@@ -183,15 +190,18 @@ def _split_def(code: str) -> tuple[str | None, str]:
     return None, code
 
 
-def _trim_body(body: str) -> str:
+def _trim_body(body: str, aliases: Mapping[str, str] | None = None) -> str:
     """The function body: re-indented, cut where the code stops parsing (the reference's
-    `_trim_function_body`), docstring and statements after the top-level `return` dropped."""
+    `_trim_function_body`), docstring and statements after the top-level `return` dropped.
+    Inputs named like Python keywords (`aliases`) are read under their aliases for the parse."""
     lines = [line.expandtabs(4) for line in body.splitlines()]
     # Unindented lines join the body (the reference does this for local models' completions).
     lines = [line if not line.strip() or line.startswith(" ") else INDENT + line for line in lines]
     lines = _dedent_to(lines, INDENT)
     while lines:
         code = "def fake_function_header():\n" + "\n".join(lines)
+        if aliases:
+            code = alias_keywords(code, dict(aliases))
         try:
             tree = parse_python(code)
         except SyntaxError as err:

@@ -40,9 +40,15 @@ EQUATION_OUTCOMES: Final = (
 
 def all_inputs(problem: Problem) -> dict[str, np.ndarray]:
     """Every row's inputs (train, test and OOD): the domain the symbolic check samples from."""
+    return all_rows(problem)[0]
+
+
+def all_rows(problem: Problem) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Every row's inputs and output (train, test and OOD): the domain the symbolic check
+    samples from, and the data a template truth's named parameters are fitted to."""
     tables = [t for t in (problem.split(s) for s in SPLITS) if t is not None]
     stacked = np.concatenate(tables)
-    return {name: stacked[:, i + 1] for i, name in enumerate(problem.inputs)}
+    return {name: stacked[:, i + 1] for i, name in enumerate(problem.inputs)}, stacked[:, 0]
 
 
 PREDICTION_SAMPLE_POINTS: Final = 50  # (true, predicted) pairs kept per split for the report's plots
@@ -113,7 +119,7 @@ def score(
         "has_ood": has_ood,
         # The model's own work: a search that proposed no valid candidate (its result is then the
         # starting skeleton) has no valid answer, whatever that skeleton scores.
-        "valid": bool(result.found and id_m.valid and result.extra.get("model_valid_candidates", 1)),
+        "valid": bool(result.the_models and id_m.valid),
         "nonempty": bool(result.proposal.strip() or result.raw_output.strip()),
         "pred_sample_id": prediction_sample(problem, result, "test"),
         "pred_sample_ood": prediction_sample(problem, result, "ood_test") if has_ood else None,
@@ -121,7 +127,7 @@ def score(
     verdict = _symbolic(problem, result, judge, llm, symbolic_budget or SYMBOLIC_BUDGET)
     fields.update(verdict.record())
     if judge == "both" and problem.has_ground_truth:
-        llm_match = llm.match if llm is not None else (False if not result.found else None)
+        llm_match = llm.match if llm is not None else (False if not result.the_models else None)
         fields.update(symbolic_match_sympy=verdict.match, symbolic_match_llm=llm_match)
     if not verify:
         fields.update(
@@ -134,8 +140,7 @@ def score(
     # A search whose result is not the model's (no valid candidate of its own: LLM-SR's starting
     # skeleton won) gave no equation, however well that skeleton fits: the test fails on it, so
     # the verdict the summary, gate and merge count says so too.
-    the_models = bool(result.extra.get("model_valid_candidates", 1))
-    outcome = _outcome(result, id_m, verdict, success) if the_models else "no_equation"
+    outcome = _outcome(result, id_m, verdict, success) if result.the_models else "no_equation"
     attempted = outcome != "not_applicable"
     ok = attempted and VERIFICATION_OUTCOME_DOMAINS[outcome] is None
     fields.update(
@@ -162,20 +167,22 @@ def _symbolic(
     if judge == "none":
         return SymbolicVerdict(match=None, method="skipped")
     if judge == "llm":
-        if not result.found:
+        if not result.the_models:
             return SymbolicVerdict(match=False, method="no_proposal")
         return llm if llm is not None else SymbolicVerdict(match=None, method="llm_error")
-    program = result.program if result.found else None
+    program = result.program if result.the_models else None
     if program is None:
         return symbolic_match(None, problem.ground_truth(), all_inputs(problem))
     # sympy on a model's answer has no bound of its own (one trig-heavy answer took minutes and
     # tens of GB): the check runs in a child process under a time and memory budget.
+    columns, target = all_rows(problem)
     checked = call_bounded(
         symbolic_match,
         program,
         problem.ground_truth(),
-        all_inputs(problem),
+        columns,
         params=list(result.params),
+        target=target,
         budget=budget,
     )
     if checked.ok and checked.value is not None:

@@ -7,8 +7,10 @@ model's key unless it is the model's own server, core.credentials). A real run r
 `--lsrb-sr-judge=llm|both` without a judge model (the model under test would grade itself);
 the mock adapter has its own shallow mock judge. As in the paper, the
 two equations are compared after removing constants: the judge sees both as skeletons, every
-number and fitted parameter written as a named constant (`c0*x**2 + c1`), and answers whether
-they are the same up to the constants' values; the last `yes`/`no` is the verdict. The request
+number and fitted parameter written as a named constant (`c0*x**2 + c1`, the same placeholders
+as the model-free rule, `symbolic.promote_constants`), is told the paper's description and that
+a superset, a subset or an approximation is not the same form, and answers; the last `yes`/`no`
+is the verdict. The request
 is the same for the same (ground truth, skeleton) pair (seed included) at temperature 0, so the
 response cache (`--lsrb-cache-dir`) answers repeats. With `--lsrb-sr-judge=both` the sympy
 checker and the judge both run and the summary reports how often they agree.
@@ -32,6 +34,7 @@ from pytest_lsrb.adapters.base import (
 )
 from pytest_lsrb.core.credentials import checked_key, same_origin
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.excerpts import keep_text
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program, parse_expression
 from pytest_lsrb.equations.ir import Op, dag_nodes
@@ -41,13 +44,16 @@ from pytest_lsrb.srbench.options import SrOptions
 from pytest_lsrb.srbench.scoring.symbolic import SymbolicVerdict, promote_constants
 
 JUDGE_METHOD: Final = "judge"
-PROMPT: Final = """You are judging a scientific equation discovery result.
+PROMPT: Final = """You are judging a scientific equation discovery result, as LLM-SRBench measures symbolic
+accuracy: the discovered hypothesis is compared with the ground truth after their parameters and
+constants are removed, and it counts only if it has the ground truth's functional form.
 
 Variables: {variables}
 Output: {output}
 
 Both equations are written with their numeric constants removed: c0, c1, ... stand for
-constants of any value (the discovered equation's were fitted to data).
+constants of any value (the discovered equation's were fitted to data; the ground truth's may be
+named physical parameters).
 
 Ground-truth equation:
 {output} = {truth}
@@ -55,9 +61,11 @@ Ground-truth equation:
 Discovered equation:
 {output} = {proposal}
 
-Are the two equations mathematically equivalent up to the values of their constants (the same
-functional form, possibly rearranged or with constants combined)? Explain briefly, then answer
-on the last line with exactly one word: yes or no."""
+Are the two equations the same functional form up to the values of their constants (possibly
+rearranged, with constants combined, or with an overall constant factor)? A form with extra
+terms or factors (a superset, even if their constants could be zero), a form missing a term, or
+an approximation of the ground truth (such as a truncated series) is not the same form. Explain
+briefly, then answer on the last line with exactly one word: yes or no."""
 JUDGE_SAMPLING: Final = SamplingConfig(temperature=0.0, max_tokens=512)
 _ADAPTERS: dict[tuple[Any, ...], Adapter] = {}
 _ADAPTERS_LOCK = threading.Lock()
@@ -163,9 +171,9 @@ def llm_judge(
         },
     )
     result = adapter.generate(request)
-    fields: dict[str, Any] = {
-        "judge_model": str(adapter.identity().get("model") or ""),
-        "judge_raw_output": result.text,
+    fields: dict[str, Any] = {"judge_model": str(adapter.identity().get("model") or "")}
+    keep_text(fields, "judge_raw_output", result.text)  # bounded, with its length when cut
+    fields |= {
         "judge_latency_ms": round(result.latency_ms, 3),
         "judge_model_calls": result.http_attempts if not result.cached else 0,
         "judge_error_kind": result.error_kind,

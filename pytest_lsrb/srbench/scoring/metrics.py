@@ -12,16 +12,21 @@ and the paper's Acc_τ, evaluated literally with numpy:
 
 Which points count is the *policy* (`--lsrb-sr-metrics`, recorded in run.json):
 
-- `reference` (default): points whose prediction is NaN are dropped, as the reference does
-  (`~np.isnan(y_pred)`; an inf prediction stays and makes mse inf); `num_valid_points` counts the
-  rest. Degenerate inputs give what the formulas give: a constant target makes nmse inf (nan
-  when the prediction is exact too), no point left makes every value nan. (Where the reference
-  itself raises — scikit-learn refuses inf predictions or no points for MAPE — the formula's
-  value stands.)
+- `reference` (default): for mse, nmse, r2, Kendall τ and MAPE, points whose prediction is NaN
+  are dropped, as the reference does (`~np.isnan(y_pred)`; an inf prediction stays and makes mse
+  inf); `num_valid_points` counts the rest. Degenerate inputs give what the formulas give: a
+  constant target makes nmse inf (nan when the prediction is exact too), no point left makes
+  every value nan. (Where the reference itself raises — scikit-learn refuses inf predictions or
+  no points for MAPE — the formula's value stands.)
 - `strict`: nothing is dropped; an equation not finite on every point is invalid: no metrics
   (None) and acc_tau 0.
 
-A split is `valid` when its mse is finite. Records hold None for a non-finite value.
+Under either policy Acc_τ (and `frac_within_tau`) are over *all* test points, as the paper
+defines Acc_τ: a NaN or inf prediction on any point makes the split not accurate.
+
+A split is `valid` when its mse is finite. Records hold None for a non-finite value. This is the
+one NMSE of a run: the record's `nmse_id`/`nmse_ood`, its `search_progress`, Table 1's medians and
+the report all read `split_metrics` under the run's policy.
 """
 
 from __future__ import annotations
@@ -165,8 +170,8 @@ def split_metrics(
     return SplitMetrics(
         nmse=finite_float(values["nmse"]) if mse is not None else None,
         r2=finite_float(values["r2"]) if mse is not None else None,
-        acc_tau=values["acc_tau"] == 1.0,
-        frac_within_tau=values["frac"] * int(keep.sum()) / y.size if y.size else 0.0,
+        acc_tau=acc_tau(y, yhat, tau),  # over all points, whatever the policy dropped
+        frac_within_tau=frac_within_tau(y, yhat, tau),
         num_valid_points=int(keep.sum()),
         num_points=int(y.size),
         mse=mse,

@@ -13,8 +13,9 @@ any other problem set, e.g. `llmsr`); no row pools the domains (the paper has no
 method (`method` in each row); records of several methods are keyed `<method>:<group>`.
 Symbolic accuracy is over the problems with a ground truth (None when none has one): a verdict
 that could not be reached (an undecided check, an unreadable or failed judge) counts as not a
-match and is shown as `symbolic_undecided`. An invalid equation counts as +inf NMSE in the median
-and as a miss in Acc_0.1. An attempt that failed on infrastructure (`outcomes`: the transport, the
+match and is shown as `symbolic_undecided`. An invalid equation (a record whose `valid` is false, including
+the `no_equation` verdict of a search whose starting skeleton stood) counts as +inf NMSE in the
+median and as a miss in Acc_0.1. An attempt that failed on infrastructure (`outcomes`: the transport, the
 provider or the harness; the model never answered) is no result of the model's: it stays out of
 Table 1 (summary.json's `infrastructure_attempts` counts it), like every other model metric.
 """
@@ -54,6 +55,7 @@ _TABLE_FIELDS: Final = (
     "nmse_ood",
     "train_mse",
     "sample_index",
+    "judge_model",
 )
 # symbolic_method values of a record whose problem has no ground truth, or whose run judged none.
 _NO_SA: Final = frozenset({"not_applicable", "skipped"})
@@ -73,6 +75,18 @@ COLUMNS: Final = (
     ("acc_tau_ood_pct", "Acc0.1 OOD%", "ood"),
     ("median_nmse_ood", "NMSE OOD", "ood"),
 )
+
+
+# Who decided symbolic accuracy: the paper's rule written as code, or an LLM judge (by model).
+RULE_JUDGE: Final = "rule"
+_LLM_METHODS: Final = frozenset({"llm", "llm_error", "llm_unreadable"})
+
+
+def sa_judge(record: Mapping[str, Any]) -> str:
+    """`rule` (srbench.scoring.symbolic: the families equal) or `llm:<judge model>`."""
+    if record.get("symbolic_method") in _LLM_METHODS:
+        return f"llm:{record.get('judge_model') or 'unknown'}"
+    return RULE_JUDGE
 
 
 def group_label(group: str) -> str:
@@ -101,6 +115,7 @@ class GroupStats:
     acc_ood: int = 0
     nmse_id: list[float | None] = field(default_factory=list)
     nmse_ood: list[float | None] = field(default_factory=list)
+    judges: set[str] = field(default_factory=set)
 
     def add(self, rec: Mapping[str, Any]) -> None:
         self.attempts += 1
@@ -109,15 +124,20 @@ class GroupStats:
         match = rec.get("symbolic_match")
         verdict = rec.get("symbolic_method")
         if match is not None or (verdict is not None and verdict not in _NO_SA):
+            self.judges.add(sa_judge(rec))
             self.symbolic_applicable += 1
             self.symbolic_matches += match is True
             self.symbolic_undecided += match is None
-        self.acc_id += bool(rec.get("acc_tau_id"))
-        self.nmse_id.append(rec.get("nmse_id"))
+        # Not the model's equation (`valid` false: none found, not finite, or a search's starting
+        # skeleton left standing, the `no_equation` verdict): a miss and +inf NMSE, whatever the
+        # record's metrics of that skeleton say.
+        own = bool(rec.get("valid"))
+        self.acc_id += own and bool(rec.get("acc_tau_id"))
+        self.nmse_id.append(rec.get("nmse_id") if own else None)
         if rec.get("has_ood"):
             self.ood_attempts += 1
-            self.acc_ood += bool(rec.get("acc_tau_ood"))
-            self.nmse_ood.append(rec.get("nmse_ood"))
+            self.acc_ood += own and bool(rec.get("acc_tau_ood"))
+            self.nmse_ood.append(rec.get("nmse_ood") if own else None)
 
     def finish(self, per_problem: str = PER_PROBLEM) -> dict[str, Any]:
         return {
@@ -128,6 +148,7 @@ class GroupStats:
             "symbolic_accuracy_pct": _pct(self.symbolic_matches, self.symbolic_applicable),
             "symbolic_applicable": self.symbolic_applicable,
             "symbolic_undecided": self.symbolic_undecided,
+            "sa_judge": ", ".join(sorted(self.judges)) or None,
             "acc_tau_id_pct": _pct(self.acc_id, self.attempts),
             "acc_tau_ood_pct": _pct(self.acc_ood, self.ood_attempts),
             "median_nmse_id": median_or_none(self.nmse_id),
@@ -147,10 +168,13 @@ class SrbenchSummary:
         self.judge_pairs = 0  # attempts where the sympy checker and the LLM judge both decided
         self.judge_agree = 0
         self.analyses = Analyses()  # search progress, ID vs OOD, symbolic vs OOD, complexity
+        self.release_note: str | None = None  # the official release's counts line, when loaded
 
     def add(self, record: AttemptDict) -> None:
         method = str(record.get("sr_method") or "unknown")
         self.methods[method] = self.methods.get(method, 0) + 1
+        note = record.get("sr_release_note")
+        self.release_note = self.release_note or (str(note) if note else None)
         if record.get("sr_per_problem") == "best_train":
             self.rule = "best_train"
         if status(record) == INFRASTRUCTURE:
@@ -185,6 +209,7 @@ class SrbenchSummary:
     def finish(self) -> dict[str, Any]:
         return {
             "srbench_table": self.table(),
+            "sr_release_note": self.release_note,
             "sr_methods": dict(sorted(self.methods.items())),
             "sr_judge_pairs": self.judge_pairs,
             "sr_judge_agreement": (
@@ -222,8 +247,9 @@ def table1(records: Iterable[AttemptDict]) -> dict[str, dict[str, Any]]:
 
 
 def table_lines(summary: Mapping[str, Any]) -> list[str]:
-    """Table 1 as fixed-width text (for a terminal or a report): n problems (sample 0 each),
-    then SA% with `u` = undecided verdicts counted in its denominator."""
+    """Table 1 as fixed-width text (for a terminal or a report), after who judged SA and the
+    release's counts: n problems (sample 0 each), then SA% with `u` = undecided verdicts counted
+    in its denominator."""
     table = summary.get("srbench_table") or {}
     widths = [max(len(head), 6) for _, head, _ in COLUMNS]
     lines = [
@@ -243,4 +269,66 @@ def table_lines(summary: Mapping[str, Any]) -> list[str]:
         lines.append(f"{row.get('method', ''):<18} {name:<26} {row['attempts']:>4} {undecided:>3} {cells}")
     rules = sorted({str(row.get("per_problem") or PER_PROBLEM) for row in table.values()})
     lines.append(f"(one result per problem: {', '.join(rules)})")
+    return [*_header_lines(summary), *lines]
+
+
+def _header_lines(summary: Mapping[str, Any]) -> list[str]:
+    """Who judged SA, and (an official release) the problems per split against the paper's."""
+    table = summary.get("srbench_table") or {}
+    judges = sorted({j for row in table.values() for j in str(row.get("sa_judge") or "").split(", ") if j})
+    named = [
+        "the paper's rule (the families, constants free, are equal; srbench.scoring.symbolic)"
+        if j == RULE_JUDGE
+        else f"LLM judge {j.removeprefix('llm:')}"
+        for j in judges
+    ]
+    out = [f"SA judged by: {'; '.join(named) or 'none (no ground truth or --lsrb-sr-judge=none)'}"]
+    note = summary.get("sr_release_note")
+    if note:
+        out.append(str(note))
+    return out
+
+
+# The paper's Table 1 layout: per group a block of (row key, head).
+PAPER_BLOCK: Final = (
+    ("symbolic_accuracy_pct", "SA"),
+    ("acc_tau_id_pct", "Acc0.1"),
+    ("median_nmse_id", "NMSE"),
+)
+PAPER_NMSE: Final = (
+    "NMSE = median over the problems of the in-domain test NMSE (an invalid equation counts +inf)"
+)
+
+
+def paper_table_lines(summary: Mapping[str, Any], *, header: bool = True) -> list[str]:
+    """Table 1 in the paper's layout: one row per method, a column block (SA %, Acc0.1 %, NMSE)
+    per group in the paper's order; the NMSE aggregate is named under it. `header`: start with
+    who judged SA and the release's counts (as `table_lines` does)."""
+    table = summary.get("srbench_table") or {}
+    by_method: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for key, row in table.items():
+        method = str(row.get("method") or key.rpartition(":")[0] or "-")
+        by_method.setdefault(method, {})[key.rpartition(":")[2]] = row
+    groups = ordered_groups({g for rows in by_method.values() for g in rows})
+    width = _CELL * len(PAPER_BLOCK)
+    head = f"{'method':<18}" + "".join(f" | {group_label(g)[:width]:<{width}}" for g in groups)
+    sub = f"{'':<18}" + "".join(" | " + "".join(f"{h:>{_CELL}}" for _, h in PAPER_BLOCK) for _ in groups)
+    lines = [*(_header_lines(summary) if header else []), "Table 1 (the paper's layout)", head, sub]
+    for method in sorted(by_method):
+        cells = []
+        for g in groups:
+            row = by_method[method].get(g)
+            cells.append(" | " + "".join(_paper_cell(key, row) for key, _ in PAPER_BLOCK))
+        lines.append(f"{method:<18}" + "".join(cells))
+    lines.append(f"({PAPER_NMSE})")
     return lines
+
+
+_CELL: Final = 10
+
+
+def _paper_cell(key: str, row: Mapping[str, Any] | None) -> str:
+    value = None if row is None else row.get(key)
+    if value is None:
+        return f"{'-':>{_CELL}}"
+    return f"{value:>{_CELL}.2f}" if key.endswith("_pct") else f"{value:>{_CELL}.2e}"

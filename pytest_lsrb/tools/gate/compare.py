@@ -58,9 +58,13 @@ def evaluate(config: GateConfig, current: RunDir, baseline: RunDir | None) -> Ga
     )
 
 
-def compare_dirs(config: GateConfig, current_dir: Path) -> GateResult:
-    current = read_run(current_dir, "current run")
-    baseline = read_run(config.baseline, "baseline") if config.baseline else None
+def compare_dirs(config: GateConfig, current_dir: Path, current: RunDir | None = None) -> GateResult:
+    """The gate's verdict; each run read once (the baseline when the options were checked)."""
+    if current is None:
+        current = read_run(current_dir, "current run")
+    baseline = config.baseline_run
+    if baseline is None and config.baseline:
+        baseline = read_run(config.baseline, "baseline")
     return evaluate(config, current, baseline)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_lsrb.output.files import write_json_atomic
-from pytest_lsrb.output.reader import read_run
+from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.tools.gate.checks import EXIT_REGRESSION, GateResult
 from pytest_lsrb.tools.gate.compare import check_compatible, compare_dirs
 from pytest_lsrb.tools.gate.terminal import GATE_FILE
@@ -28,19 +28,21 @@ def preflight(run: RunConfig, suite: str) -> GateConfig | None:
     )
     if not config.active:
         return None
-    if config.baseline is not None:
-        header = read_run(config.baseline, "--lsrb-baseline").head
-        check_compatible(config, header, suite, run.samples, str(config.baseline))
+    if config.baseline_run is not None:
+        check_compatible(config, config.baseline_run.head, suite, run.samples, str(config.baseline))
     return config
 
 
-def finish_session(config: GateConfig, output_dir: Path, exitstatus: int) -> tuple[GateResult, int]:
+def finish_session(
+    config: GateConfig, output_dir: Path, exitstatus: int, current: RunDir | None = None
+) -> tuple[GateResult, int]:
     """Evaluate after the run, write gate.json, and give the session's new exit status.
 
-    A regression replaces 0 (all passed) or 1 (some tests failed); interrupted, internal and
-    usage errors keep their own codes.
+    `current`: the run as the session holds it (its records taken as they were written), so
+    attempts.jsonl is not read back; None reads it. A regression replaces 0 (all passed) or 1
+    (some tests failed); interrupted, internal and usage errors keep their own codes.
     """
-    result = compare_dirs(config, output_dir)
+    result = compare_dirs(config, output_dir, current)
     write_json_atomic(output_dir / GATE_FILE, result.to_json())
     if result.regressed and exitstatus in (0, 1):
         return result, EXIT_REGRESSION

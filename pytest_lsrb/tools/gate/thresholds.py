@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import Metric, resolve_metric
-from pytest_lsrb.output.reader import read_run
+from pytest_lsrb.output.reader import RunDir, read_run
 from pytest_lsrb.output.runs import follow_latest
 
 DEFAULT_ALPHA: Final = 0.05
@@ -52,6 +52,8 @@ class GateConfig:
     baseline: Path | None
     thresholds: tuple[Threshold, ...]
     alpha: float = DEFAULT_ALPHA
+    # The baseline as read when the options were checked: read once, used by every later step.
+    baseline_run: RunDir | None = field(default=None, compare=False, repr=False)
 
     @property
     def active(self) -> bool:
@@ -74,9 +76,10 @@ def gate_config(
     drops = parse_thresholds(max_drop, "max_drop", f"{prefix}max-drop")
     if base is None and drops:
         raise LsrbUsageError(f"{prefix}max-drop compares against a baseline; pass {prefix}baseline too.")
+    baseline_run = None
     if base is not None:
-        read_run(base, f"{prefix}baseline")  # fail now, not after the run
+        baseline_run = read_run(base, f"{prefix}baseline")  # fail now, not after the run
         if not drops:
             drops = parse_thresholds(DEFAULT_MAX_DROP, "max_drop", f"{prefix}max-drop")
     mins = parse_thresholds(minimum, "min", f"{prefix}min")
-    return GateConfig(base, tuple(drops + mins), a)
+    return GateConfig(base, tuple(drops + mins), a, baseline_run)
