@@ -33,6 +33,7 @@ from pytest_lsrb.session.base import LsrbSession
 from pytest_lsrb.session.controller import ControllerSession
 from pytest_lsrb.session.pending import PendingAttempt
 from pytest_lsrb.session.reports import release_item
+from pytest_lsrb.session.seams import fastpath
 from pytest_lsrb.session.worker import WorkerSession
 
 if TYPE_CHECKING:
@@ -133,6 +134,8 @@ class ControllerHooks(SessionHooks):
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if not fastpath(config):
+            return None  # xdist's own scheduler
         return deep_load_scheduler(config, log, self.state.queue_depth)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -188,6 +188,15 @@ OPTIONS: list[Option] = [
         tasks=TACTIC,
     ),
     Option(
+        "fastpath",
+        str,
+        "on",
+        "off: use only pytest's and xdist's public hooks (no batched xdist messages, deep queues, "
+        "crash blame, direct terminal writes or heap freezing); same records, slower",
+        choices=("on", "off"),
+        identity=False,
+    ),
+    Option(
         "outcome",
         str,
         "strict",

@@ -184,7 +184,10 @@ class Metric:
     def item_score(self, records: Sequence[Record], samples: int) -> float | None:
         """This item's score; None when it has too few samples for the metric (pass@k needs
         `samples`, the run's samples per item, so every k uses the same items)."""
-        n, c = self.item_counts(records)
+        return self.score_counts(*self.item_counts(records), samples)
+
+    def score_counts(self, n: int, c: int, samples: int) -> float | None:
+        """`item_score` of an item with `n` attempts in the population, `c` of them counting."""
         if n == 0:
             return None
         if self.k is None:
@@ -204,10 +207,24 @@ class Metric:
         return (c / n if n else None), items
 
 
+# -- items that got worse ------------------------------------------------------------------------
+
+
+def item_direction(before: float, after: float) -> Literal["regressed", "improved"] | None:
+    """THE definition of a regressed item, for the gate's "items that got worse" and the report's
+    "regressed": its score on the metric fell (pass@1, the default: the share of its judged samples
+    that succeeded). An item judged in one run only has no direction."""
+    if after < before:
+        return "regressed"
+    if after > before:
+        return "improved"
+    return None
+
+
 _FIELDS: dict[str, tuple[str, Callable[[Record], bool], Callable[[Record], bool]]] = {
     "valid_rate": ("valid_rate", lambda r: bool(r.get("valid")), answered),
     "nonempty_rate": ("nonempty_rate", lambda r: bool(r.get("nonempty")), answered),
-    "success_rate": ("verification_success_rate", success, judged),
+    "success_rate": ("success_rate", success, judged),
 }
 _FIELDS["verification_success_rate"] = _FIELDS["success_rate"]
 _PASS_AT = re.compile(r"^(?:pass_at_|pass@|pass_at_k_|verification_pass_at_k_)(\d+)$")

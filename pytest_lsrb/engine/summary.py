@@ -68,6 +68,7 @@ class Summarizer:
         self.served_models: Counter[str] = Counter()
         self.gen_kinds: Counter[str] = Counter()
         self.gen_domains: Counter[str] = Counter()
+        self.successes = 0  # judged attempts the rule calls a success (`outcomes.verdict`)
         self.ver_attempted = 0
         self.ver_success = 0
         self.ver_errors = 0
@@ -117,6 +118,7 @@ class Summarizer:
         count_item(self.per_item, str(rec["item_id"]), st == JUDGED, won)
         if st == JUDGED:
             self.judged += 1
+            self.successes += won
             if rec.get("verification_attempted"):  # the checker ran and decided
                 self.ver_attempted += 1
                 self.ver_success += won
@@ -151,7 +153,11 @@ class Summarizer:
             "generation_error_kinds": dict(sorted(self.gen_kinds.items())),
             "generation_error_domains": dict(sorted(self.gen_domains.items())),
             "verification_attempted_rate": rate(self.ver_attempted, self.n),
-            "verification_success_rate": rate(self.ver_success, self.judged),
+            "success_rate": rate(self.successes, self.judged),
+            # Verification success does not apply to a run without a verifier: null, never 0.
+            "verification_success_rate": rate(self.ver_success, self.judged)
+            if self.any_verification
+            else None,
             "verification_success_rate_of_attempted": rate(self.ver_success, self.ver_attempted),
             "verification_error_rate": rate(self.ver_errors, self.n),
             **latency_stats(self.ver_latencies, "verification_latency_ms"),
@@ -159,12 +165,13 @@ class Summarizer:
             "verification_error_domains": dict(sorted(self.ver_domains.items())),
             "verification_unjudged": self.ver_unjudged,
         }
-        if self.any_verification:
-            # Sorted: float sums then do not depend on the order attempts finished (xdist, shards).
-            curve = pass_at_k_curve(judged_items(self.per_item), pass_at_k_ladder(self.samples_per_item))
-            for k, value in curve.values.items():
-                out[f"verification_pass_at_k_{k}"] = value
-            out["verification_pass_at_k_items"] = curve.items
+        # pass@k of the judging rule's success, in every mode (under `none` a valid answer is the
+        # success, as the gate and compare count it). Sorted: float sums then do not depend on the
+        # order attempts finished (xdist, shards).
+        curve = pass_at_k_curve(judged_items(self.per_item), pass_at_k_ladder(self.samples_per_item))
+        for k, value in curve.values.items():
+            out[f"verification_pass_at_k_{k}"] = value
+        out["verification_pass_at_k_items"] = curve.items
         if self.task_acc is not None:
             out.update(self.task_acc.finish())
         return out

@@ -99,7 +99,14 @@ class Summary(BaseModel):
     generation_error_kinds: Counts
     generation_error_domains: Counts
     verification_attempted_rate: Rate | None
-    verification_success_rate: Rate | None = Field(description="of judged attempts")
+    success_rate: Rate | None = Field(
+        None,
+        description="of judged attempts, by the judging rule: the checker's verdict, or a valid "
+        "answer under --lsrb-verification none (the number the gate, compare, report and merge give)",
+    )
+    verification_success_rate: Rate | None = Field(
+        description="of judged attempts; null when nothing was verified (--lsrb-verification none)"
+    )
     verification_success_rate_of_attempted: Rate | None
     verification_error_rate: Rate | None
     verification_latency_ms_mean: float | None

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.outcomes import item_direction, resolve_metric
 from pytest_lsrb.output.files import SUMMARY_FILE, read_json
 from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report.aggregate import Scored, per_item_counts, score
@@ -39,6 +40,8 @@ HEADLINE: tuple[Metric, ...] = (
     Metric("contains_sorry_rate", "contains sorry rate", "lower", "rate"),
     Metric("generation_error_rate", "generation error rate", "lower", "rate"),
     Metric("verification_attempted_rate", "verification attempted", "higher", "rate"),
+    Metric("success_rate", "success", "higher", "rate"),
+    # null (so left out) when nothing was verified: never a 0 % for a run without a verifier
     Metric("verification_success_rate", "verification success", "higher", "rate"),
     Metric("verification_error_rate", "verification error rate", "lower", "rate"),
     Metric("latency_ms_p50", "latency p50 (ms)", "lower", "ms"),
@@ -113,31 +116,42 @@ def metric_deltas(baseline: Mapping[str, Any] | None, current: Mapping[str, Any]
     return out
 
 
+# The gate's default metric: the report's "regressed" is the gate's "got worse" on it.
+_PASS_AT_1 = resolve_metric("pass_at_1")
+
+
 @dataclass(frozen=True)
 class Flip:
-    """An item solved in one run and not in the other (solved: at least one sample succeeded)."""
+    """An item whose score on pass@1 (the share of its judged samples that succeeded) changed
+    between the runs: `outcomes.item_direction`, the gate's definition."""
 
     item_id: str
     before: tuple[int, int]  # (samples, successes) in the baseline
     after: tuple[int, int]
-
-    @property
-    def direction(self) -> Literal["regressed", "improved"]:
-        return "regressed" if self.before[1] > 0 else "improved"
+    direction: Literal["regressed", "improved"]
 
 
-def find_flips(baseline: Mapping[str, tuple[int, int]], current: Mapping[str, tuple[int, int]]) -> list[Flip]:
-    """Items present in both runs whose solved state changed; regressions first, then by id."""
-    flips = [
-        Flip(item, baseline[item], current[item])
-        for item in baseline.keys() & current.keys()
-        if (baseline[item][1] > 0) != (current[item][1] > 0)
-    ]
+def find_flips(
+    baseline: Mapping[str, tuple[int, int]],
+    current: Mapping[str, tuple[int, int]],
+    samples: tuple[int, int] = (1, 1),
+) -> list[Flip]:
+    """Items both runs scored on pass@1 (with `samples` judged samples, as the gate asks) whose
+    score changed; regressions first, then by id."""
+    flips = []
+    for item in baseline.keys() & current.keys():
+        b = _PASS_AT_1.score_counts(*baseline[item], samples[0])
+        c = _PASS_AT_1.score_counts(*current[item], samples[1])
+        direction = None if b is None or c is None else item_direction(b, c)
+        if direction is not None:
+            flips.append(Flip(item, baseline[item], current[item], direction))
     return sorted(flips, key=lambda f: (f.direction != "regressed", f.item_id))
 
 
-def flips_between(baseline: Sequence[Scored], current: Sequence[Scored]) -> list[Flip]:
-    return find_flips(per_item_counts(baseline), per_item_counts(current))
+def flips_between(
+    baseline: Sequence[Scored], current: Sequence[Scored], samples: tuple[int, int] = (1, 1)
+) -> list[Flip]:
+    return find_flips(per_item_counts(baseline), per_item_counts(current), samples)
 
 
 def config_changes(baseline: Mapping[str, Any] | None, current: Mapping[str, Any] | None) -> list[str]:
@@ -269,7 +283,12 @@ class Comparison:
 def compare(baseline: RunDir, current: RunDir) -> Comparison:
     b, c = score(baseline), score(current)
     return Comparison(
-        baseline, current, b, c, metric_deltas(baseline.summary, current.summary), flips_between(b, c)
+        baseline,
+        current,
+        b,
+        c,
+        metric_deltas(baseline.summary, current.summary),
+        flips_between(b, c, (baseline.samples, current.samples)),
     )
 
 

@@ -216,6 +216,8 @@ class Page:
             if d.current is None and d.baseline is None:
                 continue
             value = pct(d.current) if d.metric.kind == "rate" else fmt_value(d.current, d.metric.kind)
+            if key == "verification_success_rate" and d.current is None:
+                value = "not verified"  # no verifier ran: never a 0 %
             cards.append(_card(d.metric.label, value, _delta_html(d) if self.base is not None else ""))
             if key == "items" and self.cur.summary and not self.cur.summary.get("complete", True):
                 cards.append(_card("complete", "no", "the run did not finish all attempts"))
@@ -284,8 +286,8 @@ class Page:
         )
         return (
             f"<section id='comparison'><h2>Compared with the baseline</h2>{table}{interval}"
-            f"<h3>Items that flipped</h3><p class='note'>An item is solved when at least one of its "
-            f"samples succeeded; {both} items are in both runs.</p>"
+            f"<h3>Items that flipped</h3><p class='note'>An item regressed when the share of its "
+            f"samples that succeeded (its pass@1) fell (the gate's rule); {both} items are in both runs.</p>"
             f"<div class='charts'>{''.join(lists)}</div></section>"
         )
 

@@ -19,6 +19,7 @@ from pytest_lsrb.session import xdist
 from pytest_lsrb.session.cases import case_of
 from pytest_lsrb.session.heap import Heap
 from pytest_lsrb.session.prepare import prepare_suite_run
+from pytest_lsrb.session.seams import fastpath
 
 if TYPE_CHECKING:
     from pytest_lsrb.engine.records import AttemptDict
@@ -36,7 +37,7 @@ class LsrbSession:
         self.schedule = Schedule(config)
         self.runner: Runner | None = None  # set by the lsrb_runner fixture while it is live
         # what the cyclic collector no longer walks (session.heap)
-        self.heap = Heap(ends_process=self.is_worker)
+        self.heap = Heap(ends_process=self.is_worker, fastpath=fastpath(config))
         self.pytest_session: pytest.Session | None = None
 
     # -- setup ---------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from pytest_lsrb.engine.schedule import queue_depth
 from pytest_lsrb.session import xdist
 from pytest_lsrb.session.base import LsrbSession
 from pytest_lsrb.session.reports import ReportKeeper
+from pytest_lsrb.session.seams import fastpath
 from pytest_lsrb.session.termination import EXIT_TERMINATED, TermHandler
 
 if TYPE_CHECKING:
@@ -206,7 +207,8 @@ class ControllerSession(LsrbSession):
         if self.run is None:
             return
         xdist.give_run_dir(node, self.run.config.output_dir, self.run.config.resume)
-        xdist.unpack_batches(node, self.queue_depth)
+        if fastpath(self.config):  # else workers send xdist's own per-event messages
+            xdist.unpack_batches(node, self.queue_depth)
         self.following = True
 
     def worker_down(self, node: Any, error: Any) -> None:
@@ -217,7 +219,8 @@ class ControllerSession(LsrbSession):
                 from pytest_lsrb.session.transport import blame_running, running_marker
 
                 run_dir = self.run.config.output_dir
-                blame_running(self.config, node, running_marker(run_dir, xdist.node_id(node)))
+                if fastpath(self.config):  # else xdist's own choice of the crashed test stands
+                    blame_running(self.config, node, running_marker(run_dir, xdist.node_id(node)))
                 with contextlib.suppress(OSError):
                     xdist.crash_flag(run_dir, self.workers_lost).touch()
         write_error = xdist.write_error_of(node)

@@ -50,7 +50,8 @@ YOUNG_THRESHOLD: Final = 20_000  # allocations between young collections while a
 
 
 class Heap:
-    def __init__(self, *, ends_process: bool = False) -> None:
+    def __init__(self, *, ends_process: bool = False, fastpath: bool = True) -> None:
+        self.fastpath = fastpath  # False: never look for pytest's private entry point
         self.frozen = False
         self.tests = 0
         self.ends_process = ends_process  # an xdist worker: its process ends with the session
@@ -92,7 +93,7 @@ class Heap:
         if self.thresholds is not None:
             gc.set_threshold(*self.thresholds)
             self.thresholds = None
-        if not (self.ends_process or run_from_command_line()):
+        if not (self.ends_process or (self.fastpath and run_from_command_line())):
             gc.unfreeze()
 
 

@@ -161,7 +161,11 @@ class ProgressReporter:
     def write(self, line: str) -> None:
         """One line between pytest's dots. Straight to pytest's writer when it has one, so the
         dots go on below it without pytest printing the test file's path again."""
-        writer = getattr(self.terminal, "_tw", None)
+        from pytest_lsrb.session.seams import fastpath
+
+        writer = (
+            getattr(self.terminal, "_tw", None) if fastpath(getattr(self.terminal, "config", None)) else None
+        )
         if writer is None or not hasattr(writer, "width_of_current_line"):
             self.terminal.write_line(line)
             return

@@ -96,20 +96,20 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
     asked = cfg.get("model")
     if served and (len(served) > 1 or (asked and asked not in served)):
         rows.append(("served model", f"{_fmt(served)} (asked for {asked or 'the default'})"))
-    if cfg.get("verification", "none") != "none":
-        judged = summary.get("judged_attempts")
-        left_out = subset_note(summary)  # synthetic: the goals that never reached Lean
-        success = summary.get("verification_success_rate")
-        rows += [
-            ("verification success", of(success, judged, "judged" + left_out)),
-            ("verification errors", summary.get("verification_error_kinds")),
-        ]
-        items = summary.get("verification_pass_at_k_items")
-        rows += [
-            (k, of(v, items, "items with every sample judged" + left_out))
-            for k, v in summary.items()
-            if PASS_AT_K.match(k)
-        ]
+    judged = summary.get("judged_attempts")
+    left_out = subset_note(summary)  # synthetic: the goals that never reached Lean
+    verified = summary.get("verification_success_rate") is not None
+    success = summary.get("success_rate", summary.get("verification_success_rate"))
+    shown = of(success, judged, "judged" + left_out)
+    rows.append(("success", shown if verified else f"{shown}: valid answers, not verified"))
+    if verified:
+        rows.append(("verification errors", summary.get("verification_error_kinds")))
+    items = summary.get("verification_pass_at_k_items")
+    rows += [
+        (f"pass@{k.rsplit('_', 1)[1]}", of(v, items, "items with every sample judged" + left_out))
+        for k, v in summary.items()
+        if PASS_AT_K.match(k)
+    ]
     unjudged = not_judged(summary)
     if unjudged:
         rows.append(("NOT JUDGED", unjudged))

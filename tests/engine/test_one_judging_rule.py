@@ -24,7 +24,9 @@ from pytest_lsrb.engine.outcomes import judged, status, success, verdict
 from pytest_lsrb.engine.summary import Summarizer
 from pytest_lsrb.engine.task import get_task
 from pytest_lsrb.report import aggregate as agg
+from pytest_lsrb.report.compare import compare as report_compare
 from pytest_lsrb.report.data import load_run as report_load_run
+from pytest_lsrb.report.page import Page, pct
 from pytest_lsrb.tools.gate import GateConfig, compare_dirs, parse_thresholds
 from pytest_lsrb.tools.merge import merge_shards
 
@@ -96,6 +98,22 @@ OUTCOMES: dict[str, dict[str, Any]] = {
         "verification_detail": "profile big: too slow",
         "repo_replay_profile_id": "big",
     },
+}
+
+# What one attempt of a tactic run without a verifier (`--lsrb-verification none`, the default) can
+# end as: the no-op verifier (engine/no_verifier.py) leaves the verdict fields at not_attempted,
+# and the judging rule's success is a valid answer.
+NONE_OUTCOMES: dict[str, dict[str, Any]] = {
+    "valid": {},
+    "contains_sorry": {"valid": False, "contains_sorry": True},
+    "invalid": {"valid": False},
+    **{k: OUTCOMES[k] for k in ("empty_output", "timeout", "server_error", "harness")},
+}
+# Each family's verification modes (the tasks' `verification_modes`) and what an attempt can end as.
+TACTIC_MODES: dict[str, dict[str, dict[str, Any]]] = {
+    "none": NONE_OUTCOMES,
+    "synthetic": {k: v for k, v in OUTCOMES.items() if k != "profile_skip"},
+    "repo_replay": OUTCOMES,
 }
 
 _EQ_FAILED = {
@@ -219,7 +237,9 @@ CONFIG_BASE = {"samples": 1, "task": TASK, "suite": TASK, "verification": "synth
 HASH = "a" * 64
 
 
-def record(task: str, item: str, sample: int, outcome: str, config_hash: str) -> dict[str, Any]:
+def record(
+    task: str, item: str, sample: int, outcome: str, config_hash: str, mode: str = "synthetic"
+) -> dict[str, Any]:
     common = {
         "record_schema_version": 1,
         "item_id": item,
@@ -257,23 +277,29 @@ def record(task: str, item: str, sample: int, outcome: str, config_hash: str) ->
         "contains_sorry": False,
         "repo_remote": f"https://github.com/o/repo{number % 2}",
         "repo_lean_version": f"v4.{20 + number % 3}.0",
-        "verification_mode": "synthetic",
+        "verification_mode": mode,
         "verification_attempted": False,
         "verification_success": None,
         "verification_outcome": "not_attempted",
-        **OUTCOMES[outcome],
+        **TACTIC_MODES[mode][outcome],
     }
 
 
+# (family, verification mode): every mode of both families (the tasks' `verification_modes`).
+MODES = (*((TASK, m) for m in TACTIC_MODES), (SRBENCH, "equation"))
+
+Drawn = tuple[str, str, int, list[tuple[str, int, str]]]
+
+
 @st.composite
-def runs(draw: st.DrawFn) -> tuple[str, int, list[tuple[str, int, str]]]:
-    task = draw(st.sampled_from((TASK, SRBENCH)))
+def runs(draw: st.DrawFn) -> Drawn:
+    task, mode = draw(st.sampled_from(MODES))
     samples = draw(st.integers(1, 4))
     items = draw(st.integers(1, 6))
     cells = [(f"i{i}", k) for i in range(items) for k in range(samples)]
-    kinds = sorted(SR_OUTCOMES if task == SRBENCH else OUTCOMES)
+    kinds = sorted(SR_OUTCOMES if task == SRBENCH else TACTIC_MODES[mode])
     outcomes = draw(st.lists(st.sampled_from(kinds), min_size=len(cells), max_size=len(cells)))
-    return task, samples, [(item, k, o) for (item, k), o in zip(cells, outcomes, strict=True)]
+    return task, mode, samples, [(item, k, o) for (item, k), o in zip(cells, outcomes, strict=True)]
 
 
 def write_shard(out: Path, records: list[dict[str, Any]], config: dict[str, Any], index: int) -> None:
@@ -294,23 +320,30 @@ def write_shard(out: Path, records: list[dict[str, Any]], config: dict[str, Any]
     (out / "run.json").write_text(json.dumps(header), "utf-8")
 
 
-METRIC_KEYS = ("valid_rate", "nonempty_rate", "verification_success_rate")
+METRIC_KEYS = ("valid_rate", "nonempty_rate", "success_rate")
 
 
 @settings(max_examples=80)
 @given(runs())
 # Before issue #15's fix: the srbench task passed an attempt with no symbolic verdict while the
 # summary counted it as a judged failure.
-@example(drawn=(SRBENCH, 1, [("i0", 0, "sa_not_applicable")]))
-def test_summary_compare_report_and_merge_agree_on_every_metric(
-    drawn: tuple[str, int, list[tuple[str, int, str]]],
-) -> None:
-    task_name, samples, cells = drawn
-    verification = "equation" if task_name == SRBENCH else "synthetic"
+@example(drawn=(SRBENCH, "equation", 1, [("i0", 0, "sa_not_applicable")]))
+# Issue #31: a run without a verifier had verification_success_rate 0.0 and no pass@1 in its
+# summary where compare said 1.000 for both.
+@example(
+    drawn=(
+        TASK,
+        "none",
+        2,
+        [("i0", 0, "valid"), ("i0", 1, "invalid"), ("i1", 0, "valid"), ("i1", 1, "valid")],
+    )
+)
+def test_summary_compare_report_and_merge_agree_on_every_metric(drawn: Drawn) -> None:
+    task_name, verification, samples, cells = drawn
     config = {**CONFIG_BASE, "samples": samples, "task": task_name, "suite": task_name}
     config["verification"] = verification
     config_hash = identity_hash(config)
-    records = [record(task_name, item, k, o, config_hash) for item, k, o in cells]
+    records = [record(task_name, item, k, o, config_hash, verification) for item, k, o in cells]
     task = get_task(task_name)
     summarizer = Summarizer(samples, task.summary_accumulator(samples))
     for rec in records:
@@ -322,6 +355,17 @@ def test_summary_compare_report_and_merge_agree_on_every_metric(
     assert summary["judged_attempts"] == sum(judged(r) for r in records)
     assert summary["skipped_attempts"] == sum(status(r) == "skipped" for r in records)
     assert summary["infrastructure_attempts"] == sum(status(r) == "infrastructure" for r in records)
+    # One success rate and one pass@k in every mode; verification success only where a verifier ran
+    # (absent, never 0 %, without one).
+    assert summary["success_rate"] == (
+        sum(success(r) for r in records if judged(r)) / summary["judged_attempts"]
+        if summary["judged_attempts"]
+        else None
+    )
+    if verification == "none":
+        assert summary["verification_success_rate"] is None
+    else:
+        assert summary["verification_success_rate"] == summary["success_rate"]
     # The pass@k curve cannot fall.
     curve = [summary[f"verification_pass_at_k_{k}"] for k in ladder]
     if None not in curve:
@@ -353,7 +397,7 @@ def test_summary_compare_report_and_merge_agree_on_every_metric(
         judged_scored = [s for s in scored if s.judged]
         if judged_scored:
             passed = sum(s.judgement.outcome == "pass" for s in judged_scored)
-            assert passed / len(judged_scored) == pytest.approx(summary["verification_success_rate"])
+            assert passed / len(judged_scored) == pytest.approx(summary["success_rate"])
         assert all(s.judgement.outcome in ("error", "skip") for s in scored if not s.judged)
         # Each test's outcome is the rule's: infrastructure errors, no verdict skips, a judged
         # attempt passes exactly when it succeeded.
@@ -373,8 +417,16 @@ def test_summary_compare_report_and_merge_agree_on_every_metric(
             results = [r for r in records if r["sample_index"] == 0 and status(r) != "infrastructure"]
             assert sum(row["attempts"] for row in summary["srbench_table"].values()) == len(results)
         assert run.summary is not None
-        for key in (*METRIC_KEYS, "verification_pass_at_k_items"):
+        for key in (*METRIC_KEYS, "verification_success_rate", "verification_pass_at_k_items"):
             assert run.summary[key] == summary[key]
+        # The report's headline: the same success and pass@1, "not verified" rather than 0 %.
+        headline = Page(run).headline_section()
+        if verification == "none":
+            assert "verification success" not in headline
+        if summary["success_rate"] is not None:
+            assert (
+                f"<div class='l'>success</div><div class='v'>{pct(summary['success_rate'])}</div>" in headline
+            )
 
         # lsrb merge of two shards of the same run.
         shard_dirs = []
@@ -386,6 +438,30 @@ def test_summary_compare_report_and_merge_agree_on_every_metric(
         for key, value in summary.items():
             if key not in ("latency_ms_mean", "latency_ms_p50", "latency_ms_p95"):
                 assert merged[key] == (pytest.approx(value) if isinstance(value, float) else value), key
+
+
+@settings(max_examples=40)
+@given(runs(), st.randoms(use_true_random=False))
+def test_gate_and_report_call_the_same_items_regressed(drawn: Drawn, rnd: Any) -> None:
+    # Issue #31: the gate said "14 / 15 items got worse" where the report said "6 / 1 regressed".
+    task_name, verification, samples, cells = drawn
+    config = {**CONFIG_BASE, "samples": samples, "task": task_name, "suite": task_name}
+    config = {**config, "verification": verification, "shard_count": 1}
+    kinds = sorted(SR_OUTCOMES if task_name == SRBENCH else TACTIC_MODES[verification])
+    later = [(item, k, rnd.choice(kinds)) for item, k, _ in cells]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for name, run_cells in (("base", cells), ("cur", later)):
+            recs = [record(task_name, i, k, o, identity_hash(config), verification) for i, k, o in run_cells]
+            write_shard(root / name, recs, config, 0)
+        gate = compare_dirs(
+            GateConfig(root / "base", tuple(parse_thresholds("pass_at_1=0", "max_drop", "--max-drop"))),
+            root / "cur",
+        )
+        (check,) = gate.checks
+        comparison = report_compare(report_load_run(root / "base"), report_load_run(root / "cur"))
+    assert sorted(f.item_id for f in comparison.flips if f.direction == "regressed") == sorted(check.down)
+    assert sorted(f.item_id for f in comparison.flips if f.direction == "improved") == sorted(check.up)
 
 
 _FIELD_VALUES = {

@@ -189,3 +189,27 @@ def test_a_crashed_worker_loses_no_finished_attempt(run_suite: RunSuite, tmp_pat
     assert len(keys) == expected and max(keys.values()) == 1  # none lost, none asked again
     assert f"{expected} passed" in result.stdout.splitlines()[-1]
     assert result.summary()["complete"] is True
+
+
+def test_public_hooks_only_give_the_same_records_serial_and_parallel(
+    run_suite: RunSuite, tmp_path: Path
+) -> None:
+    # Issue #31: `--lsrb-fastpath off` leaves xdist's and pytest's private names alone (no batched
+    # messages, no scheduler subclass, no crash blame, no terminal._tw, no console_main lookup);
+    # serial and -n 2, on and off, the records, the summary and each test's outcome are the same.
+    suite = suite_with(tmp_path, SCRIPTED_ADAPTER)
+    runs = {}
+    for name, args in {
+        "serial-on": (),
+        "serial-off": ("--lsrb-fastpath=off",),
+        "n2-on": ("-n", "2"),
+        "n2-off": ("-n", "2", "--lsrb-fastpath=off"),
+    }.items():
+        result = run_suite(
+            "--lsrb-samples=2", f"--junitxml={tmp_path / name}.xml", *args, suite=suite, out=tmp_path / name
+        )
+        assert result.returncode == 1, result.stdout + result.stderr
+        runs[name] = (comparable(result), junit_cases(tmp_path / f"{name}.xml"))
+    first = runs["serial-on"]
+    for name, got in runs.items():
+        assert got == first, name

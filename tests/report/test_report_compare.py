@@ -28,14 +28,17 @@ counts = st.dictionaries(
 
 
 @given(counts, counts)
-def test_flips_are_exactly_the_items_whose_solved_state_changed(
+def test_flips_are_exactly_the_items_whose_pass_at_1_changed(
     base: dict[str, tuple[int, int]], cur: dict[str, tuple[int, int]]
 ) -> None:
+    # The gate's definition (issue #31): an item regressed when its share of successful samples fell.
     flips = find_flips(base, cur)
-    expected = {i for i in base.keys() & cur.keys() if (base[i][1] > 0) != (cur[i][1] > 0)}
+    share = {i: (base[i][1] / base[i][0], cur[i][1] / cur[i][0]) for i in base.keys() & cur.keys()}
+    expected = {i for i, (b, c) in share.items() if b != c}
     assert {f.item_id for f in flips} == expected
     for f in flips:
-        assert f.direction == ("regressed" if base[f.item_id][1] > 0 else "improved")
+        b, c = share[f.item_id]
+        assert f.direction == ("regressed" if c < b else "improved")
     directions = [f.direction for f in flips]
     assert directions == sorted(directions, key=lambda d: d != "regressed")  # regressions first
     assert {f.item_id for f in find_flips(cur, base)} == expected  # symmetric set, swapped directions
@@ -82,7 +85,9 @@ def _summary(**extra: Any) -> dict[str, Any]:
 
 
 def test_the_terminal_comparison_fits_one_screen_and_names_flips() -> None:
-    flips = [Flip(f"item{i:03d}", (2, 1), (2, 0)) for i in range(40)] + [Flip("better", (1, 0), (1, 1))]
+    flips = [Flip(f"item{i:03d}", (2, 1), (2, 0), "regressed") for i in range(40)] + [
+        Flip("better", (1, 0), (1, 1), "improved")
+    ]
     lines = format_comparison(
         _summary(), _summary(verification_pass_at_k_1=0.25, config={"adapter": "openai", "model": "n"}), flips
     )
@@ -97,7 +102,9 @@ def test_the_terminal_comparison_fits_one_screen_and_names_flips() -> None:
 
 
 def test_long_item_ids_are_cut_to_fit_a_log_line() -> None:
-    flips = [Flip(f"mathlib4/Mathlib/Algebra/Group/Basic.lean:{i}", (1, 1), (1, 0)) for i in range(6)]
+    flips = [
+        Flip(f"mathlib4/Mathlib/Algebra/Group/Basic.lean:{i}", (1, 1), (1, 0), "regressed") for i in range(6)
+    ]
     line = next(x for x in format_comparison(_summary(), _summary(), flips) if "regressed:" in x)
     assert len(line) <= 120 and line.endswith("more") and "Basic.lean:0" in line
 
@@ -116,7 +123,8 @@ def test_comparing_two_runs_pairs_items_and_agrees_with_the_records(tactic_pair:
     comparison = compare(load_run(base_dir), load_run(cur_dir))
     base_counts = agg.per_item_counts(comparison.baseline_scored)
     cur_counts = agg.per_item_counts(comparison.current_scored)
-    assert comparison.flips == find_flips(base_counts, cur_counts)
+    samples = (comparison.baseline.samples, comparison.current.samples)
+    assert comparison.flips == find_flips(base_counts, cur_counts, samples)
     assert comparison.flips, "the two synthetic runs differ in skill, so some items flip"
     lines = comparison_lines(base_dir, cur_dir)
     assert lines == comparison.lines()

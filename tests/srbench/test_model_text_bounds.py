@@ -12,8 +12,9 @@ import json
 from typing import Any
 
 import numpy as np
+from lsrb_testing import mock_config
 
-from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult, SamplingConfig
+from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, SamplingConfig
 from pytest_lsrb.adapters.mock import MockAdapter
 from pytest_lsrb.core.excerpts import CONCEPT_TEXT, PROMPT_TEXT, RECORD_TEXT, excerpt, keep_text
 from pytest_lsrb.equations import parse_expression
@@ -22,6 +23,7 @@ from pytest_lsrb.srbench.methods.evolution import EvolutionConfig
 from pytest_lsrb.srbench.methods.lasr import LaSRConfig, LaSRRun
 from pytest_lsrb.srbench.methods.sga import SGAConfig, SGARun
 from pytest_lsrb.srbench.scoring.judge import llm_judge
+from pytest_lsrb.srbench.task import SrbenchTask
 
 MARKER = 60  # the marker's length at most: "…[cut here: N characters in all]"
 
@@ -48,7 +50,7 @@ class Swelling:
     longest message of every prompt it is sent."""
 
     def __init__(self, swell: Any) -> None:
-        self.inner = MockAdapter(AdapterConfig())
+        self.inner = MockAdapter(mock_config(SrbenchTask().mock_answer))  # as an llm_srbench run builds it
         self.swell = swell
         self.longest_message: list[int] = []
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
-from pytest_lsrb.engine.outcomes import Record
+from pytest_lsrb.engine.outcomes import Record, item_direction
 from pytest_lsrb.tools.gate.thresholds import Threshold
 from pytest_lsrb.tools.significance import (
     holm_adjust,
@@ -88,8 +88,17 @@ def compare_metric(
     b_mean = metric.value({i: r for i, r in base.items() if i in paired}, samples[0])[0]
     c_mean = metric.value({i: r for i, r in cur.items() if i in paired}, samples[1])[0]
     change = None if b_mean is None or c_mean is None else c_mean - b_mean
-    down = [i for i, b, c in sorted(pairs, key=lambda p: (p[2] - p[1], p[0])) if c < b]
-    up = [i for i, b, c in sorted(pairs, key=lambda p: (p[1] - p[2], p[0])) if c > b]
+    # One definition of an item that got worse, the report's "regressed" too.
+    down = [
+        i
+        for i, b, c in sorted(pairs, key=lambda p: (p[2] - p[1], p[0]))
+        if item_direction(b, c) == "regressed"
+    ]
+    up = [
+        i
+        for i, b, c in sorted(pairs, key=lambda p: (p[1] - p[2], p[0]))
+        if item_direction(b, c) == "improved"
+    ]
     binary = all(v in (0.0, 1.0) for _, b, c in pairs for v in (b, c))
     diffs = [c - b for _, b, c in pairs]
     if not pairs:
