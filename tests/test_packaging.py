@@ -62,8 +62,6 @@ for pkg in ("pytest_lsrb", "lean_sorry_repos_benchmark"):
                 bad.append((info.name, exc.name))
 print(bad)
 """
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300
-    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]", proc.stdout
