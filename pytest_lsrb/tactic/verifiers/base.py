@@ -154,6 +154,11 @@ class LeanVerifierBase(ABC):
         """Whether a proof may trust the compiler (`native_decide`): the profile or the run says so."""
         return profile.allow_native_decide or self.config.allow_native_decide
 
+    def reject_inherited(self, profile: ReplayProfile) -> bool:
+        """Whether sorryAx owed to a lemma proved by sorry fails the answer: the profile's
+        `reject_inherited_sorry` or --lsrb-strict-inherited-sorry says so."""
+        return profile.reject_inherited_sorry or self.config.strict_inherited_sorry
+
     def max_heartbeats(self, profile: ReplayProfile) -> int | None:
         """--lsrb-max-heartbeats, else the profile's `max_heartbeats` (None: Lean's default)."""
         return (

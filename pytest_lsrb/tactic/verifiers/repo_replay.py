@@ -295,7 +295,7 @@ class RepoReplayVerifier(LeanVerifierBase):
             sorry_expected=keeps_sorry,
             progress_span=patched.spliced.block,
             inherited=inherited,
-            reject_inherited=profile.reject_inherited_sorry,
+            reject_inherited=self.reject_inherited(profile),
         )
 
     def _baseline(
