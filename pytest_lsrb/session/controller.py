@@ -216,7 +216,7 @@ class ControllerSession(LsrbSession):
         if error is not None:
             self.workers_lost += 1
             if self.run is not None:
-                from pytest_lsrb.session.transport import blame_running, running_marker
+                from pytest_lsrb.session.seams.transport import blame_running, running_marker
 
                 run_dir = self.run.config.output_dir
                 if fastpath(self.config):  # else xdist's own choice of the crashed test stands
