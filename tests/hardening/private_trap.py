@@ -22,7 +22,8 @@ PRIVATE = {
     "WorkerInteractor": {"sendevent", "torun", "nextitem_index"},
     "LoadScheduling": {"node2pending", "_send_tests"},
     "DSession": {"sched"},
-    "TerminalReporter": {"_tw"},
+    "TerminalReporter": {"_tw", "_progress_nodeids_reported"},
+    "Stash": {"_storage"},
 }
 ENTRY_POINTS = {"console_main", "_console_main"}
 
@@ -75,10 +76,12 @@ def _trap_classes(objects: list[Any]) -> None:
 
 def _trap_imported() -> None:
     import _pytest.config
+    from _pytest.stash import Stash
     from _pytest.terminal import TerminalReporter
 
     _pytest.config.__class__ = _TrappedModule
     _trap(TerminalReporter, PRIVATE["TerminalReporter"])
+    _trap(Stash, PRIVATE["Stash"])
     try:
         from xdist.dsession import DSession
         from xdist.scheduler import LoadScheduling

@@ -7,7 +7,12 @@ scheduler's `node2pending` (blaming the test a crashed worker ran, `transport.bl
 worker's `torun` queue and `nextitem_index` (`worker_queue`: which tests to prefetch for), pytest's
 `terminal._tw` (`terminal_writer`: progress lines) and `_pytest.config.console_main` /
 `_console_main` (`run_from_command_line`: heap freezing). `--lsrb-fastpath off` turns every one
-of them off: the run then uses public hooks only, with the same records, only slower (an xdist
+of them off; so are pytest's report keeping (`reports`: `_progress_nodeids_reported`, the
+subtests plugin's key, an item's `stash._storage`, which only save memory). Two uses have no
+public way and stay on either way: `_pytest.python._ascii_escaped_by_config` (`id_escaper`: which
+test a crashed worker ran) and `_pytest.junitxml.xml_key` (`tools.junit`, below this layer: the
+gate's JUnit case, left out where pytest lacks it). With the switch off the run then uses public
+hooks only, with the same records, only slower (an xdist
 worker then starts no attempt ahead of its running test).
 """
 
@@ -91,3 +96,14 @@ def worker_queue(config: Any) -> Callable[[int], list[int] | None] | None:
         return pending
 
     return queued
+
+
+def id_escaper(config: Any) -> Callable[[str], str]:
+    """How pytest escapes a parameter id in a test's node id (`_ascii_escaped_by_config`), to find
+    which test a crashed worker ran; with a pytest without it, the id as it is (an id with
+    non-ASCII text is then not found, and xdist's own crash report stands)."""
+    try:
+        from _pytest.python import _ascii_escaped_by_config
+    except ImportError:
+        return lambda text: text
+    return lambda text: _ascii_escaped_by_config(text, config)
