@@ -285,9 +285,10 @@ class ControllerSession(LsrbSession):
             self.gate_result, session.exitstatus = gate.finish_session(
                 self.gate, self.output.dir, int(session.exitstatus), current
             )
+            from pytest_lsrb.session.seams import junit_xml
             from pytest_lsrb.tools.junit import add_gate_case
 
-            add_gate_case(self.config, self.gate_result)
+            add_gate_case(junit_xml(self.config), self.gate_result)
 
     def write_next_step(self) -> None:
         """The session's last line, after pytest's own: the command that finishes the run."""

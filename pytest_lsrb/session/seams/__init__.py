@@ -10,8 +10,8 @@ worker's `torun` queue and `nextitem_index` (`worker_queue`: which tests to pref
 of them off; so are pytest's report keeping (`reports`: `_progress_nodeids_reported`, the
 subtests plugin's key, an item's `stash._storage`, which only save memory). Two uses have no
 public way and stay on either way: `_pytest.python._ascii_escaped_by_config` (`id_escaper`: which
-test a crashed worker ran) and `_pytest.junitxml.xml_key` (`tools.junit`, below this layer: the
-gate's JUnit case, left out where pytest lacks it). With the switch off the run then uses public
+test a crashed worker ran) and `_pytest.junitxml.xml_key` (`junit_xml`: where the gate's JUnit case
+goes, left out where pytest lacks it). With the switch off the run then uses public
 hooks only, with the same records, only slower (an xdist
 worker then starts no attempt ahead of its running test).
 """
@@ -107,3 +107,13 @@ def id_escaper(config: Any) -> Callable[[str], str]:
     except ImportError:
         return lambda text: text
     return lambda text: _ascii_escaped_by_config(text, config)
+
+
+def junit_xml(config: Any) -> Any:
+    """pytest's junitxml plugin object of this session (under `_pytest.junitxml.xml_key`), where
+    `tools.junit` adds the gate's case; None when no XML is written or pytest lacks the key."""
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:
+        return None
+    return config.stash.get(xml_key, None)
