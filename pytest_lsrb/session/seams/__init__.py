@@ -6,14 +6,15 @@ messages, `transport`), a `LoadScheduling` subclass calling `_send_tests` (`sche
 scheduler's `node2pending` (blaming the test a crashed worker ran, `transport.blame_running`), the
 worker's `torun` queue and `nextitem_index` (`worker_queue`: which tests to prefetch for), pytest's
 `terminal._tw` (`terminal_writer`: progress lines) and `_pytest.config.console_main` /
-`_console_main` (`run_from_command_line`: heap freezing). `--lsrb-fastpath off` turns every one
-of them off; so are pytest's report keeping (`reports`: `_progress_nodeids_reported`, the
-subtests plugin's key, an item's `stash._storage`, which only save memory). Two uses have no
-public way and stay on either way: `_pytest.python._ascii_escaped_by_config` (`id_escaper`: which
-test a crashed worker ran) and `_pytest.junitxml.xml_key` (`junit_xml`: where the gate's JUnit case
-goes, left out where pytest lacks it). With the switch off the run then uses public
-hooks only, with the same records, only slower (an xdist
-worker then starts no attempt ahead of its running test).
+`_console_main` (`run_from_command_line`: heap freezing), and pytest's report keeping
+(`reports`: `_progress_nodeids_reported`, the subtests plugin's key, an item's `stash._storage`,
+which only save memory). `--lsrb-fastpath off` turns every one of them off: the run then uses
+public hooks only, with the same records, only slower and with more memory (an xdist worker then
+starts no attempt ahead of its running test). Three uses have no public way and are made either
+way: `_pytest.python._ascii_escaped_by_config` (`id_escaper`: which test a crashed worker ran),
+`_pytestfixturefunction` (`is_fixture`, pytest < 8.4 only: whose `lsrb_adapter` a test gets) and
+`_pytest.junitxml.xml_key` (`junit_xml`: where the gate's JUnit case goes, left out where pytest
+lacks it).
 """
 
 from __future__ import annotations
@@ -117,3 +118,9 @@ def junit_xml(config: Any) -> Any:
     except ImportError:
         return None
     return config.stash.get(xml_key, None)
+
+
+def is_fixture(obj: Any) -> bool:
+    """A pytest fixture definition: pytest >= 8.4 wraps the function in a
+    FixtureFunctionDefinition; older ones mark it with the private `_pytestfixturefunction`."""
+    return type(obj).__name__ == "FixtureFunctionDefinition" or hasattr(obj, "_pytestfixturefunction")
