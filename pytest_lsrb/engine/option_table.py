@@ -172,6 +172,16 @@ OPTIONS: list[Option] = [
         tasks=TACTIC,
     ),
     Option(
+        "strict-inherited-sorry",
+        bool,
+        False,
+        "repo_replay: an answer that reaches sorryAx only through a lemma the file or its imports "
+        "prove by sorry fails (lean_error/inherited_sorry); off: SorryDB's rule - it closes, recorded "
+        "inherited_sorry (a profile's reject_inherited_sorry also sets it)",
+        flag=True,
+        tasks=TACTIC,
+    ),
+    Option(
         "context",
         _int,
         0,
@@ -387,6 +397,16 @@ OPTIONS: list[Option] = [
         "llm_srbench symbolic accuracy: sympy (model-free checker), llm (the paper's judge through "
         "the adapter), both (reports their agreement) or none",
         choices=("sympy", "llm", "both", "none"),
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-sa-scale",
+        str,
+        "free",
+        "llm_srbench symbolic accuracy (sympy judge): free (each form has a free overall factor, "
+        "so c*E/(g*z) matches E/(g*z): the paper compares forms after removing constants) or "
+        "strict (only the constants each side writes are free)",
+        choices=("free", "strict"),
         tasks=SRBENCH,
     ),
     Option(
