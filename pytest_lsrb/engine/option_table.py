@@ -243,7 +243,8 @@ OPTIONS: list[Option] = [
         "retry-errors",
         bool,
         False,
-        "with --lsrb-resume (or --lsrb-resume-or-start): also redo attempts that ended in an error",
+        "with --lsrb-resume (or --lsrb-resume-or-start): also redo attempts that ended in an "
+        "infrastructure error (never the model's own failures)",
         identity=False,
         flag=True,
     ),
