@@ -40,7 +40,8 @@ def _note(what: str) -> None:
 def _trap(cls: type, names: set[str]) -> None:
     if getattr(cls, "_lsrb_trapped", False):
         return
-    get, put = cls.__getattribute__, cls.__setattr__
+    get: Any = cls.__getattribute__  # unbound: called with the instance
+    put: Any = cls.__setattr__
 
     def __getattribute__(self: Any, name: str) -> Any:
         if name in names and _from_ours():
@@ -55,8 +56,8 @@ def _trap(cls: type, names: set[str]) -> None:
             _note(f"set {cls.__name__}.{name}")
         put(self, name, value)
 
-    cls.__getattribute__ = __getattribute__  # type: ignore[method-assign]
-    cls.__setattr__ = __setattr__  # type: ignore[method-assign]
+    cls.__getattribute__ = __getattribute__  # type: ignore[method-assign,assignment]
+    cls.__setattr__ = __setattr__  # type: ignore[method-assign,assignment]
     cls._lsrb_trapped = True  # type: ignore[attr-defined]
 
 
