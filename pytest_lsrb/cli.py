@@ -109,7 +109,7 @@ def cmd_report(args: argparse.Namespace, extra: list[str]) -> int:
     run_dir = follow_latest(Path(args.output_dir))
     out = Path(args.output) if args.output else None
     others = [follow_latest(Path(d)) for d in args.more]
-    for line in report_command(run_dir, out, baseline, others):
+    for line in report_command(run_dir, out, baseline, others, table1=args.table1):
         print(line)
     return 0
 
@@ -264,6 +264,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="FILE",
         help="HTML file to write (default: OUTPUT_DIR/report.html)",
+    )
+    report.add_argument(
+        "--table1",
+        default=None,
+        choices=("ours", "paper", "both"),
+        help="also print LLM-SRBench Table 1 of the run(s): ours (a row per method and group), "
+        "paper (the paper's layout: a row per method, SA/Acc0.1/NMSE per group) or both",
     )
     report.set_defaults(func=cmd_report)
 

@@ -389,6 +389,16 @@ OPTIONS: list[Option] = [
         tasks=SRBENCH,
     ),
     Option(
+        "sr-sa-scale",
+        str,
+        "free",
+        "llm_srbench symbolic accuracy (sympy judge): free (each form has a free overall factor, "
+        "so c*E/(g*z) matches E/(g*z): the paper compares forms after removing constants) or "
+        "strict (only the constants each side writes are free)",
+        choices=("free", "strict"),
+        tasks=SRBENCH,
+    ),
+    Option(
         "sr-judge-model",
         str,
         None,

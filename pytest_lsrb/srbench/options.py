@@ -63,6 +63,7 @@ class SrOptions:
     judge_api_key_env: str | None
     success: str
     partial_release: bool = False
+    sa_scale: str = "free"  # the sympy checker's overall-factor rule (srbench.scoring.symbolic)
 
     @classmethod
     def read(cls, values: SrOptions | Mapping[str, Any]) -> SrOptions:
@@ -109,6 +110,7 @@ class SrOptions:
             judge_api_key_env=text("sr_judge_api_key_env"),
             success=_choice("sr_success", str(get("sr_success")), SUCCESS_CRITERIA),
             partial_release=bool(get("sr_partial_release")),
+            sa_scale=_choice("sr_sa_scale", str(get("sr_sa_scale")), ("free", "strict")),
         )
 
     @property

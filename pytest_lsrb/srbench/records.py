@@ -78,6 +78,7 @@ class SrbenchAttemptRecord(AttemptRecord):
     pred_sample_ood: list[Any] | None = None
     symbolic_method: str | None = None  # how the symbolic verdict was reached (or undecided)
     symbolic_residual: float | None = None
+    symbolic_scale: str | None = None  # the rule's overall factor (--lsrb-sr-sa-scale) where it judged
     # The LLM judge (--lsrb-sr-judge=llm)
     judge_model: str | None = None
     judge_raw_output: str | None = None  # an excerpt (`core.excerpts`), its length when cut:
@@ -160,6 +161,7 @@ class SrbenchFields(AttemptFields, total=False):
     pred_sample_ood: list[Any] | None
     symbolic_method: str | None
     symbolic_residual: float | None
+    symbolic_scale: str | None
     # The LLM judge (--lsrb-sr-judge=llm)
     judge_model: str | None
     judge_raw_output: str | None

@@ -151,6 +151,7 @@ class SrbenchTask:
                 llm=llm,
                 metrics=sr.metrics,
                 symbolic_budget=judge_budget(sr, started),
+                sa_scale=sr.sa_scale,
             )
         )
         return cast("SrbenchFields", fields)

@@ -81,13 +81,15 @@ PROBLEMS: dict[str, tuple[list[str], list[str], str, Any, str]] = {
 RANGES = {"PO_approx": ((0.01, 0.05), (0.05, 0.08)), "PO_superset": ((0.1, 0.5), (0.5, 0.6))}
 
 
-def _write_release(root: Path, *, with_chemistry_data: bool = False) -> None:
+def _write_release(
+    root: Path, *, with_chemistry_data: bool = False, problems: dict[str, Any] | None = None
+) -> None:
     h5py = pytest.importorskip("h5py")
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     rows = []
     with h5py.File(root / "lsr_bench_data.hdf5", "w") as h5:
-        for name, (symbols, descs, truth, data, _) in PROBLEMS.items():
+        for name, (symbols, descs, truth, data, _) in (problems or PROBLEMS).items():
             (lo, hi), (olo, ohi) = RANGES.get(name, ((0.5, 2.0), (2.0, 3.0)))
             g = h5.create_group(f"/lsr_synth/phys_osc/{name}")
             g["train"], g["test"], g["ood_test"] = data(200, lo, hi), data(100, lo, hi), data(50, olo, ohi)
@@ -108,9 +110,9 @@ def _write_release(root: Path, *, with_chemistry_data: bool = False) -> None:
     pq.write_table(pa.Table.from_pylist(rows), root / "data" / "lsr_synth_phys_osc-00000-of-00001.parquet")
 
 
-def _answers() -> tuple[tuple[str, str], ...]:
+def _answers(problems: dict[str, Any] | None = None) -> tuple[tuple[str, str], ...]:
     out = []
-    for symbols, descs, _, _, body in PROBLEMS.values():
+    for symbols, descs, _, _, body in (problems or PROBLEMS).values():
         marker = descs[0][descs[0].index("[") :]
         args = ", ".join(f"{s}: np.ndarray" for s in symbols[1:])
         code = f"def equation({args}, params: np.ndarray) -> np.ndarray:\n    {body}\n"
@@ -118,8 +120,8 @@ def _answers() -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _run(run_suite: Any, release: Path, *extra: str) -> Any:
-    with FakeOllama(replies=_answers()) as fake:
+def _run(run_suite: Any, release: Path, *extra: str, problems: dict[str, Any] | None = None) -> Any:
+    with FakeOllama(replies=_answers(problems)) as fake:
         return run_suite(
             "--lsrb-adapter=openai",
             "--lsrb-model=qwen2.5:7b",
@@ -170,3 +172,35 @@ def test_a_split_without_its_metadata_is_refused_or_loaded_as_partial(run_suite:
     assert len(partial.attempts()) == len(PROBLEMS)
     assert "PARTIAL release (split lsr_synth_chem_react" in partial.stdout
     assert partial.summary()["sr_release_note"].startswith("PARTIAL release")
+
+
+# A constant-free truth (llm-srbench's skeletons come so) answered with a fitted overall scale.
+SCALED = {
+    "PO_scaled": (
+        ["y", "x"],
+        ["response [scaled]", "load"],
+        "x/(1 + x)",
+        _saturating,
+        "return params[0]*x/(1 + x)",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("scale", "match", "judge"), [(None, True, "rule"), ("strict", False, "rule:strict")]
+)
+def test_a_fitted_overall_scale_is_the_truths_form_unless_strict(
+    run_suite: Any, tmp_path: Path, scale: str | None, match: bool, judge: str
+) -> None:
+    release = tmp_path / "release"
+    release.mkdir()
+    _write_release(release, problems=SCALED)
+    extra = [f"--lsrb-sr-sa-scale={scale}"] if scale else []
+    result = _run(run_suite, release, *extra, problems=SCALED)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (record,) = result.attempts()
+    assert record["symbolic_match"] is match, record
+    assert record["symbolic_scale"] == (scale or "free")
+    assert result.summary()["srbench_table"]["lsr_synth_phys_osc"]["sa_judge"] == judge
+    if scale:
+        assert "no free overall factor (--lsrb-sr-sa-scale strict)" in result.stdout

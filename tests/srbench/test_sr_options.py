@@ -58,6 +58,7 @@ def test_given_values_are_read_typed() -> None:
         ({"sr_budget": "5"}, "--lsrb-sr-budget"),
         ({"sr_judge": "oracle"}, "--lsrb-sr-judge"),
         ({"sr_success": "acc_0.5"}, "--lsrb-sr-success"),
+        ({"sr_sa_scale": "loose"}, "--lsrb-sr-sa-scale"),
         ({"sr_metrics": "loose"}, "--lsrb-sr-metrics"),
         ({"sr_fit": "adam"}, "--lsrb-sr-fit"),
         ({"sr_time_limit": -1.0}, "--lsrb-sr-time-limit"),

@@ -95,3 +95,46 @@ def test_report_shows_methods_side_by_side_with_the_analyses(run_suite: Any, tmp
     for title in ("Search progress", "Fig. 5", "Fig. 6"):
         assert title in section
     assert "Fig. 4 needs both" in section
+
+
+def test_lsrb_report_prints_table1_in_the_papers_layout(
+    run_suite: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_lsrb.cli import main
+
+    dirs = []
+    for name in ("a", "b"):  # two runs of one method: the paper's rows are told apart by folder
+        out = tmp_path / name
+        result = run_suite(
+            "--lsrb-sr-method=direct",
+            "--lsrb-sr-budget=1",
+            "--lsrb-goal-slice=name:gen-CRK",
+            "--lsrb-outcome=record",
+            suite=SUITE,
+            out=out,
+            timeout=600,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        dirs.append(out)
+    summary = json.loads((dirs[0] / "summary.json").read_text())
+    ((key, row),) = summary["srbench_table"].items()
+    capsys.readouterr()
+    html = str(tmp_path / "r.html")
+    assert main(["report", str(dirs[0]), str(dirs[1]), "--table1", "paper", "-o", html]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("Table 1 (the paper's layout)") :].splitlines()
+    assert "SA judged by: the paper's rule" in out
+    head, sub, first, second, nmse = table[1:6]
+    assert "Chemistry" in head or "chem" in head.lower(), head
+    assert sub.split() == ["|", "SA", "Acc0.1", "NMSE"]
+    assert first.startswith("direct (a)") and second.startswith("direct (b)")
+    # The cells are the summary's own numbers (one rule: srbench.tables.table's rows).
+    cells = first.split("|")[1].split()
+    assert float(cells[0]) == pytest.approx(row["symbolic_accuracy_pct"], abs=0.005)
+    assert float(cells[1]) == pytest.approx(row["acc_tau_id_pct"], abs=0.005)
+    assert nmse.startswith("(NMSE = median")
+    assert "Table 1 of" not in out  # the paper's layout only
+    assert main(["report", str(dirs[0]), "--table1", "ours", "-o", html]) == 0
+    ours = capsys.readouterr().out
+    assert f"Table 1 of {dirs[0]}" in ours and "Table 1 (the paper's layout)" not in ours
+    assert key.rpartition(":")[2] in ours

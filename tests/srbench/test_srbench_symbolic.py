@@ -175,3 +175,51 @@ def test_canonical_skeletons_fold_signs_products_and_powers_of_constants(a: str,
     pa = parse_expression(a, ["x"], free_params=True)
     pb = parse_expression(b, ["x"], free_params=True)
     assert canonical_skeleton(pa, ["x"]) == canonical_skeleton(pb, ["x"])
+
+
+# -- the overall-factor rule (--lsrb-sr-sa-scale) --------------------------------------------------
+
+
+def _scale_verdict(truth: str, proposal: str, scale: str) -> SymbolicVerdict:
+    names = ["E", "g", "z"]
+    rng = np.random.default_rng(3)
+    cols = {k: rng.uniform(0.5, 3.0, 300) for k in names}
+    t = parse_expression(truth, names, free_params=True)
+    p = parse_expression(proposal, names, free_params=True)
+    return symbolic_match(p, t, cols, scale=scale)
+
+
+@pytest.mark.parametrize(
+    ("truth", "proposal", "free", "strict"),
+    [
+        # A constant-free truth (llm-srbench's skeletons come without constants) and a fitted scale:
+        # one form after removing constants (free); a larger family than the truth's (strict).
+        ("E/(g*z)", "c*E/(g*z)", True, False),
+        ("E/(g*z)", "0.5*E/(g*z)", True, False),
+        # The truth writes a constant: both readings free it, so the scaled answer is its form.
+        ("4*E/(g*z)", "c*E/(g*z)", True, True),
+        # Equal as written: equal under both.
+        ("E/(g*z)", "E/g/z", True, True),
+        # Never a match: a free offset, or a superset.
+        ("E/(g*z)", "E/(g*z) + c", False, False),
+        ("E/(g*z)", "c0*E/(g*z) + c1*E", False, False),
+    ],
+)
+def test_the_overall_factor_is_free_by_default_and_fixed_when_strict(
+    truth: str, proposal: str, free: bool, strict: bool
+) -> None:
+    assert _scale_verdict(truth, proposal, "free").match is free
+    assert (
+        symbolic_match(
+            parse_expression(proposal, ["E", "g", "z"], free_params=True),
+            parse_expression(truth, ["E", "g", "z"], free_params=True),
+            {k: np.random.default_rng(3).uniform(0.5, 3.0, 300) for k in ["E", "g", "z"]},
+        ).match
+        is free
+    )  # free is the default
+    assert _scale_verdict(truth, proposal, "strict").match is strict
+
+
+def test_an_unknown_scale_rule_is_refused() -> None:
+    with pytest.raises(ValueError, match="scale"):
+        _scale_verdict("E/(g*z)", "E/(g*z)", "loose")

@@ -104,10 +104,12 @@ def score(
     llm: SymbolicVerdict | None = None,
     metrics: MetricsPolicy = "reference",
     symbolic_budget: Budget | None = None,
+    sa_scale: str = "free",
 ) -> dict[str, Any]:
     """The record fields for one result: metrics (under the `metrics` policy), symbolic verdict
     and verification. `llm` is the LLM judge's verdict when the judge ran (`judge` llm or both);
-    `symbolic_budget` bounds the sympy checker (default: `SYMBOLIC_BUDGET`)."""
+    `symbolic_budget` bounds the sympy checker (default: `SYMBOLIC_BUDGET`); `sa_scale`: its
+    overall-factor rule (`srbench.scoring.symbolic`, free or strict)."""
     id_m = split_scores(problem, result, "test", tau, metrics)
     ood_m = split_scores(problem, result, "ood_test", tau, metrics)
     has_ood = problem.ood_test is not None
@@ -124,8 +126,11 @@ def score(
         "pred_sample_id": prediction_sample(problem, result, "test"),
         "pred_sample_ood": prediction_sample(problem, result, "ood_test") if has_ood else None,
     }
-    verdict = _symbolic(problem, result, judge, llm, symbolic_budget or SYMBOLIC_BUDGET)
+    verdict = _symbolic(problem, result, judge, llm, symbolic_budget or SYMBOLIC_BUDGET, sa_scale)
     fields.update(verdict.record())
+    # Which overall-factor rule decided (the rule judged: not the LLM judge, not without a truth).
+    ruled = judge in ("sympy", "both") and problem.has_ground_truth
+    fields["symbolic_scale"] = sa_scale if ruled else None
     if judge == "both" and problem.has_ground_truth:
         llm_match = llm.match if llm is not None else (False if not result.the_models else None)
         fields.update(symbolic_match_sympy=verdict.match, symbolic_match_llm=llm_match)
@@ -160,7 +165,12 @@ def score(
 
 
 def _symbolic(
-    problem: Problem, result: DiscoveryResult, judge: str, llm: SymbolicVerdict | None, budget: Budget
+    problem: Problem,
+    result: DiscoveryResult,
+    judge: str,
+    llm: SymbolicVerdict | None,
+    budget: Budget,
+    sa_scale: str = "free",
 ) -> SymbolicVerdict:
     if not problem.has_ground_truth:
         return NOT_APPLICABLE
@@ -183,6 +193,7 @@ def _symbolic(
         columns,
         params=list(result.params),
         target=target,
+        scale=sa_scale,
         budget=budget,
     )
     if checked.ok and checked.value is not None:

@@ -12,10 +12,13 @@ is decided the same way.
 Placeholders (`promote_constants`): every literal except 0 and ±1 and the integer or
 half-integer exponents up to 12 (`x**2`, `x**1.5`), which shape the equation; a subexpression
 written twice is one (its literals one constant). So `3.14159*r**2`, `pi*r**2` and `A*r**2` are
-one family. Each family also has a free overall factor (`scale_free`): `E/(g*z)` and
-`c*E/(g*z)` are one form (LLM-SR's `params[0]*...` fits that factor to 1; the paper's judge
-reads such a pair as equivalent, and without it every constant-free truth would be missed by
-every method that fits a scale), while `sin(x)**2` and `a - cos(x)**2` are not (a free offset).
+one family. By default (`scale="free"`, `--lsrb-sr-sa-scale free`) each family also has a free
+overall factor (`scale_free`): `E/(g*z)` and `c*E/(g*z)` are one form. That follows the paper's
+rule, which compares the forms *after removing constants* (removing `c` from `c*E/(g*z)` leaves
+`E/(g*z)`; llm-srbench ships no SA code, only that description of its GPT-4o judge), and LLM-SR's
+`params[0]*...` skeletons fit that factor to 1. `scale="strict"` is the literal reading: the
+placeholders are only those each side writes, so a constant-free truth is matched only by a
+constant-free answer. A free offset is never given: `sin(x)**2` and `a - cos(x)**2` differ.
 
 The decision, deterministic (fixed seeds and points) and model-free:
 
@@ -68,6 +71,7 @@ STRUCTURAL_LITERALS: Final = frozenset({0.0, 1.0, -1.0})
 RANK_RTOL: Final = 1e-8
 RESIDUAL_FLOOR: Final = 1e-12
 _K = sympy.Symbol("K")
+SCALES: Final = ("free", "strict")  # --lsrb-sr-sa-scale: the module's note
 
 
 @dataclass(frozen=True)
@@ -110,11 +114,19 @@ def scale_free(program: Program) -> Program:
     )
 
 
-def skeleton_family(program: Program) -> tuple[Program, list[float]]:
-    """The family the rule compares: the skeleton (`promote_constants`) with a free overall
-    factor, and the constants' starting values (the literals' values, the factor 1)."""
+def with_scale(skeleton: Program, scale: str) -> Program:
+    """The skeleton's family under the `scale` rule: with a free overall factor (free) or as
+    written (strict)."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES} (got {scale!r})")
+    return scale_free(skeleton) if scale == "free" else skeleton
+
+
+def skeleton_family(program: Program, scale: str = "free") -> tuple[Program, list[float]]:
+    """The family the rule compares: the skeleton (`promote_constants`) under the `scale` rule,
+    and the constants' starting values (the literals' values; the free factor starts at 1)."""
     promoted, literals = promote_constants(program)
-    return scale_free(promoted), literals
+    return with_scale(promoted, scale), literals
 
 
 def promote_constants(program: Program) -> tuple[Program, list[float]]:
@@ -197,14 +209,16 @@ def _fold(expr: Any, variables: frozenset[Any]) -> Any:
     return expr.func(*(_fold(a, variables) for a in expr.args))
 
 
-def canonical_skeleton(program: Program, variables: Sequence[str], positive: set[str] | None = None) -> Any:
+def canonical_skeleton(
+    program: Program, variables: Sequence[str], positive: set[str] | None = None, scale: str = "free"
+) -> Any:
     """The skeleton as a canonical sympy tree: constants placeholders (one symbol K wherever a
     constant stands), expanded and folded."""
     positive = positive or set()
     syms = {
         n: sympy.Symbol(n, positive=True) if n in positive else sympy.Symbol(n, real=True) for n in variables
     }
-    promoted = skeleton_family(program)[0]
+    promoted = skeleton_family(program, scale)[0]
     consts = [sympy.Symbol(f"_k{i}") for i in range(promoted.n_params)]
     expr = promoted.to_sympy(syms, consts)
     expr = expr.xreplace({a: sympy.Dummy("k") for a in expr.atoms(sympy.NumberSymbol)})
@@ -231,20 +245,21 @@ def same_structure(
     X: Mapping[str, np.ndarray] | None = None,
     starts: tuple[np.ndarray, np.ndarray] | None = None,
     positive: set[str] | None = None,
+    scale: str = "free",
 ) -> bool:
     """Canonical skeletons equal and (given points and starting constants) as many independent
     constants on each side."""
     try:
-        p = canonical_skeleton(proposal, truth.variables, positive)
-        t = canonical_skeleton(truth, truth.variables, positive)
+        p = canonical_skeleton(proposal, truth.variables, positive, scale)
+        t = canonical_skeleton(truth, truth.variables, positive, scale)
     except Exception:  # sympy raises many unrelated types on odd trees: no structural verdict then
         return False
     if sympy.srepr(p) != sympy.srepr(t):
         return False
     if X is None or starts is None:
         return True
-    rp = _rank(skeleton_family(proposal)[0], X, starts[0])
-    rt = _rank(skeleton_family(truth)[0], X, starts[1])
+    rp = _rank(skeleton_family(proposal, scale)[0], X, starts[0])
+    rt = _rank(skeleton_family(truth, scale)[0], X, starts[1])
     return rp is not None and rp == rt
 
 
@@ -478,20 +493,24 @@ def symbolic_match(
     params: Sequence[float] | None = None,
     seed: int = 0,
     target: np.ndarray | None = None,
+    scale: str = "free",
 ) -> SymbolicVerdict:
     """The verdict for one proposal (with optional already-fitted `params`) against the ground
     truth, on the domain given by `columns` (input name -> values, e.g. all of a problem's rows;
-    `target`: the output on those rows, which a template truth's named parameters are fitted to)."""
+    `target`: the output on those rows, which a template truth's named parameters are fitted to;
+    `scale`: free or strict, the module's note)."""
     if truth is None:
         return NOT_APPLICABLE
     if proposal is None:
         return SymbolicVerdict(match=False, method="no_proposal")
     rng = np.random.default_rng([seed, 0x5EB])
     t_skeleton, t_literals = promote_constants(truth)
-    t_family, p_family = scale_free(t_skeleton), skeleton_family(proposal)[0]
+    t_family, p_family = with_scale(t_skeleton, scale), skeleton_family(proposal, scale)[0]
     p_literals = promote_constants(proposal)[1]
-    t_center = np.append(_truth_center(t_skeleton, t_literals, columns, target, rng), 1.0)
-    p_start = np.array([*(params if params is not None else np.ones(proposal.n_params)), *p_literals, 1.0])
+    factor = [1.0] if scale == "free" else []
+    t_center = np.append(_truth_center(t_skeleton, t_literals, columns, target, rng), factor)
+    given = params if params is not None else np.ones(proposal.n_params)
+    p_start = np.array([*given, *p_literals, *factor])
     if len(p_start) != p_family.n_params:
         p_start = np.ones(p_family.n_params)
     points = _fit_points(columns, t_family, t_center, rng)
@@ -505,7 +524,7 @@ def symbolic_match(
         return numeric
     # The numbers may have missed (a fit that found no optimum): equal canonical skeletons decide.
     positive = {k for k, v in columns.items() if len(v) and float(np.min(v)) > 0}
-    if same_structure(proposal, truth, fit_X, (p_start, t_center), positive):
+    if same_structure(proposal, truth, fit_X, (p_start, t_center), positive, scale):
         return SymbolicVerdict(match=True, method="structure", residual=0.0)
     return numeric
 

@@ -82,11 +82,15 @@ RULE_JUDGE: Final = "rule"
 _LLM_METHODS: Final = frozenset({"llm", "llm_error", "llm_unreadable"})
 
 
+STRICT_RULE_JUDGE: Final = "rule:strict"  # --lsrb-sr-sa-scale strict: no free overall factor
+
+
 def sa_judge(record: Mapping[str, Any]) -> str:
-    """`rule` (srbench.scoring.symbolic: the families equal) or `llm:<judge model>`."""
+    """`rule` (srbench.scoring.symbolic: the families equal), `rule:strict` (the same without the
+    free overall factor) or `llm:<judge model>`."""
     if record.get("symbolic_method") in _LLM_METHODS:
         return f"llm:{record.get('judge_model') or 'unknown'}"
-    return RULE_JUDGE
+    return STRICT_RULE_JUDGE if record.get("symbolic_scale") == "strict" else RULE_JUDGE
 
 
 def group_label(group: str) -> str:
@@ -276,12 +280,12 @@ def _header_lines(summary: Mapping[str, Any]) -> list[str]:
     """Who judged SA, and (an official release) the problems per split against the paper's."""
     table = summary.get("srbench_table") or {}
     judges = sorted({j for row in table.values() for j in str(row.get("sa_judge") or "").split(", ") if j})
-    named = [
-        "the paper's rule (the families, constants free, are equal; srbench.scoring.symbolic)"
-        if j == RULE_JUDGE
-        else f"LLM judge {j.removeprefix('llm:')}"
-        for j in judges
-    ]
+    rules = {
+        RULE_JUDGE: "the paper's rule (the families, constants and overall factor free, are equal; "
+        "srbench.scoring.symbolic)",
+        STRICT_RULE_JUDGE: "the paper's rule with no free overall factor (--lsrb-sr-sa-scale strict)",
+    }
+    named = [rules.get(j) or f"LLM judge {j.removeprefix('llm:')}" for j in judges]
     out = [f"SA judged by: {'; '.join(named) or 'none (no ground truth or --lsrb-sr-judge=none)'}"]
     note = summary.get("sr_release_note")
     if note:
