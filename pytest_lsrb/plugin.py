@@ -27,13 +27,13 @@ from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.option_table import add_options
 from pytest_lsrb.engine.plan import SuiteRun
-from pytest_lsrb.engine.schedule import deep_load_scheduler
 from pytest_lsrb.session import cases, xdist
 from pytest_lsrb.session.base import LsrbSession
 from pytest_lsrb.session.controller import ControllerSession
 from pytest_lsrb.session.pending import PendingAttempt
-from pytest_lsrb.session.reports import release_item
 from pytest_lsrb.session.seams import fastpath
+from pytest_lsrb.session.seams.reports import release_item
+from pytest_lsrb.session.seams.scheduling import deep_load_scheduler
 from pytest_lsrb.session.worker import WorkerSession
 
 if TYPE_CHECKING:
@@ -156,13 +156,15 @@ class AttemptSetup:
     def __init__(self, session: LsrbSession) -> None:
         self.session = session
         self.last: PendingAttempt | None = None
+        self.fastpath = fastpath(session.config)  # else pytest's leftovers on items stay
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
         try:
             return (yield)
         finally:
-            release_item(item)  # a serial run holds every item: keep no test's leftovers on it
+            if self.fastpath:  # a serial run holds every item: keep no test's leftovers on it
+                release_item(item)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:

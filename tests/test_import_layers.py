@@ -90,12 +90,12 @@ def imports(tree: ast.Module, *, top_level_only: bool, type_checking: bool = Fal
     `if TYPE_CHECKING` imports count too). `from pkg import sub` of a submodule imports `pkg.sub`."""
     nodes: list[ast.AST] = []
     if top_level_only:
-        for node in tree.body:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        for stmt in tree.body:
+            if isinstance(stmt, ast.If) and "TYPE_CHECKING" in ast.unparse(stmt.test):
                 if type_checking:
-                    nodes += ast.walk(node)
+                    nodes += ast.walk(stmt)
                 continue
-            nodes.append(node)
+            nodes.append(stmt)
     else:
         nodes = list(ast.walk(tree))
     out = []

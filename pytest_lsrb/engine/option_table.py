@@ -172,6 +172,16 @@ OPTIONS: list[Option] = [
         tasks=TACTIC,
     ),
     Option(
+        "strict-inherited-sorry",
+        bool,
+        False,
+        "repo_replay: an answer that reaches sorryAx only through a lemma the file or its imports "
+        "prove by sorry fails (lean_error/inherited_sorry); off: SorryDB's rule - it closes, recorded "
+        "inherited_sorry (a profile's reject_inherited_sorry also sets it)",
+        flag=True,
+        tasks=TACTIC,
+    ),
+    Option(
         "context",
         _int,
         0,
@@ -233,7 +243,8 @@ OPTIONS: list[Option] = [
         "retry-errors",
         bool,
         False,
-        "with --lsrb-resume (or --lsrb-resume-or-start): also redo attempts that ended in an error",
+        "with --lsrb-resume (or --lsrb-resume-or-start): also redo attempts that ended in an "
+        "infrastructure error (never the model's own failures)",
         identity=False,
         flag=True,
     ),

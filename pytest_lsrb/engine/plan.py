@@ -55,4 +55,5 @@ class SuiteRun:
             max_heartbeats=config.max_heartbeats,
             answer_mode=str(config.values.get("answer") or "tactic"),
             forbid_search_tactics=bool(config.values.get("forbid_search_tactics")),
+            strict_inherited_sorry=bool(config.values.get("strict_inherited_sorry")),
         )

@@ -61,6 +61,7 @@ class VerifierConfig:
     max_heartbeats: int | None = None  # Lean: maxHeartbeats override (None: the profile's)
     answer_mode: str = "tactic"  # Lean: `tactic` (one tactic) or `proof` (a whole proof body)
     forbid_search_tactics: bool = False  # Lean: exact?/apply?/... are forbidden_token
+    strict_inherited_sorry: bool = False  # Lean: sorryAx owed to a sorried lemma fails the answer
 
 
 @runtime_checkable

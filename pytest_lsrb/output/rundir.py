@@ -322,8 +322,10 @@ def finished_judgements(run: SuiteRun) -> dict[tuple[str, int], Judgement]:
         key = record_key(rec)
         if key not in wanted or rec.get("config_hash") != run.config_hash:
             continue
-        if retry_errors and (rec.get("generation_error_kind") or status(rec) == INFRASTRUCTURE):
-            # every error: the infrastructure ones and the model's own generation errors
+        if retry_errors and status(rec) == INFRASTRUCTURE:
+            # only what failed outside the model (THE judging rule, `engine.outcomes`): the
+            # model's own failures (empty_output, ...) are its answer, and asking again would
+            # be a second try at the same attempt
             continue
         if rec.get("generation_error_kind") in FATAL_GENERATION_KINDS:
             continue  # refused (quota/auth) or stopped by that refusal: never really attempted

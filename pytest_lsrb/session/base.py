@@ -19,7 +19,7 @@ from pytest_lsrb.session import xdist
 from pytest_lsrb.session.cases import case_of
 from pytest_lsrb.session.heap import Heap
 from pytest_lsrb.session.prepare import prepare_suite_run
-from pytest_lsrb.session.seams import fastpath
+from pytest_lsrb.session.seams import fastpath, worker_queue
 
 if TYPE_CHECKING:
     from pytest_lsrb.engine.records import AttemptDict
@@ -34,7 +34,7 @@ class LsrbSession:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.run: SuiteRun | None = None
-        self.schedule = Schedule(config)
+        self.schedule = Schedule(config, worker_queue(config))
         self.runner: Runner | None = None  # set by the lsrb_runner fixture while it is live
         # what the cyclic collector no longer walks (session.heap)
         self.heap = Heap(ends_process=self.is_worker, fastpath=fastpath(config))

@@ -18,8 +18,8 @@ from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import queue_depth
 from pytest_lsrb.session import xdist
 from pytest_lsrb.session.base import LsrbSession
-from pytest_lsrb.session.reports import ReportKeeper
 from pytest_lsrb.session.seams import fastpath
+from pytest_lsrb.session.seams.reports import ReportKeeper
 from pytest_lsrb.session.termination import EXIT_TERMINATED, TermHandler
 
 if TYPE_CHECKING:
@@ -93,7 +93,8 @@ class ControllerSession(LsrbSession):
                 self.progress = self._progress_reporter(run)
                 self.term.install()
                 terminal = self.config.pluginmanager.get_plugin("terminalreporter")
-                self.reports = ReportKeeper(terminal, self.config) if terminal is not None else None
+                keeps = terminal is not None and fastpath(self.config)  # else pytest keeps every report
+                self.reports = ReportKeeper(terminal, self.config) if keeps else None
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
 
@@ -173,7 +174,7 @@ class ControllerSession(LsrbSession):
 
     def report_made(self, report: Any) -> None:
         """A test report reached this process, and the terminal has shown it: keep no more of it
-        than the terminal's counts need (`session.reports`). The controller of xdist workers makes
+        than the terminal's counts need (`session.seams.reports`). The controller of xdist workers makes
         no records: for it a report is the moment to follow the workers' records when a progress
         line is due."""
         if self.reports is not None:
@@ -216,7 +217,7 @@ class ControllerSession(LsrbSession):
         if error is not None:
             self.workers_lost += 1
             if self.run is not None:
-                from pytest_lsrb.session.transport import blame_running, running_marker
+                from pytest_lsrb.session.seams.transport import blame_running, running_marker
 
                 run_dir = self.run.config.output_dir
                 if fastpath(self.config):  # else xdist's own choice of the crashed test stands
@@ -235,11 +236,10 @@ class ControllerSession(LsrbSession):
         run = self.run
         if run is None or self.output is None or self.is_worker:
             return
-        from _pytest.python import _ascii_escaped_by_config
-
         from pytest_lsrb.session import crashes
+        from pytest_lsrb.session.seams import id_escaper
 
-        key = crashes.case_key(run, nodeid, lambda text: _ascii_escaped_by_config(text, self.config))
+        key = crashes.case_key(run, nodeid, id_escaper(self.config))
         verdict = None if key is None else crashes.recorded_judgement(run, key)
         if verdict is not None:
             worker = xdist.node_id(getattr(report, "node", None))
@@ -285,9 +285,10 @@ class ControllerSession(LsrbSession):
             self.gate_result, session.exitstatus = gate.finish_session(
                 self.gate, self.output.dir, int(session.exitstatus), current
             )
+            from pytest_lsrb.session.seams import junit_xml
             from pytest_lsrb.tools.junit import add_gate_case
 
-            add_gate_case(self.config, self.gate_result)
+            add_gate_case(junit_xml(self.config), self.gate_result)
 
     def write_next_step(self) -> None:
         """The session's last line, after pytest's own: the command that finishes the run."""

@@ -39,11 +39,11 @@ Sessions that run no suite never freeze anything.
 from __future__ import annotations
 
 import gc
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import FrameType
 from typing import Final
+
+from pytest_lsrb.session.seams import run_from_command_line
 
 CHECKPOINT_EVERY: Final = 1000  # tests between checkpoints: each costs ~1-3 ms at a mock's pace
 YOUNG_THRESHOLD: Final = 20_000  # allocations between young collections while a run is frozen
@@ -95,20 +95,3 @@ class Heap:
             self.thresholds = None
         if not (self.ends_process or (self.fastpath and run_from_command_line())):
             gc.unfreeze()
-
-
-def run_from_command_line() -> bool:
-    """True inside pytest's command-line entry point (what `pytest` and `python -m pytest` run,
-    and exit with: `console_main`, in pytest 9.1 `_console_main`; "not meant for programmable
-    use", says pytest), False under `pytest.main`. An entry point of another name is not found:
-    the heap is thawed, which is only slower."""
-    from _pytest import config
-
-    entries = {getattr(config, name, None) for name in ("console_main", "_console_main")}
-    codes = {entry.__code__ for entry in entries if callable(entry) and hasattr(entry, "__code__")}
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code in codes:
-            return True
-        frame = frame.f_back
-    return False

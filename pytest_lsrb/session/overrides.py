@@ -18,13 +18,9 @@ from types import ModuleType
 from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.session.seams import is_fixture
 
 FIXTURE = "lsrb_adapter"
-
-
-def _is_fixture(obj: Any) -> bool:
-    # pytest >= 8.4 wraps a fixture function in a FixtureFunctionDefinition; older ones mark it
-    return type(obj).__name__ == "FixtureFunctionDefinition" or hasattr(obj, "_pytestfixturefunction")
 
 
 def _file(plugin: Any) -> Path | None:
@@ -49,7 +45,7 @@ def adapter_identity(
     closest: tuple[int, Path] | None = None  # (depth, file) of the nearest conftest override
     plugin_override: tuple[str, Path | None] | None = None
     for position, (name, plugin) in enumerate(plugins):
-        if plugin is ours or not _is_fixture(getattr(plugin, FIXTURE, None)):
+        if plugin is ours or not is_fixture(getattr(plugin, FIXTURE, None)):
             continue
         path = _file(plugin)
         if path is not None and path.name == "conftest.py":

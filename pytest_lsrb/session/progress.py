@@ -161,12 +161,10 @@ class ProgressReporter:
     def write(self, line: str) -> None:
         """One line between pytest's dots. Straight to pytest's writer when it has one, so the
         dots go on below it without pytest printing the test file's path again."""
-        from pytest_lsrb.session.seams import fastpath
+        from pytest_lsrb.session.seams import terminal_writer
 
-        writer = (
-            getattr(self.terminal, "_tw", None) if fastpath(getattr(self.terminal, "config", None)) else None
-        )
-        if writer is None or not hasattr(writer, "width_of_current_line"):
+        writer = terminal_writer(self.terminal)
+        if writer is None:
             self.terminal.write_line(line)
             return
         if writer.width_of_current_line:

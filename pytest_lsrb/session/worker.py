@@ -1,5 +1,5 @@
 """An xdist worker's role: it appends its own records to the run's attempts.jsonl, sends per-test
-events to the controller in batches (`session.transport`), and after another worker crashed takes
+events to the controller in batches (`session.seams.transport`), and after another worker crashed takes
 what is already in attempts.jsonl as done (as xdist's `remote.py` for `dsession.py`)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pytest_lsrb.engine.records import AttemptDict
     from pytest_lsrb.engine.runner import Runner
     from pytest_lsrb.output.rundir import WorkerOutput
-    from pytest_lsrb.session.transport import Batcher
+    from pytest_lsrb.session.seams.transport import Batcher
 
 
 class WorkerSession(LsrbSession):
@@ -35,10 +35,10 @@ class WorkerSession(LsrbSession):
 
     def start(self, run: SuiteRun) -> None:
         """Append records to the run's attempts.jsonl itself, and send per-test events to the
-        controller in batches (`session.transport`)."""
+        controller in batches (`session.seams.transport`)."""
         from pytest_lsrb.output.files import ATTEMPTS_FILE
         from pytest_lsrb.output.rundir import WorkerOutput
-        from pytest_lsrb.session.transport import batch_sends, running_marker
+        from pytest_lsrb.session.seams.transport import batch_sends, running_marker
 
         marker = None
         if xdist.given_run_dir(self.config) is not None and not self.config.option.collectonly:
@@ -86,7 +86,7 @@ class WorkerSession(LsrbSession):
             return
         self.worker_output.close()
         if self.run is not None:
-            from pytest_lsrb.session.transport import running_marker
+            from pytest_lsrb.session.seams.transport import running_marker
 
             running_marker(self.run.config.output_dir, xdist.worker_id(self.config)).unlink(missing_ok=True)
         if self.worker_output.write_error is not None:

@@ -2,7 +2,7 @@
 
 - controller -> worker (workerinput): the run directory the controller chose, so every process
   writes under one run, and whether the controller unpacks batched messages
-  (`session.transport`). After a worker crashed, a flag file in the run directory
+  (`session.seams.transport`). After a worker crashed, a flag file in the run directory
   (`crash_flag`).
 - worker -> controller: each worker appends its own records to the run's attempts.jsonl, which
   the controller follows (`output.rundir.RunOutput.follow`); nothing of a record travels on a
@@ -66,7 +66,7 @@ def crash_flag(run_dir: Path, n: int) -> Path:
 
 def clear_crash_files(run_dir: Path) -> None:
     """Controller, when a run opens and when it ends: remove the crash flags (`crash_flag`) and
-    any running-test markers left (`session.transport.running_marker`)."""
+    any running-test markers left (`session.seams.transport.running_marker`)."""
     for pattern in (".lsrb-crash-*", ".lsrb-running-*"):
         for stale in run_dir.glob(pattern):
             stale.unlink(missing_ok=True)
@@ -90,7 +90,7 @@ def drop_terminal(config: pytest.Config) -> None:
 def unpack_batches(node: Any, queue_depth: int) -> None:
     """Controller: unpack the batched messages of the worker `node` is about to start (which
     sends at once whenever it holds fewer than `queue_depth` scheduled tests)."""
-    from pytest_lsrb.session.transport import unpack_on
+    from pytest_lsrb.session.seams.transport import unpack_on
 
     unpack_on(node, queue_depth)
 

@@ -16,6 +16,7 @@ kimina_url = "http://lean-server:8000"  # replay_method = "kimina": the Kimina L
 max_parallel = 1                       # Lean processes at once for this profile, per process
 allow_native_decide = false            # true: a proof may trust the compiler (Lean.ofReduceBool)
 reject_inherited_sorry = false         # true: sorryAx reached through a lemma proved by sorry fails
+kernel_recheck = "off"                 # lean4checker: re-check a closed answer's module with the kernel
 max_heartbeats = 200000                # Lean's maxHeartbeats for the answer (unset: Lean's default)
 skip = false                           # true: rows matched here are not verified (recorded so)
 ```
@@ -98,6 +99,11 @@ class ReplayProfile(BaseModel):
     # repo_replay: sorryAx the target reaches through a declaration it names that is already
     # proved by sorry is SorryDB's `accepted` (closed, subkind inherited_sorry); true rejects it.
     reject_inherited_sorry: bool = False
+    # repo_replay: after a `closed` verdict, compile the patched file to an .olean and replay it
+    # through the kernel with lean4checker (`lake env lean4checker <Module>`); a failure is
+    # lean_error/kernel_recheck. An absent checker is refused when the run starts.
+    kernel_recheck: Literal["off", "lean4checker"] = "off"
+    lean4checker_command: Executable = "lean4checker"
     max_heartbeats: int | None = Field(default=None, ge=0)
     # synthetic: the header (`auto` picks Mathlib when the repo or the goal's notation needs it),
     # and a Lake project to run in (needed for `import Mathlib` and for the REPL).

@@ -83,7 +83,7 @@ def _variants(base: GenerationRequest) -> list[GenerationRequest]:
     s = base.sampling
     return [
         dataclasses.replace(base, seed=base.seed + 1),
-        dataclasses.replace(base, sampling=dataclasses.replace(s, temperature=s.temperature + 0.1)),
+        dataclasses.replace(base, sampling=dataclasses.replace(s, temperature=(s.temperature or 0.0) + 0.1)),
         dataclasses.replace(base, sampling=dataclasses.replace(s, max_tokens=s.max_tokens + 1)),
         dataclasses.replace(base, sampling=dataclasses.replace(s, top_p=0.9)),
         dataclasses.replace(base, sampling=dataclasses.replace(s, stop=("\n",))),

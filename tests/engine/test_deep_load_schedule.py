@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from pytest_lsrb.engine.schedule import deep_load_scheduler, queue_depth
+from pytest_lsrb.engine.schedule import queue_depth
+from pytest_lsrb.session.seams.scheduling import deep_load_scheduler
 
 pytest.importorskip("xdist")
 

@@ -7,6 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pytest_lsrb.engine.outcomes import per_item_counts
+from pytest_lsrb.engine.records import AttemptDict
 from pytest_lsrb.engine.summary import count_item, judged_items
 
 # (item, judged, won): won only counts when judged, as `outcomes.verdict` gives it
@@ -18,7 +19,7 @@ _ATTEMPTS = st.lists(
 )
 
 
-def as_record(item: str, judged: bool, won: bool) -> dict[str, object]:
+def as_record(item: str, judged: bool, won: bool) -> AttemptDict:
     """A tactic record (verification none: success is validity) with that verdict."""
     if not judged:
         return {"item_id": item, "generation_error_kind": "timeout", "generation_error_domain": "transport"}

@@ -8,12 +8,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
 from lsrb_testing import REPO, TACTIC_SUITE
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.selection import MAX_CASES, expand
+from pytest_lsrb.core.selection import MAX_CASES, SelectableRow, expand
 from pytest_lsrb.engine.option_checks import BOUNDS, check_values
 from pytest_lsrb.engine.option_table import OPTIONS, dest, key
 from pytest_lsrb.session.prepare import prepare_suite_run
@@ -96,5 +97,5 @@ def test_bounds_and_text() -> None:
         check_values({"base_url": "https://user:sk-secret@[::1"})
     assert "sk-secret" not in str(err.value)  # the URL may hold a key: never repeated
     with pytest.raises(LsrbUsageError, match="more than the 10000000 one pytest session can hold"):
-        expand([object()] * 1001, 10_000, 0)
+        expand([cast(SelectableRow, object())] * 1001, 10_000, 0)
     assert MAX_CASES == 10_000_000

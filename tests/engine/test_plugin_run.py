@@ -83,7 +83,7 @@ def test_xdist_run_gives_the_same_summary(run_suite: RunSuite, tmp_path: Path) -
 
 def test_shards_partition_the_run(run_suite: RunSuite, tmp_path: Path) -> None:
     full = run_suite(out=tmp_path / "full")
-    keys = set()
+    keys: set[tuple[str, int]] = set()
     hashes = set()
     for i in range(3):
         part = run_suite("--lsrb-shard-count=3", f"--lsrb-shard-index={i}", out=tmp_path / f"s{i}")

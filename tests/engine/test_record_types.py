@@ -4,6 +4,7 @@ schema models (what `lsrb schemas` publishes): same keys, same required set, sam
 from __future__ import annotations
 
 import typing
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -25,7 +26,7 @@ def model_types(model: type[BaseModel]) -> dict[str, object]:
 
 
 @pytest.mark.parametrize(("record", "fields", "model"), PAIRS, ids=lambda t: t.__name__)
-def test_typed_dict_matches_the_schema_model(record: type, fields: type, model: type[BaseModel]) -> None:
+def test_typed_dict_matches_the_schema_model(record: Any, fields: Any, model: type[BaseModel]) -> None:
     assert typing.get_type_hints(record) == model_types(model)
     required = {name for name, field in model.model_fields.items() if field.is_required()}
     assert record.__required_keys__ == required
@@ -34,7 +35,7 @@ def test_typed_dict_matches_the_schema_model(record: type, fields: type, model: 
 
 @pytest.mark.parametrize(("record", "fields", "model"), PAIRS, ids=lambda t: t.__name__)
 def test_a_tasks_fields_are_the_records_optional_ones(
-    record: type, fields: type, model: type[BaseModel]
+    record: Any, fields: Any, model: type[BaseModel]
 ) -> None:
     """What `run_attempt` returns (the `*Fields` type) is every field but the identity the
     runner adds, all optional."""

@@ -1,5 +1,5 @@
 """What a run's process keeps of pytest's reports once the terminal showed them (issue #27,
-`session.reports`): passed reports become one shared stand-in, failures and skips keep theirs,
+`session.seams.reports`): passed reports become one shared stand-in, failures and skips keep theirs,
 the summary line and `-rA` read the same, and the terminal's per-test id set stays small."""
 
 from __future__ import annotations

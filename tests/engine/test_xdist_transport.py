@@ -1,4 +1,4 @@
-"""The batched worker -> controller messages under xdist (`session.transport`), one side at a time:
+"""The batched worker -> controller messages under xdist (`session.seams.transport`), one side at a time:
 a worker's Batcher against a controller's unpacking, with the pipe between them a list."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytest_lsrb.session import transport
-from pytest_lsrb.session.transport import BATCH_KEY, Batcher, blame_running, unpack_on
+from pytest_lsrb.session.seams import transport
+from pytest_lsrb.session.seams.transport import BATCH_KEY, Batcher, blame_running, unpack_on
 
 
 class Controller:

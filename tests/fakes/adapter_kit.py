@@ -17,7 +17,7 @@ def quick_config(name: str, url: str, **overrides: object) -> AdapterConfig:
         backoff_max_s=0.02,
     )
     values.update(overrides)
-    return AdapterConfig(**values)  # type: ignore[arg-type]
+    return AdapterConfig(**values)
 
 
 def make_request(

@@ -36,7 +36,7 @@ def main() -> None:
     if sys.version_info < (3, 12):
         import typing_extensions
 
-        typing.TypedDict = typing_extensions.TypedDict  # type: ignore[misc,assignment]
+        typing.TypedDict = typing_extensions.TypedDict
     os.environ.pop("LEAN_SERVER_DATABASE_URL", None)
     os.environ["LEAN_SERVER_ENVIRONMENT"] = "dev"
     stub = types.ModuleType("server.prisma_client")

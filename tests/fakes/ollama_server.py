@@ -164,7 +164,7 @@ class FakeOllama:
     def url(self) -> str:
         assert self._server is not None
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     # -- inspection ----------------------------------------------------------------------------
 

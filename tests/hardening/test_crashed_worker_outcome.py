@@ -114,8 +114,8 @@ def test_each_judgement_becomes_the_report_pytest_would_have_made(
     from pytest_lsrb.engine.task import Judgement
     from pytest_lsrb.session.crashes import follow_record
 
-    report = pytest.TestReport("s/t.py::t[a#s0]", ("s/t.py", None, "s/t.py"), {}, "failed", "crashed", "???")  # type: ignore[arg-type]
-    follow_record(report, Judgement(outcome, "why"), policy, "gw1")  # type: ignore[arg-type]
+    report = pytest.TestReport("s/t.py::t[a#s0]", ("s/t.py", None, "s/t.py"), {}, "failed", "crashed", "???")
+    follow_record(report, Judgement(outcome, "why"), policy, "gw1")
     assert (report.outcome, report.when) == (expected, when)
     if expected == "skipped":
         assert isinstance(report.longrepr, tuple) and "gw1 crashed" in report.longrepr[2]

@@ -94,7 +94,7 @@ def test_writing_problem_files_stays_in_the_index_folder(tmp_path: Path) -> None
     assert not list(tmp_path.rglob("*.npz"))
 
 
-def test_crafted_item_ids_write_nothing_outside_the_run(run_suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_crafted_item_ids_write_nothing_outside_the_run(run_suite, tmp_path: Path) -> None:
     """Item ids are data, never file names: a run over ids that look like paths writes only in
     its output directory."""
     import json

@@ -79,7 +79,7 @@ def one_error_sentence(proc: subprocess.CompletedProcess[str], names: Path, pref
     return lines[0]
 
 
-def damaged_copy(previous: Path, dst: Path, name: str, edit) -> Path:  # type: ignore[no-untyped-def]
+def damaged_copy(previous: Path, dst: Path, name: str, edit) -> Path:
     shutil.copytree(previous, dst)
     path = dst / name
     path.write_bytes(edit(path.read_bytes()))

@@ -37,11 +37,15 @@ def options(model_url: str, **judge: Any) -> dict[str, Any]:
     }
 
 
+def _never(request: GenerationRequest) -> str:
+    raise AssertionError("the mock judge was asked, where a server's judge was configured")
+
+
 def ask(values: dict[str, Any]) -> None:
     sr = SrOptions.read(values)
     check_judge_options(sr, values)
-    # The judge here is a real HTTP judge: the mock answers are never asked for.
-    adapter = judge_adapter(sr, values, None, lambda request: "")  # type: ignore[arg-type]
+    # The judge here is a real server's (the fake Ollama): the mock's answers are never asked for.
+    adapter = judge_adapter(sr, values, run_adapter=None, mock_answers=_never)
     request = GenerationRequest(
         messages=(Message("user", "same? yes or no"),), seed=1, sampling=JUDGE_SAMPLING
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import shutil
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -17,6 +18,8 @@ from lsrb_testing import SCRIPTED_ADAPTER, TACTIC_SUITE, RunSuite, pytest_verdic
 
 from pytest_lsrb.engine.records import strip_timing
 from pytest_lsrb.engine.summary import SUMMARY_TIMING_KEYS
+
+HERE = Path(__file__).resolve().parent  # private_trap.py
 
 
 def suite_with(tmp_path: Path, conftest: str) -> Path:
@@ -100,6 +103,7 @@ def test_small_runs_and_maxfail_end(run_suite: RunSuite, tmp_path: Path) -> None
 # Controller: note when each call report arrives; worker: note when each test finishes.
 TIMES = """
 import json
+import os
 import os
 import time
 
@@ -195,20 +199,43 @@ def test_public_hooks_only_give_the_same_records_serial_and_parallel(
     run_suite: RunSuite, tmp_path: Path
 ) -> None:
     # Issue #31: `--lsrb-fastpath off` leaves xdist's and pytest's private names alone (no batched
-    # messages, no scheduler subclass, no crash blame, no terminal._tw, no console_main lookup);
-    # serial and -n 2, on and off, the records, the summary and each test's outcome are the same.
+    # messages, no scheduler subclass, no crash blame, no worker queue, no terminal._tw, no
+    # console_main lookup): a plugin (`private_trap`) notes, and raises on, every read of one from
+    # pytest_lsrb's code. Serial and -n 2, on and off, the records, the summary and each test's
+    # outcome are the same; with the fast paths on, the trap (noting only) sees them used.
     suite = suite_with(tmp_path, SCRIPTED_ADAPTER)
+    trap = ("-p", "private_trap")
     runs = {}
     for name, args in {
         "serial-on": (),
-        "serial-off": ("--lsrb-fastpath=off",),
-        "n2-on": ("-n", "2"),
-        "n2-off": ("-n", "2", "--lsrb-fastpath=off"),
+        "serial-off": ("--lsrb-fastpath=off", *trap),
+        "n2-on": ("-n", "2", *trap),
+        "n2-off": ("-n", "2", "--lsrb-fastpath=off", *trap),
     }.items():
+        notes = tmp_path / f"{name}.trap"
+        env = {
+            "LSRB_PRIVATE_TRAP": str(notes),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
+        }
+        if name.endswith("-on"):
+            env["LSRB_PRIVATE_TRAP_NOTE_ONLY"] = "1"
         result = run_suite(
-            "--lsrb-samples=2", f"--junitxml={tmp_path / name}.xml", *args, suite=suite, out=tmp_path / name
+            "--lsrb-samples=2",
+            "--lsrb-concurrency=3",  # attempts started ahead: the worker queue is read
+            f"--junitxml={tmp_path / name}.xml",
+            *args,
+            suite=suite,
+            out=tmp_path / name,
+            env=env,
         )
         assert result.returncode == 1, result.stdout + result.stderr
+        touched = notes.read_text(encoding="utf-8") if notes.exists() else ""
+        if name.endswith("-off"):
+            assert touched == "", touched
+        elif trap[1] in args:  # the canary: the trap does see the fast paths' private names
+            seen = ("WorkerController.process_from_remote", "WorkerInteractor.torun", "Stash._storage")
+            for what in seen:
+                assert what in touched, touched
         runs[name] = (comparable(result), junit_cases(tmp_path / f"{name}.xml"))
     first = runs["serial-on"]
     for name, got in runs.items():

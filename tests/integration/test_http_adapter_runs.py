@@ -210,6 +210,36 @@ def test_retry_errors_reruns_only_the_attempts_that_ended_in_an_error(
     assert comparable_summary(again.summary()) == comparable_summary(baseline["summary"])
 
 
+def test_retry_errors_never_retries_the_models_own_failures(
+    endpoint: FakeOllama, run_suite: Any, tmp_path: Path
+) -> None:
+    """--lsrb-retry-errors asks again only what failed on the infrastructure (a server 500); an
+    empty answer is the model's own failure (`empty_output`, domain model_output) and stays."""
+    out = tmp_path / "mixed"
+    endpoint.reset()
+    endpoint.fault_rate, endpoint.faults = 0.5, ("server_500", "empty")
+    try:
+        first = run_suite(*compared_args(endpoint, "--lsrb-max-retries=0"), out=out)
+    finally:
+        endpoint.fault_rate = 0.0
+    kinds = {r["attempt_seed"]: r["generation_error_kind"] for r in first.attempts()}
+    infra = {seed for seed, kind in kinds.items() if kind and kind != "empty_output"}
+    model = {seed for seed, kind in kinds.items() if kind == "empty_output"}
+    assert infra and model, kinds  # both kinds really happened (seeded faults)
+    assert {r["generation_error_domain"] for r in first.attempts() if r["attempt_seed"] in model} == {
+        "model_output"
+    }
+
+    endpoint.reset()
+    again = run_suite(*compared_args(endpoint), "--lsrb-resume", "--lsrb-retry-errors", out=out)
+    assert again.returncode in (0, 1), again.stdout + again.stderr
+    redone = sorted(r.body["options"]["seed"] for r in endpoint.chat_requests())
+    assert redone == sorted(infra)
+    last = {r["attempt_seed"]: r["generation_error_kind"] for r in by_key(again.attempts()).values()}
+    assert all(last[seed] == "empty_output" for seed in model)
+    assert not any(last[seed] for seed in infra)
+
+
 def test_a_fault_injected_run_completes_with_every_attempt_accounted_for(run_suite: Any) -> None:
     with FakeOllama(fault_rate=0.3, fault_seed=3, retry_after_ms="5") as fake:
         fake.faults = (*fake.faults, "empty", "rate_429_ms")

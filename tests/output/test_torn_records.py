@@ -33,7 +33,7 @@ def record(i: int, text: str) -> dict[str, object]:
 
 
 def lines_of(texts: list[str]) -> list[bytes]:
-    return [record_line(record(i, t))[0] for i, t in enumerate(texts)]  # type: ignore[arg-type]
+    return [record_line(record(i, t))[0] for i, t in enumerate(texts)]
 
 
 @given(
@@ -104,7 +104,7 @@ def test_beside_other_writers_a_write_cut_short_is_an_error_not_finished_later(t
     assert "only 30 of" in outcome["error"] and outcome["size"] == 30
     # another worker appends after the fragment; every reader keeps its record
     with path.open("ab") as fh:
-        fh.write(record_line({"record_schema_version": 1, "item_id": "c", "sample_index": 0})[0])  # type: ignore[typeddict-item]
+        fh.write(record_line({"record_schema_version": 1, "item_id": "c", "sample_index": 0})[0])
     report = AttemptsReadReport()
     assert [r["item_id"] for r in iter_attempts(path, report)] == ["a", "c"]
     assert report.glued_lines == [2]

@@ -30,7 +30,7 @@ REPOS = [
     ("https://github.com/pytest-lsrb/builtin-goals", "v4.22.0", ["nat", "logic"]),
 ]
 GEN_ERRORS = [("timeout", "transport"), ("rate_limit", "provider"), ("empty_output", "model_output")]
-VERIFY = [
+VERIFY: list[tuple[str, str | None, str | None]] = [
     ("closed", None, None),
     ("progress", None, None),
     ("lean_error", "model", "parse"),
@@ -239,16 +239,16 @@ def tactic_run(
                     verification_latency_ms=round(rng.uniform(50, 900), 3),
                 )
                 if rng.random() < skill * (1.2 - difficulty):
-                    outcome, domain, sub = VERIFY[0]
+                    outcome, vdomain, sub = VERIFY[0]
                 else:
-                    outcome, domain, sub = VERIFY[1 + rng.randrange(len(VERIFY) - 1)]
+                    outcome, vdomain, sub = VERIFY[1 + rng.randrange(len(VERIFY) - 1)]
                 rec.update(
                     verification_outcome=outcome,
                     verification_success=outcome == "closed",
-                    verification_error_kind=None if domain is None else outcome,
-                    verification_error_domain=domain,
+                    verification_error_kind=None if vdomain is None else outcome,
+                    verification_error_domain=vdomain,
                     verification_error_subkind=sub,
-                    verification_detail=None if domain is None else f"{outcome}: line 3",
+                    verification_detail=None if vdomain is None else f"{outcome}: line 3",
                 )
             if hostile_item and row is rows[0] and k == 0:
                 rec["raw_output"] = HOSTILE

@@ -28,7 +28,7 @@ def test_a_real_mock_run_reads_back_with_its_summary_and_index(mock_run: Path) -
     scored = agg.score(run)
     assert all(s.facets["repo"] and s.facets["lean_version"] for s in scored)
     # The tactic task now records the prompt it sent.
-    assert all(isinstance(r.get("prompt"), list) and r["prompt"][-1]["role"] == "user" for r in run.records)
+    assert all(isinstance(p := r.get("prompt"), list) and p[-1]["role"] == "user" for r in run.records)
 
 
 def test_the_pass_at_k_curve_matches_the_summary_where_both_exist(tmp_path: Path) -> None:

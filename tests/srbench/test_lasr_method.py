@@ -18,6 +18,7 @@ from pytest_lsrb.adapters.mock import MockAdapter
 from pytest_lsrb.equations import EquationError
 from pytest_lsrb.equations.ir import Num, Op, Var
 from pytest_lsrb.srbench.data.problem import Problem, output_first
+from pytest_lsrb.srbench.methods.base import DiscoveryResult
 from pytest_lsrb.srbench.methods.evolution import Evolution, EvolutionConfig, Member, select_best
 from pytest_lsrb.srbench.methods.expression_tree import admissible, read_expression, render, size
 from pytest_lsrb.srbench.methods.lasr import PROMPTS, LaSRConfig, LaSRRun, fill_list, read_list
@@ -105,11 +106,11 @@ def test_constraints_follow_llm_srbench_lasr_config() -> None:
     assert not admissible(Op("exp", (Op("log", (x,)),)), 30)
     assert not admissible(Op("sqrt", (Op("sqrt", (x,)),)), 30)
     assert admissible(Op("exp", (Op("sin", (x,)),)), 30)
-    deep = x
+    deep: Op | Var = x
     for _ in range(15):
         deep = Op("add", (deep, x))
     assert size(deep) == 31 and not admissible(deep, 30)
-    eleven = x
+    eleven: Op | Var = x
     for _ in range(5):
         eleven = Op("add", (eleven, x))
     assert size(eleven) == 11 and not admissible(Op("sin", (eleven,)), 30)  # sin's argument <= 10
@@ -138,27 +139,27 @@ def test_evolution_finds_a_planted_law_and_is_reproducible() -> None:
 # -- whole runs on the mock adapter ---------------------------------------------------------------
 
 
-def run(seed: int, **kw: object) -> object:
+def run(seed: int, **kw: object) -> DiscoveryResult:
     evolution = EvolutionConfig(iterations=3, populations=2, cycles=8)
-    config = LaSRConfig(evolution=evolution, **kw)  # type: ignore[arg-type]
+    config = LaSRConfig(evolution=evolution, **kw)
     return LaSRRun(problem(), MockAdapter(MOCK), SamplingConfig(), seed, config).run()
 
 
 def test_mock_run_is_reproducible_and_uses_the_model() -> None:
     a, b = run(3, llm_weight=0.05), run(3, llm_weight=0.05)
-    assert a.equation() == b.equation() and a.model_calls == b.model_calls  # type: ignore[attr-defined]
-    calls = a.extra["llm_calls_by_kind"]  # type: ignore[attr-defined]
+    assert a.equation() == b.equation() and a.model_calls == b.model_calls
+    calls = a.extra["llm_calls_by_kind"]
     assert calls["concepts"] == 3  # one concept call per iteration
-    assert sum(calls.values()) == a.model_calls  # type: ignore[attr-defined]
-    assert a.extra["llm_used_by_kind"].get("concepts") == 3  # type: ignore[attr-defined]
+    assert sum(calls.values()) == a.model_calls
+    assert a.extra["llm_used_by_kind"].get("concepts") == 3
     assert a.extra["concepts"]  # the library grew from the mock's ideas
-    assert math.isfinite(a.train_nmse)  # type: ignore[attr-defined]
+    assert math.isfinite(a.train_nmse)
 
 
 def test_budget_caps_model_calls() -> None:
     result = run(4, llm_weight=0.5, budget=2)
-    assert result.model_calls == 2  # type: ignore[attr-defined]
-    assert result.found  # type: ignore[attr-defined]
+    assert result.model_calls == 2
+    assert result.found
 
 
 def _all(node: object) -> list[object]:
@@ -300,7 +301,7 @@ def test_simplify_folds_constants_as_symbolic_regression_jl() -> None:
     x = Var("x")
 
     def text(node: object) -> str:
-        return render(simplify(node), constant=True)  # type: ignore[arg-type]
+        return render(simplify(node), constant=True)
 
     assert text(Op("add", (Num(1.0), Op("add", (Num(2.0), x))))) == "(3.0 + x)"
     assert text(Op("mul", (Op("mul", (x, Num(2.0))), Num(4.0)))) == "(8.0 * x)"
@@ -354,7 +355,7 @@ def _user(request: GenerationRequest) -> str:
 
 def test_new_ideas_go_first_and_prompt_evol_shows_five_from_beyond_the_first_30() -> None:
     adapter = RecordingAdapter()
-    lasr = LaSRRun(problem(), adapter, SamplingConfig(), 0, LaSRConfig())  # type: ignore[arg-type]
+    lasr = LaSRRun(problem(), adapter, SamplingConfig(), 0, LaSRConfig())
     old = [f"old idea {i}" for i in range(40)]
     lasr.concepts = list(old)
     front = [

@@ -110,7 +110,7 @@ def test_mock_run_spends_the_budget_mixes_temperatures_and_improves() -> None:
     adapter = MockAdapter(MOCK)
     generate = adapter.generate
 
-    def spy(request):  # type: ignore[no-untyped-def]
+    def spy(request):
         seen.append(request.sampling.temperature)
         return generate(request)
 

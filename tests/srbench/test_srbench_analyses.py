@@ -121,9 +121,9 @@ def test_lsrb_report_prints_table1_in_the_papers_layout(
     capsys.readouterr()
     html = str(tmp_path / "r.html")
     assert main(["report", str(dirs[0]), str(dirs[1]), "--table1", "paper", "-o", html]) == 0
-    out = capsys.readouterr().out
-    table = out[out.index("Table 1 (the paper's layout)") :].splitlines()
-    assert "SA judged by: the paper's rule" in out
+    printed = capsys.readouterr().out
+    table = printed[printed.index("Table 1 (the paper's layout)") :].splitlines()
+    assert "SA judged by: the paper's rule" in printed
     head, sub, first, second, nmse = table[1:6]
     assert "Chemistry" in head or "chem" in head.lower(), head
     assert sub.split() == ["|", "SA", "Acc0.1", "NMSE"]
@@ -133,7 +133,7 @@ def test_lsrb_report_prints_table1_in_the_papers_layout(
     assert float(cells[0]) == pytest.approx(row["symbolic_accuracy_pct"], abs=0.005)
     assert float(cells[1]) == pytest.approx(row["acc_tau_id_pct"], abs=0.005)
     assert nmse.startswith("(NMSE = median")
-    assert "Table 1 of" not in out  # the paper's layout only
+    assert "Table 1 of" not in printed  # the paper's layout only
     assert main(["report", str(dirs[0]), "--table1", "ours", "-o", html]) == 0
     ours = capsys.readouterr().out
     assert f"Table 1 of {dirs[0]}" in ours and "Table 1 (the paper's layout)" not in ours

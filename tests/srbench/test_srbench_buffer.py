@@ -40,7 +40,7 @@ def test_island_shows_worst_first_and_favours_high_scores() -> None:
     for name, score in [("bad", -5.0), ("mid", -1.0), ("good", -0.1)]:
         island.register(name, score, 10)
     rng = np.random.default_rng(1)
-    shown = Counter()
+    shown: Counter[str] = Counter()
     for _ in range(500):
         picked = island.sample(rng)
         assert len(picked) == 2
@@ -81,7 +81,8 @@ def test_reset_by_registrations_restarts_the_weaker_half_from_survivors() -> Non
     # Islands 2 and 3 were the weakest: each now holds exactly one founder from island 0 or 1.
     for weak in (2, 3):
         assert buffer.islands[weak].num_programs == 1
-        assert buffer.best_item[weak] is not None and buffer.best_item[weak][0] in ("i0", "i1")
+        best = buffer.best_item[weak]
+        assert best is not None and best[0] in ("i0", "i1")
     assert buffer.best_item[0] is not None and buffer.best_item[0][0] == "i0"
 
 

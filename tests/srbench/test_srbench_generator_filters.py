@@ -51,7 +51,7 @@ def table(feynman_csv: Path) -> dict[str, object]:
     return {eq.name: eq for eq in read_feynman_csv(feynman_csv)}
 
 
-def test_found_symmetries_are_identities_for_sympy(table: dict) -> None:  # type: ignore[type-arg]
+def test_found_symmetries_are_identities_for_sympy(table: dict) -> None:
     found = 0
     for eq in table.values():
         program = eq.program()
@@ -64,7 +64,7 @@ def test_found_symmetries_are_identities_for_sympy(table: dict) -> None:  # type
     assert found >= 70
 
 
-def test_orbits_of_known_equations(table: dict) -> None:  # type: ignore[type-arg]
+def test_orbits_of_known_equations(table: dict) -> None:
     def orbits(name: str) -> dict[str, str]:
         eq = table[name]
         return orbit_representatives(eq.program(), {v.name: (v.low, v.high) for v in eq.variables})
@@ -96,8 +96,8 @@ def _same_up_to_renaming(dropped: Problem, kept: Problem) -> bool:
 def test_dedupe_drops_only_renamings_of_kept_problems(feynman_csv: Path) -> None:
     subset = ["I.12.2", "I.11.19", "I.18.12", "II.11.3", "I.10.7"]
     common = {"seed": 1, "n_train": 40, "n_test": 10, "equations": subset, "drop_model_free": False}
-    full = generate_transform(feynman_csv, dedupe=False, **common)  # type: ignore[arg-type]
-    kept = generate_transform(feynman_csv, **common)  # type: ignore[arg-type]
+    full = generate_transform(feynman_csv, dedupe=False, **common)
+    kept = generate_transform(feynman_csv, **common)
     kept_names = {p.name for p in kept.problems}
     dropped = [p for p in full.problems if p.name not in kept_names]
     assert {p.name for p in dropped} >= {"gen-I.12.2_1_0", "gen-I.11.19_3_0"}  # q2, y1
@@ -115,7 +115,7 @@ def test_dedupe_drops_only_renamings_of_kept_problems(feynman_csv: Path) -> None
 def test_model_free_fits() -> None:
     rng = np.random.default_rng(0)
 
-    def split(f):  # type: ignore[no-untyped-def]
+    def split(f):
         X = rng.uniform(1.0, 5.0, (200, 2))
         return np.column_stack([f(X[:, 0], X[:, 1]), X])
 

@@ -30,7 +30,7 @@ def feynman_csv(request: pytest.FixtureRequest) -> Path:
 
 
 @pytest.fixture(scope="module")
-def transform_report(feynman_csv: Path):  # type: ignore[no-untyped-def]
+def transform_report(feynman_csv: Path):
     # Nine equations have no distribution to match: the complexity match is for whole sets.
     return generate_transform(
         feynman_csv, seed=3, n_train=60, n_test=30, equations=SUBSET, match_complexity=False
@@ -67,7 +67,7 @@ def test_feynman_table_quirks(feynman_csv: Path) -> None:
     assert table["I.26.2"].program().n_params == 0  # arcsin parses, no free names
 
 
-def test_transform_problems_are_named_solved_and_consistent(transform_report) -> None:  # type: ignore[no-untyped-def]
+def test_transform_problems_are_named_solved_and_consistent(transform_report) -> None:
     rep = transform_report
     names = [p.name for p in rep.problems]
     assert len(names) == len(set(names)) >= 8
@@ -91,7 +91,7 @@ def test_transform_problems_are_named_solved_and_consistent(transform_report) ->
     assert rep.summary()["problems"] == len(rep.problems)
 
 
-def test_transform_is_deterministic(feynman_csv: Path, transform_report, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_transform_is_deterministic(feynman_csv: Path, transform_report, tmp_path: Path) -> None:
     cache = tmp_path / "cache.json"
     kwargs = {
         "seed": 3,
@@ -101,8 +101,8 @@ def test_transform_is_deterministic(feynman_csv: Path, transform_report, tmp_pat
         "cache_path": cache,
         "match_complexity": False,
     }
-    again = generate_transform(feynman_csv, **kwargs)  # type: ignore[arg-type]
-    cached = generate_transform(feynman_csv, **kwargs)  # type: ignore[arg-type]
+    again = generate_transform(feynman_csv, **kwargs)
+    cached = generate_transform(feynman_csv, **kwargs)
     assert_same_problems(again.problems, transform_report.problems)
     assert_same_problems(cached.problems, transform_report.problems)
     other = generate_transform(

@@ -334,13 +334,14 @@ def test_a_release_folder_loads_every_problem_whatever_its_ground_truth(tmp_path
     assert problems["caret"].expression == "r*v**2"
     assert problems["latex"].symbols == ["E", "m", "c"] and problems["latex"].expression == "m*c**2"
     assert problems["pi"].expression == "pi*r**2"
-    assert problems["constant"].inputs == ["q"] and problems["constant"].ground_truth().n_params == 1
+    truth = problems["constant"].ground_truth()
+    assert problems["constant"].inputs == ["q"] and truth is not None and truth.n_params == 1
     template = problems["PO_template"].ground_truth()
     assert template is not None and template.n_params == 2  # F0 and omega0
     assert all(p.desc == "" for p in problems.values())
 
 
-def test_a_release_folder_runs_every_problem_through_the_suite(tmp_path: Path, run_suite) -> None:  # type: ignore[no-untyped-def]
+def test_a_release_folder_runs_every_problem_through_the_suite(tmp_path: Path, run_suite) -> None:
     (tmp_path / "release").mkdir()
     _write_quirky_release(tmp_path / "release")
     suite = Path(__file__).resolve().parents[2] / "suites" / "llm_srbench"

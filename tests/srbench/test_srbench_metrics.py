@@ -84,7 +84,7 @@ def test_strict_policy_counts_non_finite_predictions_instead_of_dropping_them() 
 
 @given(st.lists(st.one_of(st.none(), st.floats(0, 10, allow_nan=False)), min_size=1, max_size=9))
 def test_median_treats_invalid_as_worst(values: list[float | None]) -> None:
-    med = median_or_none(values)  # type: ignore[arg-type]
+    med = median_or_none(values)
     finite_values = [v for v in values if v is not None]
     if len(finite_values) * 2 > len(values):
         assert med is not None and min(finite_values) <= med <= max(finite_values)

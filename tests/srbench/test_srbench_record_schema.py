@@ -15,7 +15,7 @@ SUITE = SUITES / "llm_srbench"
 
 
 @pytest.mark.parametrize("method", ["direct", "llmsr", "lasr", "sga"])
-def test_every_record_key_is_a_schema_field(method: str, run_suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_every_record_key_is_a_schema_field(method: str, run_suite, tmp_path: Path) -> None:
     result = run_suite(
         f"--lsrb-sr-method={method}",
         "--lsrb-sr-budget=2",

@@ -17,6 +17,7 @@ from pytest_lsrb.equations import parse_expression
 from pytest_lsrb.srbench.data.loaders import load_problems
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
+from pytest_lsrb.srbench.records import SrbenchFields
 from pytest_lsrb.srbench.scoring.evaluation import score
 from pytest_lsrb.srbench.task import SrbenchTask, problem_slice_predicate
 
@@ -189,7 +190,7 @@ REQUIRED_FIELDS = {
 }
 
 
-def test_default_run_end_to_end(run_suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_default_run_end_to_end(run_suite, tmp_path: Path) -> None:
     res = run_suite(suite=SUITE, out=tmp_path / "a")
     assert res.returncode in (0, 1), res.stdout + res.stderr
     attempts = res.attempts()
@@ -209,7 +210,7 @@ def test_default_run_end_to_end(run_suite, tmp_path: Path) -> None:  # type: ign
     assert "LSR-Synth" in res.stdout or "lsr_synth" in res.stdout  # the terminal prints Table 1
 
 
-def _attempt(problem: Problem, seed: int, **options: object) -> dict[str, object]:
+def _attempt(problem: Problem, seed: int, **options: object) -> SrbenchFields:
     from lsrb_testing import mock_config
 
     from pytest_lsrb.adapters.base import SamplingConfig
@@ -263,7 +264,7 @@ def _prepare(*args: str) -> object:
     from pytest_lsrb.engine.option_table import OPTIONS, dest
     from pytest_lsrb.session.prepare import prepare_suite_run
 
-    values = {dest(o.name): None for o in OPTIONS}
+    values: dict[str, str | None] = {dest(o.name): None for o in OPTIONS}
     for arg in args:
         name, _, value = arg.removeprefix("--lsrb-").partition("=")
         values[dest(name)] = value
@@ -454,7 +455,7 @@ def test_methods_sample_at_the_references_settings_unless_told(
     assert run.config["max_tokens"] == (512 if method == "direct-expression" else 1024)
 
 
-def test_the_llm_judge_is_a_fixed_model_never_the_one_under_test(run_suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_llm_judge_is_a_fixed_model_never_the_one_under_test(run_suite, tmp_path: Path) -> None:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -536,7 +537,7 @@ def test_best_of_k_takes_the_lowest_training_mse_and_says_so() -> None:
     assert only["per_problem"] == "sample 0" and only["median_nmse_id"] == pytest.approx(0.4)
 
 
-def test_best_of_k_is_recorded_in_the_run(run_suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_best_of_k_is_recorded_in_the_run(run_suite, tmp_path: Path) -> None:
     res = run_suite(
         "--lsrb-goal-slice=domain:chemistry",
         "--lsrb-samples=2",
@@ -551,7 +552,7 @@ def test_best_of_k_is_recorded_in_the_run(run_suite, tmp_path: Path) -> None:  #
     assert summary["config"]["sr_per_problem"] == "best_train"
     [row] = summary["srbench_table"].values()
     assert row["per_problem"] == "best of 2 samples by training MSE" and row["attempts"] == 2
-    best = {}
+    best: dict[str, tuple[float, int]] = {}
     for a in attempts:
         key = (a["train_mse"] if a["train_mse"] is not None else float("inf"), a["sample_index"])
         best[a["item_id"]] = min(best.get(a["item_id"], key), key)

@@ -24,13 +24,13 @@ HEAVY = "m*v/c + ((m + v + c)**6*(2*m + v - m)**6 + 1)**12"
 
 
 @pytest.fixture(scope="module")
-def relativistic_mass():  # type: ignore[no-untyped-def]
+def relativistic_mass():
     problem = next(p for p in load_problems(INDEX) if p.name.startswith("gen-I.10.7"))
     assert problem.expression == "m*sqrt(1 - v**2/c**2)"
     return problem
 
 
-def result_for(problem, text: str) -> DiscoveryResult:  # type: ignore[no-untyped-def]
+def result_for(problem, text: str) -> DiscoveryResult:
     program = parse_expression(text, problem.inputs, free_params=True)
     return DiscoveryResult(
         program=program,
@@ -41,7 +41,7 @@ def result_for(problem, text: str) -> DiscoveryResult:  # type: ignore[no-untype
     )
 
 
-def test_the_trig_heavy_answer_is_decided_by_its_family(relativistic_mass) -> None:  # type: ignore[no-untyped-def]
+def test_the_trig_heavy_answer_is_decided_by_its_family(relativistic_mass) -> None:
     fields = score(
         relativistic_mass,
         result_for(relativistic_mass, TRIG),
@@ -51,7 +51,7 @@ def test_the_trig_heavy_answer_is_decided_by_its_family(relativistic_mass) -> No
     assert fields["acc_tau_id"] is True and fields["verification_outcome"] == "accurate"
 
 
-def test_an_answer_sympy_cannot_expand_is_undecided_within_its_budget(relativistic_mass) -> None:  # type: ignore[no-untyped-def]
+def test_an_answer_sympy_cannot_expand_is_undecided_within_its_budget(relativistic_mass) -> None:
     fields = score(
         relativistic_mass,
         result_for(relativistic_mass, HEAVY),
@@ -60,7 +60,7 @@ def test_an_answer_sympy_cannot_expand_is_undecided_within_its_budget(relativist
     assert fields["symbolic_match"] is None and fields["symbolic_method"] == UNDECIDED
 
 
-def test_ordinary_answers_keep_their_verdicts(relativistic_mass) -> None:  # type: ignore[no-untyped-def]
+def test_ordinary_answers_keep_their_verdicts(relativistic_mass) -> None:
     same = score(relativistic_mass, result_for(relativistic_mass, "m*sqrt(1 - v**2/c**2)"))
     other = score(relativistic_mass, result_for(relativistic_mass, "m*v/c"))
     assert (same["symbolic_match"], same["symbolic_method"]) == (True, "family")
@@ -76,7 +76,7 @@ def test_the_discovery_time_limit_also_caps_the_check() -> None:
     assert judge_budget({"sr_judge_time_limit": 60.0, "sr_time_limit": 10.0}, started).time_s == MIN_JUDGE_S
 
 
-def test_a_run_with_the_trig_answer_finishes_with_an_undecided_verdict(run_suite) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_with_the_trig_answer_finishes_with_an_undecided_verdict(run_suite) -> None:
     """Through pytest, like a user: the model (a local Ollama-speaking server) answers the trig
     answer sympy cannot expand; with --lsrb-sr-time-limit 3 the attempt ends, its verdict recorded
     as undecided."""

@@ -12,7 +12,7 @@ from pytest_lsrb.engine.summary import Summarizer
 from pytest_lsrb.tactic.task import TacticSummary
 
 REPOS = {"https://github.com/o/alpha.git": "v4.9.0", "https://github.com/o/beta": "v4.10.0"}
-OUTCOMES = {
+OUTCOMES: dict[str, dict[str, object]] = {
     "closed": {"verification_attempted": True, "verification_success": True},
     "lean_error": {"verification_attempted": True, "verification_success": False},
     "timeout": {"generation_error_kind": "timeout", "generation_error_domain": "transport"},

@@ -209,6 +209,61 @@ class FileBackend:
             compiled, messages=compiled.messages + placed, elapsed_s=compiled.elapsed_s + asked.elapsed_s
         )
 
+    def kernel_recheck(self, source: str, *, checker: str) -> tuple[bool | None, LeanRun]:
+        """Compile `source` to an `.olean` under a scratch module name and replay it through the
+        kernel with lean4checker (`lake env lean4checker <Module>`, its README's invocation).
+        (True, run): the checker accepted every declaration; (False, run): it found a problem
+        (run.detail holds its report); (None, run): the compile or the checker could not run."""
+        split = split_module(source) if is_module(source) else None
+        scratch = Path(tempfile.mkdtemp(prefix="lsrb-recheck-", dir=self.scratch_root))
+        try:
+            module_file = scratch / "src" / Path(*SCRATCH_MODULE.split(".")).with_suffix(".lean")
+            olean = scratch / "build" / Path(*SCRATCH_MODULE.split(".")).with_suffix(".olean")
+            module_file.parent.mkdir(parents=True, exist_ok=True)
+            olean.parent.mkdir(parents=True, exist_ok=True)
+            module_file.write_text(split.module_text if split is not None else source, encoding="utf-8")
+            argv = self.argv(module_file, ["-R", str(scratch / "src"), "-o", str(olean)])
+            with _slot(self.slots):
+                compiled = self._run_of(
+                    run_bounded(argv, cwd=self.project, timeout_s=self.timeout_s, memory_mb=self.memory_mb)
+                )
+            if compiled.status != "ok":
+                return None, compiled
+            if compiled.errors:
+                detail = f"compiling the closed answer for the kernel re-check: {compiled.errors[0].data}"
+                return None, LeanRun("failed", detail=detail, elapsed_s=compiled.elapsed_s)
+            env = dict(os.environ)
+            env["LEAN_PATH"] = os.pathsep.join(p for p in (str(scratch / "build"), env.get("LEAN_PATH")) if p)
+            check_argv = (
+                [self.lake_command, "env", checker, SCRATCH_MODULE]
+                if self.project is not None
+                else [checker, SCRATCH_MODULE]
+            )
+            with _slot(self.slots):
+                checked = run_bounded(
+                    check_argv, cwd=self.project, timeout_s=self.timeout_s, memory_mb=self.memory_mb, env=env
+                )
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        elapsed = compiled.elapsed_s + checked.elapsed_s
+        if checked.status == "missing":
+            return None, LeanRun("toolchain_missing", detail=checked.detail)
+        if checked.status != "exited":
+            return None, LeanRun(checked.status, detail=f"lean4checker: {checked.detail}", elapsed_s=elapsed)
+        if checked.returncode == 0:
+            return True, LeanRun("ok", elapsed_s=elapsed)
+        report = "\n".join(
+            line for line in (checked.stdout + "\n" + checked.stderr).split("\n") if line.strip()
+        )
+        # lean4checker's report on a kernel rejection (its tests' *.expected.out): "lean4checker
+        # found a problem in <Module>" then "uncaught exception: (kernel) ...". Any other exit is
+        # the checker's own trouble (a missing .olean, a usage error), not the answer's.
+        if "(kernel)" in report or "found a problem" in report:
+            kept = report[report.find("uncaught exception") :] if "uncaught exception" in report else report
+            return False, LeanRun("ok", detail=kept.strip()[-2000:], elapsed_s=elapsed)
+        detail = f"lean4checker exit code {checked.returncode}: {report[-1000:]}"
+        return None, LeanRun("failed", detail=detail, elapsed_s=elapsed)
+
     def _run_of(self, result: ProcessResult) -> LeanRun:
         if result.status == "missing":
             return LeanRun("toolchain_missing", detail=result.detail)

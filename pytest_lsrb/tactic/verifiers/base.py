@@ -107,6 +107,13 @@ class LeanVerifierBase(ABC):
 
     def refuse_profiles(self) -> None:
         """Profiles this mode cannot honour, refused in one sentence at construction."""
+        for profile, file in self.profiles.profiles:
+            if profile.kernel_recheck != "off" and not profile.skip and self.mode != "repo_replay":
+                raise LsrbUsageError(
+                    f"{file}: field 'kernel_recheck': the kernel re-check runs in --lsrb-verification="
+                    f"repo_replay only (it replays the repository's compiled module), not {self.mode}; "
+                    "remove the key from this profile or verify with repo_replay."
+                )
         if self.kimina_allowed:
             return
         for profile, file in self.profiles.profiles:
@@ -138,6 +145,17 @@ class LeanVerifierBase(ABC):
                         "sent to the model."
                     )
             for exe in self.executables(profile):
+                if (
+                    which(exe) is None
+                    and exe == profile.lean4checker_command
+                    and profile.kernel_recheck != "off"
+                ):
+                    raise LsrbUsageError(
+                        f"{files.get(profile.id, profile.id)}: field 'kernel_recheck': "
+                        f"'{profile.kernel_recheck}' needs `{exe}`, which is not on PATH: build lean4checker "
+                        "for the repositories' Lean version and set lean4checker_command, or set "
+                        'kernel_recheck = "off"; nothing was sent to the model.'
+                    )
                 if which(exe) is None:
                     raise LsrbUsageError(
                         f"--lsrb-verification={self.mode} needs `{exe}` (profile {profile.id}), which is "
@@ -153,6 +171,11 @@ class LeanVerifierBase(ABC):
     def allow_native(self, profile: ReplayProfile) -> bool:
         """Whether a proof may trust the compiler (`native_decide`): the profile or the run says so."""
         return profile.allow_native_decide or self.config.allow_native_decide
+
+    def reject_inherited(self, profile: ReplayProfile) -> bool:
+        """Whether sorryAx owed to a lemma proved by sorry fails the answer: the profile's
+        `reject_inherited_sorry` or --lsrb-strict-inherited-sorry says so."""
+        return profile.reject_inherited_sorry or self.config.strict_inherited_sorry
 
     def max_heartbeats(self, profile: ReplayProfile) -> int | None:
         """--lsrb-max-heartbeats, else the profile's `max_heartbeats` (None: Lean's default)."""

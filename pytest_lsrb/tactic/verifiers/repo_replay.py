@@ -41,7 +41,7 @@ from pytest_lsrb.tactic.lean.acceptance import (
     sorry_diff,
     warning_diff,
 )
-from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun, lean_interact_available
+from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, lean_interact_available
 from pytest_lsrb.tactic.lean.checkout import CheckoutCache, CheckoutFailure
 from pytest_lsrb.tactic.lean.declaration import TARGET_NAME, prompt_context, referenced_names
 from pytest_lsrb.tactic.lean.modules import is_module
@@ -115,7 +115,8 @@ class RepoReplayVerifier(LeanVerifierBase):
         return prompt_context(source, row.start_line, lines)
 
     def executables(self, profile: ReplayProfile) -> list[str]:
-        return [profile.git_command, profile.lake_command, *super().executables(profile)]
+        recheck = [profile.lean4checker_command] if profile.kernel_recheck == "lean4checker" else []
+        return [profile.git_command, profile.lake_command, *super().executables(profile), *recheck]
 
     def check(self, row: TacticRow, tactic: str, profile: ReplayProfile) -> VerificationResult:
         # Without a toolchain nothing below can run: say so before cloning anything.
@@ -211,6 +212,30 @@ class RepoReplayVerifier(LeanVerifierBase):
             owed = self._owed_sorry(backend, row, prepared, names)
             if owed:
                 verdict = self._judge(profile, prepared, patched, baseline, run, inherited=owed)
+        if verdict.outcome == "closed" and profile.kernel_recheck == "lean4checker":
+            return self._kernel_recheck(root, profile, patched.text, verdict)
+        return from_verdict(verdict)
+
+    def _kernel_recheck(
+        self, root: Path, profile: ReplayProfile, text: str, verdict: Verdict
+    ) -> VerificationResult:
+        """The closed answer's file compiled and replayed through the kernel by lean4checker:
+        what the elaborator let into the environment (an option that skipped the kernel, an
+        `addDecl` by metaprogramming) must pass the kernel too."""
+        checker = FileBackend(
+            project=root,
+            timeout_s=self.check_timeout(profile),
+            memory_mb=profile.memory_mb,
+            lean_command=profile.lean_command,
+            lake_command=profile.lake_command,
+            max_heartbeats=self.max_heartbeats(profile),
+        )
+        passed, run = checker.kernel_recheck(text, checker=profile.lean4checker_command)
+        if passed is None:
+            failed = from_failed_run(run, stage="tactic")
+            return failed if failed is not None else result("oom_or_crash", subkind="process_failed")
+        if not passed:
+            return result("lean_error", subkind="kernel_recheck", detail=run.detail)
         return from_verdict(verdict)
 
     def _owed_sorry(
@@ -295,7 +320,7 @@ class RepoReplayVerifier(LeanVerifierBase):
             sorry_expected=keeps_sorry,
             progress_span=patched.spliced.block,
             inherited=inherited,
-            reject_inherited=profile.reject_inherited_sorry,
+            reject_inherited=self.reject_inherited(profile),
         )
 
     def _baseline(

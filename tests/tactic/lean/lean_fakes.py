@@ -240,6 +240,13 @@ if "-o" in sys.argv and not any(m["severity"] == "error" for m in emitted):
     os.makedirs(os.path.dirname(olean), exist_ok=True)
     with open(olean, "w", encoding="utf-8") as fh:
         json.dump(table, fh)
+    # what the kernel never saw: declarations elaborated under `debug.skipKernelTC`, or holding
+    # FAKE_LEAN_UNCHECKED (a metaprogram that adds to the environment unchecked), for the fake
+    # lean4checker, which replays the module through the kernel
+    marks = ["debug.skipKernelTC true", *filter(None, [os.environ.get("FAKE_LEAN_UNCHECKED")])]
+    unchecked = [d[0] for d in decls if any(mark in d[3] for mark in marks)]
+    with open(olean + ".unchecked", "w", encoding="utf-8") as fh:
+        json.dump(unchecked, fh)
 for m in emitted:
     print(json.dumps(m, ensure_ascii=False))
 sys.exit(1 if any(m["severity"] == "error" for m in emitted) else 0)
@@ -259,6 +266,41 @@ if log:
         fh.write(" ".join(args) + "\t" + os.getcwd() + "\n")
 if args[:1] == ["build"]:
     sys.exit(int(os.environ.get("FAKE_LAKE_BUILD_RC", "0")))
+sys.exit(0)
+"""
+
+# lean4checker (github.com/leanprover/lean4checker): `lean4checker MODULE` finds MODULE's
+# .olean on the search path and replays its declarations through the kernel. Messages from its
+# Main.lean (`object file '...' of module ... does not exist`, the usage line) and its tests'
+# Lean4CheckerTests/*.expected.out (`lean4checker found a problem in MODULE`, then
+# `uncaught exception: (kernel) ...`); an uncaught exception exits 1. A declaration the fake
+# lean compiled under `debug.skipKernelTC` is what the kernel rejects (FAKE_LEAN4CHECKER_LOG
+# gets each call's argv).
+FAKE_LEAN4CHECKER = r"""
+import json, os, sys
+log = os.environ.get("FAKE_LEAN4CHECKER_LOG")
+if log:
+    with open(log, "a") as fh:
+        fh.write(json.dumps(sys.argv[1:]) + "\n")
+args = sys.argv[1:]
+if len(args) != 1:
+    print("uncaught exception: Usage: lake exe lean4checker Mathlib.Data.Nat.Basic", file=sys.stderr)
+    sys.exit(1)
+module = args[0]
+folders = [f for f in os.environ.get("LEAN_PATH", "").split(os.pathsep) if f]
+found = [os.path.join(f, *module.split(".")) + ".olean" for f in folders]
+olean = next((o for o in found if os.path.isfile(o)), None)
+if olean is None:
+    where = module.replace(".", "/") + ".olean"
+    print(f"uncaught exception: object file '{where}' of module {module} does not exist", file=sys.stderr)
+    sys.exit(1)
+side = olean + ".unchecked"
+unchecked = json.load(open(side, encoding="utf-8")) if os.path.isfile(side) else []
+if unchecked:
+    print(f"lean4checker found a problem in {module}")
+    print("uncaught exception: (kernel) declaration type mismatch, '" + unchecked[0] + "' has type\n  Prop\n"
+          "but it is expected to have type\n  False", file=sys.stderr)
+    sys.exit(1)
 sys.exit(0)
 """
 
@@ -341,6 +383,7 @@ def install_toolchain(bin_dir: Path) -> dict[str, Path]:
         "lake": install(bin_dir, "lake", FAKE_LAKE),
         "repl": install(bin_dir, "repl", FAKE_REPL),
         "git": install(bin_dir, "git", FAKE_GIT),
+        "lean4checker": install(bin_dir, "lean4checker", FAKE_LEAN4CHECKER),
     }
 
 

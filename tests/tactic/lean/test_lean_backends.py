@@ -32,7 +32,7 @@ def backend(tmp_path: Path, **kw: object) -> FileBackend:
         "scratch_root": tmp_path,
     }
     args.update(kw)
-    return FileBackend(**args)  # type: ignore[arg-type]
+    return FileBackend(**args)
 
 
 def test_file_backend_reads_lean_json_messages(

@@ -95,7 +95,7 @@ def test_only_the_sorry_span_changes(prefix: str, suffix: str, tactic: str, kind
     text = prefix + "sorry" + suffix
     line = prefix.count("\n") + 1
     col = len(prefix) - (prefix.rfind("\n") + 1)
-    out = splice(text, (line, col), (line, col + 5), tactic, kind=kind)  # type: ignore[arg-type]
+    out = splice(text, (line, col), (line, col + 5), tactic, kind=kind)
     assert out.text == prefix + out.replacement + suffix
     assert out.replacement == (tactic.strip() if kind == "tactic" else f"(by {tactic.strip()})")
     assert span_text(out.text, *out.span) == out.replacement

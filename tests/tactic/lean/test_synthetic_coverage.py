@@ -112,7 +112,7 @@ def test_every_synthetic_rate_shows_the_subset_it_is_over(tmp_path: Path) -> Non
     lines = summary_lines(summary, tmp_path)
     assert any("0.500 (of 2 judged; 3 not restatable or not reconstructible)" in line for line in lines)
     assert any(
-        line.startswith("verification_pass_at_k_1") and "not restatable or not reconstructible" in line
+        line.startswith("pass@1") and "not restatable or not reconstructible" in line
         for line in lines
     )
 

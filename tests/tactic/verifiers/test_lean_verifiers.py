@@ -58,7 +58,7 @@ def error_at(contains: str, data: str, at: str, to_end: bool = False) -> dict[st
 
 
 @pytest.fixture
-def synthetic(tmp_path: Path) -> SyntheticVerifier:
+def synthetic(tmp_path: Path) -> Iterator[SyntheticVerifier]:
     profiles = tmp_path / "profiles"
     profiles.mkdir()
     (profiles / "default.toml").write_text('schema_version = 1\nsynthetic_header = "core"\n')
@@ -485,7 +485,7 @@ SOURCE = "import Repo.Defs\n\ntheorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q
 
 
 @pytest.fixture
-def replay(tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch) -> RepoReplayVerifier:
+def replay(tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RepoReplayVerifier]:
     tree = tmp_path / "tree"
     (tree / "Repo").mkdir(parents=True)
     (tree / "Repo" / "Basic.lean").write_text(SOURCE)

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import pytest
 from test_lean_verifiers import _replay_with, row, rules
 
 from pytest_lsrb.engine.verifier import VerificationResult
+from pytest_lsrb.tactic.verifiers.repo_replay import RepoReplayVerifier
 
 BLUEPRINT = (
     "import Repo.Defs\n\n"
@@ -71,6 +73,32 @@ def test_a_lemma_proved_by_sorry_in_the_file_is_not_the_answer_s_sorry(
         # asked on the unpatched file (the target's sorry still there), one line of probes
         assert owed[TARGET_LINE - 1] == "  sorry"
         assert any(line.startswith("#print axioms ") and "#print axioms helper" in line for line in owed)
+
+
+def test_the_strict_inherited_sorry_flag_refuses_what_the_profile_allows(
+    tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--lsrb-strict-inherited-sorry (VerifierConfig.strict_inherited_sorry) is the profile key's
+    run-wide spelling: the same answer, under a profile that leaves the key off, fails."""
+    v = _replay_with(tmp_path, monkeypatch, BLUEPRINT, "")
+    strict = RepoReplayVerifier(dataclasses.replace(v.config, strict_inherited_sorry=True))
+    try:
+        r = row(start_line=TARGET_LINE, end_line=TARGET_LINE)
+        res = strict.check(r, "exact helper p q hp hq", strict.profile_for(r))
+        assert (res.outcome, res.subkind) == ("lean_error", "inherited_sorry"), res.detail
+        lenient = v.check(r, "exact helper p q hp hq", v.profile_for(r))
+        assert (lenient.outcome, lenient.subkind) == ("closed", "inherited_sorry"), lenient.detail
+    finally:
+        v.close()
+        strict.close()
+
+
+def test_the_strict_inherited_sorry_flag_is_in_the_summary_config(run_suite: Any, tmp_path: Path) -> None:
+    strict = run_suite("--lsrb-strict-inherited-sorry", "--lsrb-max-items=1", out=tmp_path / "strict")
+    assert strict.returncode == 0, strict.stdout + strict.stderr
+    assert strict.summary()["config"]["strict_inherited_sorry"] is True
+    plain = run_suite("--lsrb-max-items=1", out=tmp_path / "plain")
+    assert plain.summary()["config"]["strict_inherited_sorry"] is False
 
 
 def test_an_imported_lemma_proved_by_sorry_is_inherited_too(

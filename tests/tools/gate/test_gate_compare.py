@@ -82,6 +82,7 @@ def test_option_mistakes_are_one_sentence(tmp_path: Path) -> None:
         (dict(baseline=None, max_drop=None, alpha=0.0), "--lsrb-alpha must be in (0, 1]"),
     ]
     for kwargs, words in cases:
+        assert isinstance(kwargs, dict)
         with pytest.raises(LsrbUsageError) as err:
             gate_config(kwargs["baseline"], kwargs["max_drop"], None, kwargs.get("alpha"))
         assert words in str(err.value)

@@ -123,7 +123,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     return SimpleNamespace(root=root, c=[c0, c1, c2, c3, c4, c5], old=old, side=side)
 
 
-def fate(world: SimpleNamespace, needle: str, nth: int = 0, path: str = "Goals/Basic.lean") -> object:
+def fate(world: SimpleNamespace, needle: str, nth: int = 0, path: str = "Goals/Basic.lean") -> Fate:
     text = BASIC if path == "Goals/Basic.lean" else world.old
     line, col = line_of(text, needle, nth)
     return sorry_fate(RepoHistory(world.root), world.c[0], path, line, col)
