@@ -32,6 +32,7 @@ def pytest_terminal_summary(terminalreporter):
         "counts": counts,
         "reported_progress": terminalreporter.reported_progress,
         "ids_held": sum(1 for _ in set.__iter__(terminalreporter._progress_nodeids_reported)),
+        "stash_entries": sum(len(item.stash._storage) for item in terminalreporter._session.items),
     }
     with open(os.environ["LSRB_INSPECT_OUT"], "w") as fh:
         json.dump(out, fh)
@@ -67,6 +68,7 @@ def test_passed_reports_are_counted_not_kept(
     assert seen["kinds"]["passed"] == ["Counted"]
     assert seen["kinds"].get("", ["Counted"]) == ["Counted"]
     assert seen["reported_progress"] == 12 and seen["ids_held"] == 0
+    assert seen["stash_entries"] == 0  # a serial run's finished items keep no stash entry
     assert "12 passed" in stdout.splitlines()[-1]
     assert "[100%]" in stdout
 

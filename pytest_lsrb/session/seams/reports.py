@@ -110,9 +110,10 @@ class ReportKeeper:
 
 def release_item(item: Any) -> None:
     """After `item`'s last report: drop what pytest left on it that nothing reads again — the
-    tmp_path retention flags its reports set after the fixture was torn down, the room the
-    logging plugin's stash entries took (the stash's dict is copied to its live entries), and
-    the cached `location` (recomputed if asked for)."""
+    tmp_path retention flags its reports set after the fixture was torn down, skipping's `None`
+    xfail verdict (a test with no xfail mark), the room the logging plugin's stash entries took
+    (the stash's dict is copied to its live entries, or made a fresh empty one), and the cached
+    `location` (recomputed if asked for)."""
     stash = getattr(item, "stash", None)
     storage = getattr(stash, "_storage", None)
     if type(storage) is dict:
@@ -122,5 +123,13 @@ def release_item(item: Any) -> None:
             storage.pop(tmppath_result_key, None)
         except ImportError:
             pass
-        stash._storage = dict(storage)  # type: ignore[union-attr]
+        try:  # skipping's xfail verdict, read only while the test's reports are made
+            from _pytest.skipping import xfailed_key
+
+            if xfailed_key in storage and storage[xfailed_key] is None:
+                del storage[xfailed_key]
+        except ImportError:
+            pass
+        # a fresh empty dict holds no key table (a copy of one entry takes ~350 B per test)
+        stash._storage = dict(storage) if storage else {}  # type: ignore[union-attr]
     vars(item).pop("location", None)
