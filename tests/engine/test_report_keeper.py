@@ -30,7 +30,8 @@ def pytest_terminal_summary(terminalreporter):
     out = {
         "kinds": kinds,
         "counts": counts,
-        "reported_progress": terminalreporter.reported_progress,
+        # pytest >= 8.1 (the count its progress reads); None on 8.0, which reads the set's size
+        "reported_progress": getattr(terminalreporter, "reported_progress", None),
         "ids_held": sum(1 for _ in set.__iter__(terminalreporter._progress_nodeids_reported)),
         "stash_entries": sum(len(item.stash._storage) for item in terminalreporter._session.items),
     }
@@ -67,7 +68,10 @@ def test_passed_reports_are_counted_not_kept(
     assert seen["counts"]["passed"] == 12
     assert seen["kinds"]["passed"] == ["Counted"]
     assert seen["kinds"].get("", ["Counted"]) == ["Counted"]
-    assert seen["reported_progress"] == 12 and seen["ids_held"] == 0
+    if seen["reported_progress"] is not None:  # pytest >= 8.1: ids go as tests finish
+        assert seen["reported_progress"] == 12 and seen["ids_held"] == 0
+    else:  # pytest 8.0 adds a test's id after its last report: the set is left as pytest keeps it
+        assert seen["ids_held"] == 12
     assert seen["stash_entries"] == 0  # a serial run's finished items keep no stash entry
     assert "12 passed" in stdout.splitlines()[-1]
     assert "[100%]" in stdout
