@@ -5,6 +5,7 @@ methods; nothing here is a hook itself."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from pytest_lsrb.engine.runner import Attempt, Runner
 
 
-class LsrbSession:
+class LsrbSession(ABC):
     """Per-process plugin state: the suite run, the order of its tests, the runner, the heap."""
 
     is_worker: ClassVar[bool]  # an xdist worker (the controller and a serial run: False)
@@ -85,10 +86,10 @@ class LsrbSession:
             return None
         return self.prepare(roots[0])
 
+    @abstractmethod
     def start(self, run: SuiteRun) -> None:
         """The role's own start once the suite is prepared (the controller opens the run's
         output; a worker its appends and sends)."""
-        raise NotImplementedError
 
     def suite_run_for(self, path: Path) -> SuiteRun:
         root = suite_root_of(path)
@@ -132,7 +133,7 @@ class LsrbSession:
         if self.run is not None:
             self.heap.freeze()  # the test items live until the session ends (session.heap)
 
-    def count_collected(self, tests: int) -> None:
+    def count_collected(self, tests: int) -> None:  # noqa: B027 (a hook whose default does nothing)
         """This process collected `tests` tests (the controller's progress line learns the total)."""
 
     # -- attempts and records ------------------------------------------------------------------
@@ -175,17 +176,18 @@ class LsrbSession:
             pytest.fail(f"infrastructure error: {attempt.judgement.message}", pytrace=False)
         return attempt
 
-    def before_attempt(self, runner: Runner) -> None:
+    def before_attempt(self, runner: Runner) -> None:  # noqa: B027 (a hook whose default does nothing)
         """What the role does before each attempt (a worker catches up after a crash)."""
 
+    @abstractmethod
     def keep(self, record: AttemptDict) -> None:
         """Append the record of the attempt a test's setup just made to attempts.jsonl, there
         and then: before its test's report is made, and while the record is still warm in the
         CPU's caches. Serially this process appends it; an xdist worker appends its own."""
-        raise NotImplementedError
 
+    @abstractmethod
     def append_untaken(self, record: AttemptDict) -> None:
-        raise NotImplementedError
+        """Append a record made ahead for a test that never ran (the role's own writer)."""
 
     def record_untaken(self, records: list[AttemptDict]) -> None:
         """Record answers fetched ahead for tests that never ran (a quota stop, -x): the provider
