@@ -86,3 +86,24 @@ def mock_config(mock_answer: Callable[..., str]) -> Any:
     from pytest_lsrb.engine.task import mock_answers
 
     return AdapterConfig(name="mock", answers=mock_answers(mock_answer))
+
+
+def kimina_row(goal: str, item: str = "k1") -> Any:
+    """One tactic index row for `goal` at a fixed location, as the Kimina tests send it."""
+    from pytest_lsrb.tactic.rows import TacticRow
+
+    return TacticRow.model_validate(
+        {
+            "item_id": item,
+            "repo_remote": "https://github.com/example/repo",
+            "repo_branch": "main",
+            "repo_commit": "a" * 40,
+            "repo_lean_version": "v4.22.0",
+            "path": "Repo/Basic.lean",
+            "start_line": 4,
+            "start_column": 2,
+            "end_line": 4,
+            "end_column": 7,
+            "goal_text": goal,
+        }
+    )

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from fakes.hostile_kimina import HostileKimina
 from hostile_kit import assert_one_sentence
+from lsrb_testing import kimina_row
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.redaction import register_key
@@ -66,21 +67,7 @@ def backend(url: str, timeout_s: float = 5.0, *, monkeypatch: pytest.MonkeyPatch
 
 
 def row() -> TacticRow:
-    return TacticRow.model_validate(
-        {
-            "item_id": "k1",
-            "repo_remote": "https://github.com/example/repo",
-            "repo_branch": "main",
-            "repo_commit": "a" * 40,
-            "repo_lean_version": "v4.22.0",
-            "path": "Repo/Basic.lean",
-            "start_line": 4,
-            "start_column": 2,
-            "end_line": 4,
-            "end_column": 7,
-            "goal_text": GOAL,
-        }
-    )
+    return kimina_row(GOAL)
 
 
 def profile_file(tmp_path: Path, url: str, extra: str = "") -> Path:

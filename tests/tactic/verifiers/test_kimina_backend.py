@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from fakes.local_server import LocalServer
+from lsrb_testing import kimina_row
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.verifier import VerifierConfig, create_verifier
@@ -123,21 +124,7 @@ def kimina() -> Iterator[FakeKimina]:
 
 
 def row() -> TacticRow:
-    return TacticRow.model_validate(
-        {
-            "item_id": "k1",
-            "repo_remote": "https://github.com/example/repo",
-            "repo_branch": "main",
-            "repo_commit": "a" * 40,
-            "repo_lean_version": "v4.22.0",
-            "path": "Repo/Basic.lean",
-            "start_line": 4,
-            "start_column": 2,
-            "end_line": 4,
-            "end_column": 7,
-            "goal_text": GOAL,
-        }
-    )
+    return kimina_row(GOAL)
 
 
 def verifier(tmp_path: Path, url: str, extra: str = "") -> SyntheticVerifier:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsrb_testing import kimina_row
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.verifier import VerifierConfig
@@ -132,21 +133,7 @@ def no_local_lean(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def row(goal: str, item: str = "k1") -> TacticRow:
-    return TacticRow.model_validate(
-        {
-            "item_id": item,
-            "repo_remote": "https://github.com/example/repo",
-            "repo_branch": "main",
-            "repo_commit": "a" * 40,
-            "repo_lean_version": "v4.22.0",
-            "path": "Repo/Basic.lean",
-            "start_line": 4,
-            "start_column": 2,
-            "end_line": 4,
-            "end_column": 7,
-            "goal_text": goal,
-        }
-    )
+    return kimina_row(goal, item)
 
 
 def verifier(tmp_path: Path, url: str, *, header: str = "core", timeout_s: int = 20) -> SyntheticVerifier:
