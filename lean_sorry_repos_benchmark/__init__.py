@@ -1,7 +1,9 @@
 """The Lean sorry-repos benchmark's entry point: `python -m lean_sorry_repos_benchmark [args]`
 runs the built-in Lean tactic suite (goal_to_tactic_proposal_v1) exactly like
 `lsrb run goal_to_tactic_proposal_v1 [args]`; every argument goes to pytest, so `--lsrb-*`
-options, `-k`, `-n` and the rest work as in the README."""
+options, `-k`, `-n` and the rest work as in the README.
+
+PYTEST_DONT_REWRITE: imported before `pytest.main`, like `pytest_lsrb` (whose docstring says why)."""
 
 from __future__ import annotations
 

@@ -3,6 +3,13 @@
 The public API: what a suite test, a conftest.py overriding `lsrb_adapter`/`lsrb_verifier`, or a
 new task or verifier needs. Names load on first use, so the pytest plugin (which every pytest
 session imports) stays light.
+
+PYTEST_DONT_REWRITE: pytest marks every top-level package of a distribution with a `pytest11`
+entry point for assertion rewriting, and warns (PytestAssertRewriteWarning) when one is already
+imported. `lsrb run`, `python -m lean_sorry_repos_benchmark` and `pytest_lsrb.api.run` import this
+package before they call `pytest.main`, so an installed wheel warned on every run. Nothing here
+needs rewritten asserts (test outcomes come from `Attempt.check`, not from asserts in the engine);
+the marker tells pytest so, and its check skips the warning (`AssertionRewritingHook.mark_rewrite`).
 """
 
 from __future__ import annotations
