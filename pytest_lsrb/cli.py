@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.engine.suite import builtin_suites_dir
+from pytest_lsrb.engine.suite import find_suite
 from pytest_lsrb.output.runs import follow_latest
 
 EXIT_USAGE = 2
@@ -26,13 +26,7 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
     """
     import pytest
 
-    suite = Path(args.suite)
-    if not suite.exists():
-        builtin = builtin_suites_dir() / args.suite
-        if not builtin.is_dir():
-            names = sorted(p.name for p in builtin_suites_dir().iterdir() if (p / "suite.toml").exists())
-            raise LsrbUsageError(f"no suite '{args.suite}' (built-in suites: {', '.join(names)}).")
-        suite = builtin
+    suite = find_suite(args.suite)
     status = int(pytest.main([str(suite), "-p", "no:cacheprovider", *extra]))
     return EXIT_USAGE if status == pytest.ExitCode.USAGE_ERROR else status
 

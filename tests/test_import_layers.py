@@ -32,7 +32,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"tools"}),
     frozenset({"report"}),
     frozenset({"session"}),
-    frozenset({"plugin", "cli", "__main__", "__init__"}),
+    frozenset({"plugin", "cli", "api", "__main__", "__init__"}),
 )
 # srbench's parts, lowest first: a subpackage (`data` for `pytest_lsrb.srbench.data.problem`) or a
 # top-level module (`options`).

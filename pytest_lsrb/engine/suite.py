@@ -16,6 +16,7 @@ max_tokens = 128
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,3 +137,15 @@ def builtin_suites_dir() -> Path:
     if packaged.is_dir():
         return packaged
     return package.parent / "suites"
+
+
+def find_suite(ref: str | os.PathLike[str]) -> Path:
+    """The suite a command names: a folder that exists, else a built-in suite by name."""
+    suite = Path(ref)
+    if suite.exists():
+        return suite
+    builtin = builtin_suites_dir() / os.fspath(ref)
+    if not builtin.is_dir():
+        names = sorted(p.name for p in builtin_suites_dir().iterdir() if (p / "suite.toml").exists())
+        raise LsrbUsageError(f"no suite '{ref}' (built-in suites: {', '.join(names)}).")
+    return builtin
