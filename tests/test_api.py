@@ -96,7 +96,9 @@ def test_a_bad_value_raises_the_runs_one_sentence_before_any_model_call(tmp_path
 
 def test_run_options_list_every_option_of_the_table_with_its_choices() -> None:
     hints = typing.get_type_hints(api.RunOptions)
-    assert set(hints) == {o.name.replace("-", "_") for o in OPTIONS}
+    table = {o.name.replace("-", "_") for o in OPTIONS}
+    assert not table - set(hints), f"add these options to pytest_lsrb.api.RunOptions: {sorted(table - set(hints))}"
+    assert not set(hints) - table, f"RunOptions names options the table lacks: {sorted(set(hints) - table)}"
     for opt in OPTIONS:
         hint = hints[opt.name.replace("-", "_")]
         if opt.choices:
