@@ -97,7 +97,8 @@ def test_a_bad_value_raises_the_runs_one_sentence_before_any_model_call(tmp_path
 def test_run_options_list_every_option_of_the_table_with_its_choices() -> None:
     hints = typing.get_type_hints(api.RunOptions)
     table = {o.name.replace("-", "_") for o in OPTIONS}
-    assert not table - set(hints), f"add these options to pytest_lsrb.api.RunOptions: {sorted(table - set(hints))}"
+    missing = sorted(table - set(hints))
+    assert not missing, f"add these options to pytest_lsrb.api.RunOptions: {missing}"
     assert not set(hints) - table, f"RunOptions names options the table lacks: {sorted(set(hints) - table)}"
     for opt in OPTIONS:
         hint = hints[opt.name.replace("-", "_")]
