@@ -59,7 +59,15 @@ def test_every_option_and_subcommand_the_docs_name_exists() -> None:
             for sub in re.findall(r"(?:^|[\s;&|(])lsrb ([a-z][a-z-]*)", block.code):
                 if sub not in subcommands:
                     wrong.append(f"{block.where}: lsrb {sub}")
-    for page in PAGES:  # inline code too: `lsrb schemas` was once wrong in the README
+    readme = [b for b in blocks(REPO / "README.md") if b.is_command]
+    for block in readme:
+        for flag in re.findall(r"--lsrb-[a-z0-9-]*[a-z0-9](?![a-z0-9*-])", block.code):
+            if flag not in KNOWN_OPTIONS:
+                wrong.append(f"{block.where}: {flag}")
+        for sub in re.findall(r"(?:^|[\s;&|(])lsrb ([a-z][a-z-]*)", block.code):
+            if sub not in subcommands:
+                wrong.append(f"{block.where}: lsrb {sub}")
+    for page in [*PAGES, REPO / "README.md"]:  # inline code too: `lsrb schemas` was once wrong
         text = page.read_text(encoding="utf-8")
         for sub in re.findall(r"`lsrb ([a-z][a-z-]*)\b(?!:)", text):
             if sub not in subcommands:

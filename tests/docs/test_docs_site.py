@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from docblocks import blocks
 from lsrb_testing import REPO
 
 from pytest_lsrb.engine.option_docs import render_options_page
@@ -69,3 +70,12 @@ def test_the_readme_is_the_short_front_door() -> None:
     first = readme.index(next(line for line in readme if line.startswith("# 1.")))
     assert readme[first + 1].startswith("python -m pip install -e . && python -m pytest suites/")
     assert any("docs/" in line or "mkdocs" in line for line in readme)
+
+
+def test_the_readmes_sample_output_is_the_one_the_quickstart_runs() -> None:
+    # the quickstart's sample is checked against a real run (test_docs_commands); the README's copy
+    # must be the same lines, so the README's selected_rows_hash cannot drift either
+    def sample(page: Path) -> str:
+        return next(b.code for b in blocks(page) if "selected_rows_hash " in b.code)
+
+    assert sample(REPO / "README.md") == sample(REPO / "docs" / "quickstart.md")
