@@ -39,6 +39,13 @@ for result in (tactic, srbench):
         "files": sorted(p.name for p in result.run_dir.iterdir()),
         "reloaded_same": again.summary == result.summary and again.records == result.records,
     }))
+# the same run again, in the same second: a run of its own beside the first
+repeat = api.run("goal_to_tactic_proposal_v1", max_items=3, samples=2, pytest_args=["-q"])
+print("REPEAT " + json.dumps({
+    "own_dir": repeat.run_dir != tactic.run_dir,
+    "same_hash": repeat.summary["selected_rows_hash"] == tactic.summary["selected_rows_hash"],
+    "same_answers": [r["tactic"] for r in repeat.records] == [r["tactic"] for r in tactic.records],
+}))
 """
 
 
@@ -74,9 +81,11 @@ def test_an_unguarded_script_runs_two_suites_in_one_process(tmp_path: Path) -> N
         assert run["reloaded_same"] is True
     assert tactic["summary"]["config"]["samples"] == 2
     assert srbench["summary"]["config"]["outcome"] == "record"
-    # each session printed its own closing line, and only two sessions ran
-    assert proc.stdout.count("lsrb: goal_to_tactic_proposal_v1 · mock/default") == 1
+    # each session printed its own closing line, and only the three sessions asked for ran
+    assert proc.stdout.count("lsrb: goal_to_tactic_proposal_v1 · mock/default") == 2
     assert proc.stdout.count("lsrb: llm_srbench · mock/default") == 1
+    repeat = json.loads(next(line[7:] for line in proc.stdout.splitlines() if line.startswith("REPEAT ")))
+    assert repeat == {"own_dir": True, "same_hash": True, "same_answers": True}
 
 
 def test_a_bad_value_raises_the_runs_one_sentence_before_any_model_call(tmp_path: Path) -> None:
