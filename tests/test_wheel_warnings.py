@@ -22,6 +22,12 @@ from pathlib import Path
 import pytest
 from lsrb_testing import REPO, pytest_verdict
 
+# `pytest_lsrb.api.run`, pytest's -W among its pytest_args
+API_RUN = (
+    "from pytest_lsrb import api\n"
+    "api.run('goal_to_tactic_proposal_v1', max_items=2,\n"
+    "        pytest_args=['-W', 'error::pytest.PytestAssertRewriteWarning'])\n"
+)
 OURS = ("pytest_lsrb", "lean_sorry_repos_benchmark", "_editable_impl_pytest_lsrb", "__editable__")
 
 
@@ -81,15 +87,19 @@ def test_the_installed_wheel_is_the_one_imported(wheel_python: Path, tmp_path: P
         ("-m", "pytest_lsrb", "run", "goal_to_tactic_proposal_v1", "--lsrb-max-items", "3"),
         ("-m", "lean_sorry_repos_benchmark", "--lsrb-max-items", "3"),
         ("-m", "pytest_lsrb", "run", "llm_srbench", "--lsrb-max-items", "1", "--lsrb-outcome", "record"),
+        ("-c", API_RUN),
     ],
-    ids=["lsrb-run-tactic", "lean_sorry_repos_benchmark", "lsrb-run-llm_srbench"],
+    ids=["lsrb-run-tactic", "lean_sorry_repos_benchmark", "lsrb-run-llm_srbench", "api-run"],
 )
 def test_an_installed_wheel_prints_no_assert_rewrite_warning(
     wheel_python: Path, tmp_path: Path, args: tuple[str, ...]
 ) -> None:
     # -W error twice: the interpreter's (warnings raised while importing) and pytest's own (its
     # config-time warnings go through pytest's filters).
-    proc = _run(wheel_python, tmp_path, *args, "-W", "error::pytest.PytestAssertRewriteWarning")
+    if args[0] == "-c":  # the API script passes pytest's -W itself
+        proc = _run(wheel_python, tmp_path, *args)
+    else:
+        proc = _run(wheel_python, tmp_path, *args, "-W", "error::pytest.PytestAssertRewriteWarning")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     assert "PytestAssertRewriteWarning" not in out
