@@ -59,9 +59,10 @@ def render_options_page() -> str:
         "them as keyword arguments of the",
         "same name (`pytest_lsrb.api.run(suite, max_items=5)`, see [the Python API](api.md)).",
         "",
-        "**In the run's identity**: changing the option changes what the run measures, so it changes",
-        "the run's `config_hash` (a resume with another value is refused); options marked *no* (where",
-        "to write, how fast to call) can change between a run and its resume.",
+        "**The run's identity**: changing an option changes what the run measures, so it changes the",
+        "run's `config_hash` (a resume with another value is refused), except for the options marked",
+        "*not in the run's identity* (where to write, how fast to call), which can change between a run",
+        "and its resume.",
         "",
         "Every value is checked before the run starts; a bad one stops it in one sentence (exit 4 from",
         "`pytest`, 2 from `lsrb run`), see [troubleshooting](troubleshooting.md).",
@@ -71,16 +72,15 @@ def render_options_page() -> str:
         if not rows:
             continue
         lines += ["", f"## {title}", "", blurb, ""]
-        lines += [
-            "| option | suite.toml key | values | default | in the run's identity | meaning |",
-            "|---|---|---|---|---|---|",
-        ]
+        lines += ["| option | default | meaning |", "|---|---|---|"]
         for opt in rows:
-            key = opt.name.replace("-", "_")
-            lines.append(
-                f"| `--lsrb-{opt.name}` | `{key}` | {_values(opt)} | {_cell(_default(opt))} | "
-                f"{'yes' if opt.identity else 'no'} | {_cell(opt.help)} |"
-            )
+            values = _values(opt)
+            notes = [f"values: {values}"] if opt.choices or "auto" in values else []
+            if not opt.identity:
+                notes.append("not in the run's identity")
+            extra = f" ({'; '.join(notes)})" if notes else ""
+            meaning = _cell(opt.help + extra)
+            lines.append(f"| `--lsrb-{opt.name}` | {_cell(_default(opt))} | {meaning} |")
     others = [o for o in OPTIONS if o.tasks not in {g[1] for g in GROUPS}]
     if others:
         lines += ["", "## Other suites", "", "| option | suite(s) | default | meaning |", "|---|---|---|---|"]
