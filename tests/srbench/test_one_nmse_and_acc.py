@@ -11,8 +11,8 @@ import pytest
 from pytest_lsrb.equations import parse_expression
 from pytest_lsrb.srbench.data.problem import Problem, output_first
 from pytest_lsrb.srbench.methods.base import DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.options import METRICS_POLICIES, MetricsPolicy
 from pytest_lsrb.srbench.scoring.evaluation import score
-from pytest_lsrb.srbench.scoring.metrics import METRICS_POLICIES, MetricsPolicy
 from pytest_lsrb.srbench.scoring.progress import progress_fields
 from pytest_lsrb.srbench.tables.table import table1
 

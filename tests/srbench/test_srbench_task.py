@@ -55,7 +55,7 @@ def test_ground_truth_scores_perfectly(builtin: list[Problem]) -> None:
         assert p.expression is not None
         fields = score(p, _result(p, p.expression))
         assert fields["verification_outcome"] == "accurate" and fields["verification_success"] is True
-        # Data are stored to 24 significant bits (generate/manifest.py): NMSE ~ (2**-24)**2.
+        # Data are stored to 24 significant bits (data/precision.py): NMSE ~ (2**-24)**2.
         assert fields["nmse_id"] < 1e-12 and fields["r2_id"] == pytest.approx(1.0)
         assert fields["acc_tau_id"] is True and fields["frac_within_tau_id"] == 1.0
         assert fields["symbolic_match"] is True and fields["symbolic_method"] == "family"
@@ -299,9 +299,10 @@ def test_builtin_set_is_reproducible(tmp_path: Path, builtin: list[Problem]) -> 
     csv_path = REPO.parent / "shared" / "data" / "feynman" / "FeynmanEquations.csv"
     if not csv_path.is_file():
         pytest.skip("the AI-Feynman table is not present")
+    from pytest_lsrb.srbench.data.precision import STORED_BITS, stored_split
     from pytest_lsrb.srbench.data.problem import SPLITS
     from pytest_lsrb.srbench.generate.default_set import SETTINGS, default_problems
-    from pytest_lsrb.srbench.generate.manifest import STORED_BITS, generation_manifest, stored_split
+    from pytest_lsrb.srbench.generate.manifest import generation_manifest
 
     again = default_problems(csv_path)
     assert [p.metadata() for p in again] == [p.metadata() for p in builtin]
@@ -328,7 +329,7 @@ def test_builtin_set_is_reproducible(tmp_path: Path, builtin: list[Problem]) -> 
 
 
 def test_stored_precision_keeps_24_bits_and_the_float64_range() -> None:
-    from pytest_lsrb.srbench.generate.manifest import stored_precision
+    from pytest_lsrb.srbench.data.precision import stored_precision
 
     values = np.array([1 / 3, -2.5e-300, 6.02214076e23, 0.0, np.inf, 1e300 / 7])
     rounded = stored_precision(values)

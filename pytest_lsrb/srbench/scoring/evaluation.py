@@ -17,7 +17,8 @@ from pytest_lsrb.core.errors import VERIFICATION_OUTCOME_DOMAINS
 from pytest_lsrb.srbench.data.problem import SPLITS, Problem
 from pytest_lsrb.srbench.limits import SYMBOLIC_BUDGET
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
-from pytest_lsrb.srbench.scoring.metrics import EMPTY, TAU, MetricsPolicy, SplitMetrics, split_metrics
+from pytest_lsrb.srbench.options import MetricsPolicy
+from pytest_lsrb.srbench.scoring.metrics import EMPTY, TAU, SplitMetrics, split_metrics
 from pytest_lsrb.srbench.scoring.symbolic import NOT_APPLICABLE, SymbolicVerdict, symbolic_match
 
 # Children of the bounded checker start with these imported (see core.bounded).

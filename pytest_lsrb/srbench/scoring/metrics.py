@@ -33,16 +33,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import numpy as np
 from scipy.stats import kendalltau
 
 from pytest_lsrb.core.metrics import finite_float
+from pytest_lsrb.srbench.options import MetricsPolicy
 
 TAU: Final = 0.1
-MetricsPolicy = Literal["reference", "strict"]
-METRICS_POLICIES: Final[tuple[MetricsPolicy, ...]] = ("reference", "strict")
 _EPS: Final = float(np.finfo(np.float64).eps)
 
 
