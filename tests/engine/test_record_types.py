@@ -8,9 +8,11 @@ import typing
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.records import AttemptFields, AttemptKey, AttemptRecord, check_record, reader
+from pytest_lsrb.output.models import RunHeader, Summary
 from pytest_lsrb.srbench.records import SrbenchAttemptRecord, SrbenchFields
 from pytest_lsrb.tactic.records import TacticAttemptRecord, TacticFields
 from pytest_lsrb.tools.schemas import SCHEMAS, field_docs, json_schema, load_model
@@ -84,3 +86,9 @@ def test_the_reader_requires_only_the_key_and_allows_unknown_fields() -> None:
 
 def test_every_record_schema_name_is_registered() -> None:
     assert {n for n, s in SCHEMAS.items() if s.target.endswith("AttemptRecord")} == set(RECORDS)
+
+
+@pytest.mark.parametrize("model", [Summary, RunHeader], ids=lambda m: m.__name__)
+def test_every_summary_and_run_field_has_a_docstring(model: type[BaseModel]) -> None:
+    """summary.json's and run.json's models describe each field by the docstring under it."""
+    assert [name for name, field in model.model_fields.items() if not field.description] == []
