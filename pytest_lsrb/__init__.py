@@ -1,8 +1,8 @@
 """pytest-lsrb: evaluate LLMs on hard reasoning benchmarks as a pytest plugin.
 
 The public API: what a suite test, a conftest.py overriding `lsrb_adapter`/`lsrb_verifier`, or a
-new task or verifier needs. To run a suite from Python (a notebook, a script): `pytest_lsrb.api`. Names load on first use, so the pytest plugin (which every pytest
-session imports) stays light.
+new task or verifier needs. Names load on first use, so the pytest plugin (which every pytest
+session imports) stays light. To run a suite from Python (a notebook, a script): `pytest_lsrb.api`.
 
 PYTEST_DONT_REWRITE: pytest marks every top-level package of a distribution with a `pytest11`
 entry point for assertion rewriting, and warns (PytestAssertRewriteWarning) when one is already

@@ -30,7 +30,7 @@ import pytest
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.option_table import OPTIONS, Option
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import find_suite
 from pytest_lsrb.output.reader import read_run
 
@@ -126,7 +126,7 @@ class RunResult:
 
     run_dir: Path
     summary: dict[str, Any] | None
-    records: list[AttemptDict]
+    records: list[AttemptRecord]
     header: dict[str, Any]
     exit_code: int | None = None
     warnings: list[str] = field(default_factory=list)
