@@ -260,6 +260,7 @@ def lsrb_runner(
     lsrb_adapter: Adapter,
     lsrb_verifier: Verifier,
 ) -> Iterator[Runner]:
+    from pytest_lsrb.engine.budget import guard_for
     from pytest_lsrb.engine.runner import Runner
     from pytest_lsrb.engine.stop import StopSignal
     from pytest_lsrb.session.overrides import adapter_fingerprint
@@ -280,6 +281,8 @@ def lsrb_runner(
         # stops itself, and need not look for the file before every attempt.
         stop_signal=StopSignal(lsrb_suite_run.config.output_dir) if session.is_worker else None,
         adapter_fields=adapter_fingerprint(lsrb_adapter) if custom else None,
+        # --lsrb-max-cost/-total-tokens/-wall-time: one ledger in the run's directory for every process
+        budget=guard_for(lsrb_suite_run.config.values, lsrb_suite_run.config.output_dir),
     )
     session.runner = runner
     yield runner

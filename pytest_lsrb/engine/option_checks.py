@@ -52,6 +52,9 @@ BOUNDS: Final[Mapping[str, Bounds]] = {
     "max_retries": Bounds(0, 100),
     "concurrency": Bounds(1, 1024),
     "progress": Bounds(0, DAY_S, whole=False, unit="seconds"),
+    "max_cost": Bounds(0, 1e12, low_open=True, whole=False),
+    "max_total_tokens": Bounds(1, 10**15),
+    "max_wall_time": Bounds(0, 365 * DAY_S, low_open=True, whole=False, unit="seconds"),
     "samples": Bounds(1, 10_000),
     "temperature": Bounds(0, 2, whole=False),  # the range OpenAI-compatible servers accept
     "max_tokens": Bounds(1, 10_000_000),
