@@ -333,6 +333,15 @@ OPTIONS: list[Option] = [
         tasks=SRBENCH,
     ),
     Option(
+        "sr-token-budget",
+        _opt_int,
+        None,
+        "llm_srbench: prompt + completion tokens per discovery run, as the server reports them (the "
+        "per-attempt cap of a run's --lsrb-max-total-tokens); the search stops there and keeps its best "
+        "equation, like --lsrb-sr-time-limit (default: no cap)",
+        tasks=SRBENCH,
+    ),
+    Option(
         "sr-judge-time-limit",
         _opt_float,
         60.0,
