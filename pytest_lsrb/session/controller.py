@@ -63,6 +63,22 @@ def open_budget(run: SuiteRun) -> None:
     ledger.open_session(earlier, time.time())
 
 
+def budget_uncounted(run: SuiteRun) -> str | None:
+    """A sentence when a cost or token budget could not count some answers (no `usage`)."""
+    from pytest_lsrb.engine.budget import Ledger, limits_of
+
+    limits = limits_of(run.config.values)
+    if limits.max_cost is None and limits.max_total_tokens is None:
+        return None
+    unreported = Ledger(run.config.output_dir).read().unreported
+    if not unreported:
+        return None
+    return (
+        f"{unreported} answer(s) came without token usage from the server; the run's cost and "
+        "token budgets counted nothing for them."
+    )
+
+
 def budget_stop(run: SuiteRun) -> BudgetStop | None:
     """The budget that stopped this session of the run, if one did."""
     from pytest_lsrb.engine.budget import BudgetStop, Ledger, limits_of
@@ -353,6 +369,9 @@ class ControllerSession(LsrbSession):
             terminalreporter.write_line(f"lsrb: {self.output.write_error}", red=True, bold=True)
         for warning in self.output.warnings if self.output is not None else ():
             terminalreporter.write_line(f"lsrb: {warning}", yellow=True)
+        uncounted = budget_uncounted(self.run) if self.run is not None and self.output is not None else None
+        if uncounted:
+            terminalreporter.write_line(f"lsrb: WARNING: {uncounted}", yellow=True)
         if self.run is not None and self.config.option.collectonly:
             terminalreporter.write_line(terminal.planned_calls_line(self.run))
         if self.summary is None:

@@ -258,3 +258,11 @@ def test_the_last_line_names_the_budget_and_continues_with_a_larger_one() -> Non
         "lsrb: the run stopped at its budget (--lsrb-max-cost 2; spent 1.84) with 8 of 24 attempts "
         "done; to continue it with a larger budget, run: lsrb run tactic --lsrb-resume --lsrb-max-cost=6.1"
     )
+
+
+def test_answers_without_usage_are_counted_as_unreported(tmp_path: Path) -> None:
+    guard = BudgetGuard(Limits(max_total_tokens=50), Ledger(tmp_path))
+    assert guard.before_request() is None
+    guard.after_request(GenerationResult(text="simp", latency_ms=1.0))
+    spent = guard.ledger.read()
+    assert (spent.unreported, spent.requests, spent.total_tokens, spent.in_flight) == (1, 1, 0, 0)
