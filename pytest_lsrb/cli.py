@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.suite import builtin_suites_dir
@@ -33,8 +34,85 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
             names = sorted(p.name for p in builtin_suites_dir().iterdir() if (p / "suite.toml").exists())
             raise LsrbUsageError(f"no suite '{args.suite}' (built-in suites: {', '.join(names)}).")
         suite = builtin
+    from pytest_lsrb.tools.lineup import split_models
+
+    several = split_models(extra)
+    if several is not None:
+        return run_models(suite, *several, typed=["lsrb", "run", args.suite, *extra])
     status = int(pytest.main([str(suite), "-p", "no:cacheprovider", *extra]))
     return EXIT_USAGE if status == pytest.ExitCode.USAGE_ERROR else status
+
+
+def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]) -> int:
+    """`lsrb run SUITE` with several models (`tools.lineup`): one ordinary pytest run per model,
+    each in `<group>/<label>`, those on different servers at once; then the comparison
+    (`report.lineup`), the HTML report of all of them, and the command that resumes them all."""
+    import shlex
+    import subprocess
+    import threading
+    from datetime import datetime, timezone
+
+    from pytest_lsrb.report.data import load_run
+    from pytest_lsrb.report.lineup import lineup_lines
+    from pytest_lsrb.session.nextstep import with_option
+    from pytest_lsrb.tools.lineup import by_server, group_dir
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    group, shared = group_dir(shared, suite.name, stamp)
+    groups = by_server(runs)
+    parallel = len(groups) > 1
+    statuses: dict[str, int] = {}
+    group.mkdir(parents=True, exist_ok=True)
+
+    def run_one(run: Any) -> None:
+        out = group / run.label
+        command = [sys.executable, "-m", "pytest", str(suite), "-p", "no:cacheprovider", *shared]
+        command += [*run.words(), f"--lsrb-output-dir={out}"]
+        if not parallel:  # one server: the runs one after another, each on this terminal
+            print(f"lsrb: model {run.label} -> {out}", flush=True)
+            statuses[run.label] = subprocess.run(command, check=False).returncode
+            return
+        log = group / f"{run.label}.log"
+        with log.open("w", encoding="utf-8") as fh:
+            ended = subprocess.run(command, stdout=fh, stderr=subprocess.STDOUT, check=False)
+        statuses[run.label] = ended.returncode
+        tail = [
+            line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()
+        ]
+        print(f"lsrb: model {run.label} -> {out} (exit {statuses[run.label]}; log {log})", flush=True)
+        for line in tail[-3:]:
+            print(f"  {line}", flush=True)
+
+    def run_group(members: list[Any]) -> None:
+        for run in members:
+            run_one(run)
+
+    threads = [threading.Thread(target=run_group, args=(members,)) for members in groups]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    done = [(run.label, group / run.label) for run in runs if (group / run.label / "run.json").is_file()]
+    lines: list[str] = []
+    if done:
+        loaded = [(label, load_run(path)) for label, path in done]
+        lines = lineup_lines(loaded)
+        from pytest_lsrb.report import report_command
+
+        lines += report_command(done[0][1], group / "report.html", None, [p for _, p in done[1:]])
+        (group / "comparison.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for line in lines:
+        print(line)
+    worst = max(statuses.values(), default=0)
+    if worst:
+        again = with_option([w for w in typed if w != "--lsrb-overwrite"], "--lsrb-output-dir", str(group))
+        if "--lsrb-resume" not in again and "--lsrb-resume-or-start" not in again:
+            again.append("--lsrb-resume")
+        print(f"lsrb: not every model's run finished; to resume them all, run: {shlex.join(again)}")
+    if any(code == 4 for code in statuses.values()):
+        return EXIT_USAGE
+    return worst
 
 
 def cmd_import_sorrydb(args: argparse.Namespace, extra: list[str]) -> int:
