@@ -187,6 +187,7 @@ class ControllerSession(LsrbSession):
         import sys
 
         from pytest_lsrb.engine.cost import parse_price
+        from pytest_lsrb.engine.task import score_label
         from pytest_lsrb.session.progress import Progress, ProgressReporter, interval_for
 
         resumed = len(self.finished_judgements()) if run.config.resume else 0
@@ -194,6 +195,7 @@ class ControllerSession(LsrbSession):
             len(run.cases) - resumed,
             interval_s=interval_for(run.config.progress, sys.stdout.isatty()),
             price=parse_price(run.config.price),
+            score_label=score_label(run.task, run.config.values),
         )
         progress.resumed = resumed
         return ProgressReporter(progress, self.config.pluginmanager.get_plugin("terminalreporter"))
