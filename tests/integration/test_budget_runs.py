@@ -178,3 +178,34 @@ def test_a_cost_budget_without_a_price_is_refused_before_any_call(
     assert result.returncode == 4, result.stdout + result.stderr
     assert re.search(r"--lsrb-max-cost needs --lsrb-price", result.stderr)
     assert fake.chat_requests() == []
+
+
+def test_an_attempt_cut_by_the_budget_is_redone_whole_and_its_paid_calls_come_from_the_cache(
+    fake: FakeOllama, run_suite: Any, tmp_path: Path
+) -> None:
+    """llm_srbench's direct method makes 5 calls per attempt: a budget of 7 calls' tokens lets the
+    first attempt finish and stops the second inside it. That attempt is not recorded (it is not
+    whole); the resume redoes it, and its 2 calls already paid for come from the response cache."""
+    suite = TACTIC_SUITE.parent / "llm_srbench"
+    out, cache = tmp_path / "run", tmp_path / "cache"
+    base = [
+        "--lsrb-adapter=openai",
+        "--lsrb-model=qwen2.5:7b",
+        f"--lsrb-base-url={fake.url}/v1",
+        "--lsrb-max-items=2",
+        "--lsrb-sr-method=direct",
+        "--lsrb-outcome=record",
+        "--lsrb-concurrency=1",  # one attempt at a time: which one the budget cuts is known
+        f"--lsrb-cache-dir={cache}",
+    ]
+    first = run_suite(*base, f"--lsrb-max-total-tokens={7 * REQUEST_TOKENS}", suite=suite, out=out)
+    assert first.returncode == 2, first.stdout + first.stderr
+    assert len(fake.answered) == 7
+    records = first.attempts()
+    assert len(records) == 1 and records[0]["model_calls"] == 5
+    fake.reset()
+    resumed = run_suite(*base, "--lsrb-max-total-tokens=100000", "--lsrb-resume", suite=suite, out=out)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert len(fake.answered) == 3  # the cut attempt's other 3 calls; its first 2 from the cache
+    final = resumed.attempts()
+    assert len(final) == 2 and final[1]["model_calls"] == 5
