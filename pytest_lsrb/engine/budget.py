@@ -184,8 +184,8 @@ def decide(limits: Limits, spent: Spent, elapsed_s: float) -> BudgetStop | bool:
         if budget == "wall_time":
             continue
         one = largest_request(limits, spent, budget)
-        if one <= 0:  # nothing answered with a size yet: one at a time
-            if spent.in_flight:
+        if one <= 0:  # nothing answered yet: one at a time (answers without usage: no size)
+            if spent.in_flight and not spent.requests:
                 wait = True
             continue
         if used + (spent.in_flight + 1) * one > limit:

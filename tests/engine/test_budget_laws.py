@@ -266,3 +266,9 @@ def test_answers_without_usage_are_counted_as_unreported(tmp_path: Path) -> None
     guard.after_request(GenerationResult(text="simp", latency_ms=1.0))
     spent = guard.ledger.read()
     assert (spent.unreported, spent.requests, spent.total_tokens, spent.in_flight) == (1, 1, 0, 0)
+
+
+def test_answers_without_a_size_do_not_hold_the_run_to_one_request_at_a_time() -> None:
+    limits = Limits(max_total_tokens=1000)
+    unsized = Spent(requests=3, unreported=3, in_flight=2)
+    assert decide(limits, unsized, 0) is True

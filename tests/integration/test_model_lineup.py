@@ -232,3 +232,24 @@ def test_a_bad_models_file_stops_the_command_before_any_run(tmp_path: Path) -> N
     assert done.returncode == 2
     assert done.stderr.strip() == f"lsrb: error: {path}: model 1: field 'model' must be a non-empty string."
     assert not (tmp_path / "lsrb-out").exists()
+
+
+def test_llm_srbench_models_compare_by_table_1_with_one_row_per_model(tmp_path: Path) -> None:
+    group = tmp_path / "group"
+    done = lsrb(
+        tmp_path,
+        "run",
+        "llm_srbench",
+        "--lsrb-model=a",
+        "--lsrb-model=b",
+        "--lsrb-max-items=2",
+        "--lsrb-outcome=record",
+        "-q",
+        f"--lsrb-output-dir={group}",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = (group / "comparison.txt").read_text()
+    table = text[text.index("Table 1 (the paper's layout)") :].splitlines()
+    rows = [line.split("|")[0].strip() for line in table[3:5]]
+    assert rows == ["a", "b"]
+    assert "  a vs b: " in text
