@@ -107,13 +107,22 @@ class Spent:
 
     @classmethod
     def from_json(cls, data: Any) -> Spent:
+        """The ledger's content; a field of the wrong type (a damaged or hostile file) reads as
+        its default, so arithmetic on it never fails."""
         if not isinstance(data, dict):
             return cls()
-        known = {f: data[f] for f in cls.__dataclass_fields__ if f in data}
-        try:
-            return cls(**known)
-        except TypeError:
-            return cls()
+        known: dict[str, Any] = {}
+        for name in cls.__dataclass_fields__:
+            value = data.get(name)
+            if name == "stopped":
+                known[name] = value if isinstance(value, dict) else None
+            elif name == "session_started":
+                ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                known[name] = float(value) if ok else 0.0
+            else:
+                ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+                known[name] = value if ok else 0
+        return cls(**known)
 
 
 @dataclass(frozen=True)

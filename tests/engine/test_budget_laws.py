@@ -142,11 +142,25 @@ def test_a_resumed_session_keeps_what_was_spent(tmp_path: Path) -> None:
     assert (again.total_tokens, again.in_flight, again.stopped, again.session_started) == (60, 0, None, 9.0)
 
 
-@pytest.mark.parametrize("text", ["", "not json", "[1, 2]", '{"prompt_tokens": "many"}', "\x00" * 100])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "not json",
+        "[1, 2]",
+        '{"prompt_tokens": "many", "in_flight": -4, "session_started": "x", "stopped": 3}',
+        '{"completion_tokens": true, "largest_prompt": 1.5, "session_started": 1e999}',
+        "\x00" * 100,
+    ],
+)
 def test_a_damaged_ledger_reads_as_nothing_spent(tmp_path: Path, text: str) -> None:
     ledger = Ledger(tmp_path)
     ledger.path.write_text(text, encoding="utf-8")
-    assert isinstance(ledger.read(), Spent)
+    assert ledger.read() == Spent()
+    limits = Limits(max_cost=1.0, price=Price(1.0, 1.0), max_total_tokens=10, max_wall_time_s=5.0)
+    assert ledger.reserve(limits, now=1.0) is not None  # and it goes on counting from there
+    ledger.settle(2, 3)
+    assert ledger.read().total_tokens == 5
 
 
 class Answering:
