@@ -117,8 +117,10 @@ class Spent:
             if name == "stopped":
                 known[name] = value if isinstance(value, dict) else None
             elif name == "session_started":
-                ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-                known[name] = float(value) if ok and math.isfinite(value) else 0.0
+                number = (
+                    float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+                )
+                known[name] = number if math.isfinite(number) else 0.0
             else:
                 ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
                 known[name] = value if ok else 0
