@@ -108,11 +108,37 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
     if worst:
         again = with_option([w for w in typed if w != "--lsrb-overwrite"], "--lsrb-output-dir", str(group))
         if "--lsrb-resume" not in again and "--lsrb-resume-or-start" not in again:
-            again.append("--lsrb-resume")
+            again.append("--lsrb-resume-or-start")  # a model whose run never began starts
+        for option, value in larger_budgets([group / run.label for run in runs]).items():
+            again = with_option(again, option, value)
         print(f"lsrb: not every model's run finished; to resume them all, run: {shlex.join(again)}")
     if any(code == 4 for code in statuses.values()):
         return EXIT_USAGE
     return worst
+
+
+def larger_budgets(run_dirs: list[Path]) -> dict[str, str]:
+    """For the runs a budget stopped: each budget option with a value that should let every one
+    of them finish (the largest of the values their own last lines suggest)."""
+    import json
+
+    from pytest_lsrb.engine.budget import BudgetStop, Ledger, continue_value, shown
+
+    found: dict[str, float] = {}
+    for run_dir in run_dirs:
+        stop = BudgetStop.from_json(Ledger(run_dir).read().stopped) if run_dir.is_dir() else None
+        if stop is None:
+            continue
+        try:
+            summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            summary = {}
+        summary = summary if isinstance(summary, dict) else {}
+        value = continue_value(
+            stop, int(summary.get("attempts") or 0), int(summary.get("attempts_expected") or 0)
+        )
+        found[stop.option] = max(found.get(stop.option, 0.0), value)
+    return {option: shown(value) for option, value in found.items()}
 
 
 def cmd_import_sorrydb(args: argparse.Namespace, extra: list[str]) -> int:

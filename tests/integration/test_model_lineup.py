@@ -129,14 +129,14 @@ def test_each_run_resumes_alone_and_the_last_line_resumes_them_all(
     assert json.loads((group / labels[1] / "summary.json").read_text())["complete"] is True
     for label in (labels[0], labels[2]):  # the others are as they were
         assert len((group / label / "attempts.jsonl").read_text().splitlines()) == 3
-    # Then all of them, with the command the whole command's last line printed, and a larger budget.
+    # Then all of them, with the command the whole command's last line printed.
     last = [line for line in first.stdout.splitlines() if "to resume them all, run:" in line]
     assert len(last) == 1
     again = shlex.split(last[0].split("run: ", 1)[1])
-    assert again[:2] == ["lsrb", "run"] and "--lsrb-resume" in again
-    again = [
-        w if not w.startswith("--lsrb-max-total-tokens") else "--lsrb-max-total-tokens=100000" for w in again
-    ]
+    assert again[:2] == ["lsrb", "run"] and "--lsrb-resume-or-start" in again
+    # with a budget that should let each finish (the largest of the runs' own suggestions), used as is
+    budgets = [w for w in again if w.startswith("--lsrb-max-total-tokens")]
+    assert len(budgets) == 1 and float(budgets[0].split("=")[1]) > 69
     server.reset()
     rest = lsrb(tmp_path, *again[1:])
     assert rest.returncode == 0, rest.stdout + rest.stderr
