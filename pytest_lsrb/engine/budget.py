@@ -206,6 +206,9 @@ def decide(limits: Limits, spent: Spent, elapsed_s: float) -> BudgetStop | bool:
     return not wait
 
 
+FIELDS: Final = tuple(Spent.__dataclass_fields__)
+
+
 def elapsed(spent: Spent, now: float) -> float:
     """Seconds since this session's controller opened the run (0 before it has)."""
     return max(0.0, now - spent.session_started) if spent.session_started else 0.0
@@ -252,9 +255,12 @@ class Ledger:
 
     @staticmethod
     def _write(handle: Any, spent: Spent) -> None:
+        """Overwrite in place, padded with spaces to the file's length: never truncated (on ext4
+        a truncate-and-rewrite forces the data to disk, ~3 ms a request instead of ~30 us)."""
+        text = json.dumps({name: getattr(spent, name) for name in FIELDS}, sort_keys=True)
+        size = os.fstat(handle.fileno()).st_size
         handle.seek(0)
-        handle.truncate()
-        handle.write(json.dumps(asdict(spent), sort_keys=True))
+        handle.write(text.ljust(size))
         handle.flush()
 
     def read(self) -> Spent:
