@@ -108,6 +108,15 @@ def _values(words: Sequence[str], flag: str) -> tuple[list[str], list[str]]:
     return values, rest
 
 
+def model_values(words: Sequence[str]) -> list[str]:
+    """The `--lsrb-model` values given in `words` (a word after one that takes no value is never
+    mistaken for one: only `--lsrb-model X` and `--lsrb-model=X` count)."""
+    try:
+        return _values(words, MODEL_FLAG)[0]
+    except LsrbUsageError:
+        return []
+
+
 def split_models(words: Sequence[str]) -> tuple[list[ModelRun], list[str]] | None:
     """The model runs a command line asks for and the words every run shares; None for a command
     of one model (an ordinary run)."""

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from fakes.ollama_server import FakeOllama
+from lsrb_testing import REPO
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.tools.lineup import by_server, label_of, read_models_file, split_models
@@ -253,3 +254,22 @@ def test_llm_srbench_models_compare_by_table_1_with_one_row_per_model(tmp_path: 
     rows = [line.split("|")[0].strip() for line in table[3:5]]
     assert rows == ["a", "b"]
     assert "  a vs b: " in text
+
+
+def test_pytest_refuses_a_second_model_instead_of_dropping_the_first(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    suite = REPO / "suites" / "goal_to_tactic_proposal_v1"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(suite),
+        "-p",
+        "no:cacheprovider",
+        "--lsrb-model=a",
+        "--lsrb-model",
+        "b",
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert done.returncode == 4
+    assert "--lsrb-model is given 2 times; one pytest run evaluates one model" in done.stderr
