@@ -253,7 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run a suite with pytest (extra arguments go to pytest)",
         description="Run a built-in suite by name (or a suite folder). Extra arguments go to pytest, "
-        "e.g. `lsrb run goal_to_tactic_proposal_v1 --lsrb-adapter=ollama --lsrb-model=qwen2.5:7b -n 4`.",
+        "e.g. `lsrb run goal_to_tactic_proposal_v1 --lsrb-adapter=ollama --lsrb-model=qwen2.5:7b -n 4`. "
+        "Several --lsrb-model (or --lsrb-models FILE, TOML [[model]] tables): one run per model in "
+        "<--lsrb-output-dir>/<label>, then a table comparing them with a paired test per pair.",
     )
     run.add_argument("suite", help="suite name (goal_to_tactic_proposal_v1, llm_srbench) or folder")
     run.set_defaults(func=cmd_run)
