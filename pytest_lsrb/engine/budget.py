@@ -427,6 +427,17 @@ class BudgetedAdapter:
         self.inner.close()
 
 
+def budget_note(limits: Limits, spent: Spent, now: float) -> str | None:
+    """The progress line's part for a run with budgets: `budget cost 1.84/2, wall time 40/600 s`
+    (what the run has spent against each; None without a budget)."""
+    parts = []
+    for budget, limit, used in spent_against(limits, spent, elapsed(spent, now)):
+        unit = " s" if budget == "wall_time" else ""
+        value = f"{used:.0f}" if budget != "cost" else f"{used:.4g}"
+        parts.append(f"{BUDGETS[budget][1]} {value}/{shown(limit)}{unit}")
+    return "budget " + ", ".join(parts) if parts else None
+
+
 def continue_value(stop: BudgetStop, done: int, total: int) -> float:
     """A budget that should let the run finish: what was spent per finished attempt, times every
     attempt, with a tenth more; at least twice the old budget when nothing finished yet. Rounded

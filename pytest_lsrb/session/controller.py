@@ -24,6 +24,8 @@ from pytest_lsrb.session.seams.reports import ReportKeeper
 from pytest_lsrb.session.termination import EXIT_TERMINATED, TermHandler
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pytest_lsrb.adapters.base import Adapter
     from pytest_lsrb.engine.budget import BudgetStop
     from pytest_lsrb.engine.records import AttemptDict
@@ -77,6 +79,17 @@ def budget_uncounted(run: SuiteRun) -> str | None:
         f"{unreported} answer(s) came without token usage from the server; the run's cost and "
         "token budgets counted nothing for them."
     )
+
+
+def budget_note_of(run: SuiteRun) -> Callable[[], str | None] | None:
+    """What the progress line says of the run's budgets (read from the ledger when shown)."""
+    from pytest_lsrb.engine.budget import Ledger, budget_note, limits_of
+
+    limits = limits_of(run.config.values)
+    if not limits.any:
+        return None
+    ledger = Ledger(run.config.output_dir)
+    return lambda: budget_note(limits, ledger.read(), time.time())
 
 
 def budget_stop(run: SuiteRun) -> BudgetStop | None:
@@ -196,6 +209,7 @@ class ControllerSession(LsrbSession):
             interval_s=interval_for(run.config.progress, sys.stdout.isatty()),
             price=parse_price(run.config.price),
             score_label=score_label(run.task, run.config.values),
+            note=budget_note_of(run),
         )
         progress.resumed = resumed
         return ProgressReporter(progress, self.config.pluginmanager.get_plugin("terminalreporter"))

@@ -55,6 +55,7 @@ class Progress:
         price: Price | None = None,
         clock: Callable[[], float] = time.monotonic,
         score_label: str | None = None,
+        note: Callable[[], str | None] | None = None,
     ) -> None:
         self.total = total
         self.resumed = 0  # attempts an earlier run finished (--lsrb-resume): not in `total`
@@ -71,6 +72,7 @@ class Progress:
         self.cache_hits = 0
         self.first_done: float | None = None  # the rate counts from here: start-up is no attempt
         self.score_label = score_label  # None: no running score
+        self.note = note  # a part the line asks for when shown (a run's budgets: engine.budget)
         self.judged = 0
         self.succeeded = 0
 
@@ -134,6 +136,9 @@ class Progress:
             parts.append(f"cost {self.price.cost(self.spent[0], self.spent[1]):.4f}")
         if self.cache_hits:
             parts.append(f"cache hits {self.cache_hits}")
+        note = self.note() if self.note is not None else None
+        if note:
+            parts.append(note)
         return " · ".join(parts)
 
 

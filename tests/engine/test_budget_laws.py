@@ -22,6 +22,7 @@ from pytest_lsrb.engine.budget import (
     Ledger,
     Limits,
     Spent,
+    budget_note,
     continue_value,
     decide,
     limits_of,
@@ -286,3 +287,11 @@ def test_answers_without_a_size_do_not_hold_the_run_to_one_request_at_a_time() -
     limits = Limits(max_total_tokens=1000)
     unsized = Spent(requests=3, unreported=3, in_flight=2)
     assert decide(limits, unsized, 0) is True
+
+
+def test_the_progress_line_says_what_each_budget_has_spent() -> None:
+    limits = Limits(max_cost=2.0, price=Price(10_000, 10_000), max_total_tokens=500, max_wall_time_s=600)
+    spent = Spent(prompt_tokens=160, completion_tokens=24, session_started=100.0)
+    note = budget_note(limits, spent, now=140.0)
+    assert note == "budget cost 1.84/2, total tokens 184/500, wall time 40/600 s"
+    assert budget_note(Limits(), spent, now=140.0) is None

@@ -119,6 +119,9 @@ def test_a_budget_stops_the_run_keeps_paid_answers_and_a_larger_budget_finishes_
     assert len(recorded) == len(answered)
     ledger = json.loads((out / ".lsrb-budget.json").read_text())
     assert ledger["requests"] == len(answered) and ledger["in_flight"] == 0
+    # the progress line says what the budget has spent as the run goes
+    shown = r"lsrb \d+/20 .*· budget (cost|total tokens) [\d.]+/" + budget.split("=")[1]
+    assert re.search(shown, first.stdout)
     assert ledger["stopped"]["budget"] == ("cost" if "cost" in budget else "tokens")
 
     # The command on the last line continues it with a budget larger than the first.
