@@ -62,7 +62,7 @@ def test_a_search_stops_at_its_token_budget_and_keeps_its_best(name: str) -> Non
         problem(), adapter, SamplingConfig(), seed=1, budget=50, options={"sr_token_budget": cap}
     )
     assert adapter.calls == 4 and result.model_calls == 4
-    assert result.extra["prompt_tokens"] + result.extra["completion_tokens"] == cap
+    assert (result.extra["prompt_tokens"], result.extra["completion_tokens"]) == (4 * PROMPT, 4 * COMPLETION)
     assert result.found
     if "stop_reason" in result.extra:
         assert result.extra["stop_reason"] == "token_limit"
