@@ -59,6 +59,9 @@ class RunOptions(TypedDict, total=False):
     cache_journal: Literal["auto", "wal", "delete"]
     price: str | None
     progress: float | None
+    max_cost: float | None
+    max_total_tokens: int | None
+    max_wall_time: float | None
     seed: int
     samples: int
     temperature: float
@@ -92,6 +95,7 @@ class RunOptions(TypedDict, total=False):
     sr_method: str
     sr_budget: int | None
     sr_time_limit: float | None
+    sr_token_budget: int | None
     sr_judge_time_limit: float | None
     sr_fit_time_limit: float | None
     sr_fit: Literal["reference", "fast", "enhanced"]

@@ -16,7 +16,9 @@ still written when its own test runs; a killed run makes the unwritten ones agai
 same records (each `finished_at` is when it was made).
 
 A quota or auth refusal stops the run: queued attempts are cancelled (the adapter itself sends
-nothing more) and a `StopSignal` in the output directory tells the other xdist workers.
+nothing more) and a `StopSignal` in the output directory tells the other xdist workers. A spent
+budget (`engine.budget`, asked before each request and each attempt) stops it the same way; the
+attempt whose request it refused is not recorded (a resume makes it whole).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pytest_lsrb.adapters.base import Adapter, SamplingConfig, interrupt, runs_a
 from pytest_lsrb.core.clock import utc_now_millis
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.selection import Case
+from pytest_lsrb.engine.budget import BudgetedAdapter, BudgetGuard
 from pytest_lsrb.engine.options import RunConfig
 from pytest_lsrb.engine.outcomes import answered, judgement
 from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION, AttemptFields, AttemptRecord
@@ -67,7 +70,8 @@ class Attempt:
 
 
 class RunStopped(Exception):
-    """The run is stopping (a quota/auth refusal here or in another worker): skip this test."""
+    """The run is stopping (a quota/auth refusal or a spent budget, here or in another worker):
+    skip this test."""
 
 
 class Runner:
@@ -84,8 +88,12 @@ class Runner:
         task_options: Mapping[str, Any] | None = None,
         stop_signal: StopSignal | None = None,
         adapter_fields: Mapping[str, str] | None = None,
+        budget: BudgetGuard | None = None,
     ) -> None:
         self.task = task
+        self.budget = budget
+        if budget is not None:  # every request asks the run's budget first
+            adapter = BudgetedAdapter(adapter, budget, on_stop=self.stop)
         self.adapter = adapter
         self.verifier = verifier
         self.config = config
@@ -117,6 +125,8 @@ class Runner:
         # Attempts made ahead on this thread (see the module's doc), by case, until their test.
         cheap = runs_ahead(adapter) if self.concurrency == 1 and verifier.mode == "none" else 0
         self.batch = cheap if cheap > 1 and task.calls_per_attempt(self.task_options) == 1 else 0
+        if budget is not None:  # a budget is asked before each attempt: none are made ahead in bulk
+            self.batch = 0
         self._ready: dict[tuple[str, int], AttemptRecord] = {}
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = (
@@ -138,6 +148,8 @@ class Runner:
             options=self.task_options,
         )
         fields: AttemptFields
+        if self.budget is not None:
+            self.budget.begin_attempt()
         try:
             fields = self.task.run_attempt(ctx)
         except Exception as exc:  # a harness bug must not take the run down
@@ -146,6 +158,9 @@ class Runner:
                 "generation_error_domain": "harness",
                 "generation_error_message": f"{type(exc).__name__}: {exc}",
             }
+        if self.budget is not None and self.budget.refused_in_attempt():
+            # the budget refused one of its requests: the attempt is not whole, so not recorded
+            raise RunStopped(self.fatal or "stopping the run: its budget is spent.")
         record: AttemptRecord = {
             "record_schema_version": RECORD_SCHEMA_VERSION,
             "item_id": case.item_id,
@@ -179,6 +194,13 @@ class Runner:
                 self._fatal = message
                 self._cancel_queued()
         return self._fatal
+
+    def out_of_budget(self) -> bool:
+        """Whether the run's budget is spent (then the run stops, as for a refusal)."""
+        stop = self.budget.exhausted() if self.budget is not None else None
+        if stop is not None:
+            self.stop(stop.sentence())
+        return stop is not None
 
     def stop(self, message: str) -> None:
         """Stop this run everywhere: no new attempts here, and tell the other workers."""
@@ -236,14 +258,16 @@ class Runner:
             # None: never started, or not run because the run is stopping.
             record = self._result(future) if future is not None else None
         if record is None:
-            if self.fatal:
-                raise RunStopped(self.fatal)
+            if self.fatal or (self.budget is not None and self.out_of_budget()):
+                raise RunStopped(self.fatal or "stopping the run: its budget is spent.")
             record = self.build_record(case)
         return Attempt(case=case, record=record, judgement=judgement(self.task, record), policy=policy)
 
     def _prefetched(self, case: Case) -> AttemptRecord | None:
         """A pool job: the attempt's record, or None when the run stopped before it started."""
         if self.fatal:  # also notices a stop raised by another xdist worker
+            return None
+        if self.budget is not None and self.out_of_budget():
             return None
         return self.build_record(case)
 
@@ -272,7 +296,7 @@ class Runner:
     def _result(future: Future[AttemptRecord | None]) -> AttemptRecord | None:
         try:
             return future.result()
-        except CancelledError:
+        except (CancelledError, RunStopped):  # RunStopped: the budget refused part of it
             return None
 
     def close(self) -> None:

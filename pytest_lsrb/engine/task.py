@@ -129,6 +129,13 @@ class Task(Protocol[RowT]):
         ...
 
 
+def score_label(task: object, values: Mapping[str, Any]) -> str:
+    """What a judged attempt's success is called on the progress line (`closed`, `valid`,
+    `Acc0.1`, `SA`): a task's optional `score_label(values)`, else `success`."""
+    label = getattr(task, "score_label", None)
+    return str(label(values)) if callable(label) else "success"
+
+
 def mock_answers(mock_answer: Callable[[Mapping[str, Any], int], str]) -> MockAnswers:
     """The mock adapter's answers from a task's `mock_answer`, which is shown the request's
     context plus, under `prompt`, the text of its messages (what a real model would read)."""

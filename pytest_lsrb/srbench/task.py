@@ -193,6 +193,11 @@ class SrbenchTask:
     def summary_fields(self, config: RunConfig) -> dict[str, Any]:
         return {}
 
+    def score_label(self, values: Mapping[str, Any]) -> str:
+        """The progress line's running score: `verification_success` is Acc0.1 on the test data
+        or symbolic accuracy (`--lsrb-sr-success`)."""
+        return "SA" if values.get("sr_success") == "symbolic" else "Acc0.1"
+
     def terminal_rows(self, summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
         # Table 1 follows as lines, per problem set (no pooled numbers: the paper has none).
         keys = ["sr_judge_agreement"] if summary.get("sr_judge_pairs") else []

@@ -271,6 +271,10 @@ class TacticTask:
         path = profile_config_path(config["verification"], config["profiles"], config.suite.root)
         return {"profile_config_path": path}
 
+    def score_label(self, values: Mapping[str, Any]) -> str:
+        """The progress line's running score: answers Lean closed, or valid ones unverified."""
+        return "valid" if values.get("verification", "none") == "none" else "closed"
+
     def terminal_rows(self, summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
         rows: list[tuple[str, Any]] = [("contains_sorry_rate", summary.get("contains_sorry_rate"))]
         if (summary.get("config") or {}).get("verification", "none") != "none":

@@ -17,6 +17,7 @@ from lsrb_testing import REPO
 
 from pytest_lsrb.cli import build_parser
 from pytest_lsrb.engine.option_table import OPTIONS
+from pytest_lsrb.tools.lineup import MODELS_FLAG
 
 DOCS = REPO / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
@@ -39,7 +40,8 @@ def test_every_command_block_says_whether_it_runs() -> None:
     assert all(b.lang == "text" for b in outputs), [b.where for b in outputs]
 
 
-KNOWN_OPTIONS = {f"--lsrb-{o.name}" for o in OPTIONS}
+# the table's options, and `lsrb run`'s own --lsrb-models (several models: tools/lineup.py)
+KNOWN_OPTIONS = {f"--lsrb-{o.name}" for o in OPTIONS} | {MODELS_FLAG}
 
 
 def _subcommands() -> set[str]:
