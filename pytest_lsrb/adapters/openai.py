@@ -182,7 +182,6 @@ class OpenAIAdapter:
         with self._slots_lock:
             if self._slots_asked:
                 return self._slots
-            self._slots_asked = True
             root = self.http.base_url.removesuffix("/v1")
             for path, read in (("/props", _total_slots), ("/slots", _slot_count)):
                 try:
@@ -194,6 +193,9 @@ class OpenAIAdapter:
                     self._slots = slots
                     self.http.limit.cap(slots)
                     break
+            # only now: a thread that finds it set must find the cap in place (else it sends
+            # past a slot count being asked for)
+            self._slots_asked = True
             return self._slots
 
     def generate(self, request: GenerationRequest) -> GenerationResult:

@@ -18,7 +18,14 @@ RECORD_SCHEMA_VERSION: Final = 1
 
 # Fields that measure time and so differ between otherwise identical runs.
 TIMING_FIELDS: Final[frozenset[str]] = frozenset(
-    {"latency_ms", "verification_latency_ms", "finished_at", "wall_time_s", "generation_latency_ms"}
+    {
+        "latency_ms",
+        "verification_latency_ms",
+        "finished_at",
+        "wall_time_s",
+        "generation_latency_ms",
+        "queue_ms",
+    }
 )
 
 
@@ -44,6 +51,9 @@ class AttemptRecord(BaseModel):
     valid: bool = False
     nonempty: bool = False
     latency_ms: float = 0.0
+    # waited for a model slot behind other attempts (engine.runner), not in latency_ms; None when
+    # the attempt asked no endpoint that queues (the mock, cache hits)
+    queue_ms: float | None = None
     model_calls: int = 0
     cached: bool = False
     # adapters.usage: what the calls cost and how they ended (None when the server did not say).
@@ -83,6 +93,7 @@ class AttemptFields(TypedDict, total=False):
     valid: bool
     nonempty: bool
     latency_ms: float
+    queue_ms: float | None
     model_calls: int
     cached: bool
     prompt_tokens: int | None
