@@ -112,6 +112,14 @@ class AdaptiveLimit:
             self.limit = min(self.limit, float(self.ceiling))
             self.slots_known = True
 
+    def fit(self, slots: int) -> None:
+        """No ceiling was asked for: keep exactly the server's `slots` in flight (up or down)."""
+        with self._cond:
+            self.ceiling = max(1, int(slots))
+            self.limit = float(self.ceiling)
+            self.slots_known = True
+            self._cond.notify_all()
+
     def acquire(self, stop: threading.Event | None = None, ticket: Ticket | None = None) -> bool:
         """Wait for a permit, behind every waiting request that comes before `ticket` in test
         order; False when `stop` was set while waiting (send nothing then)."""
