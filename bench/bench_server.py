@@ -14,7 +14,13 @@ attempt seed, `--max-tokens`, temperature 0) through:
 
 Every harness talks to the server through a TCP forwarder in this process, which notes when the
 first chat request went out and when the last answer's bytes came back, whoever sent them:
-answers/s = answers / that span, printed with its ratio to (a). `to end` is the time from the
+answers/s = answers / that span, printed with its ratio to (a). It also adds up the `timings`
+llama.cpp puts in each answer (`prompt_ms + predicted_ms`: the time a slot worked on it):
+`busy` = that sum / (span x slots), how full the harness kept the server. Other jobs on the
+machine slow the server for every harness alike, so `busy` (and the CPU) move far less with
+them than answers/s, which is only comparable within one run (`load` is the 1-minute load
+average after each harness). Every harness runs `--rounds` times, interleaved; the row shows its
+best round, and the range of its answers/s over the rounds. `to end` is the time from the
 first request to the last test finished (lsrb; the `_timeline` plugin's clock), or to the
 harness having its results (the others). `cpu s` is the harness process's CPU (user + system,
 xdist workers included, start-up included): on a two-core machine the harness and the server
@@ -22,22 +28,25 @@ share the CPU, so that is time the server loses. For the lsrb runs on one slot i
 how long after its answer each test finished (median and max; the answer's time is the record's
 `finished_at`) and whether answers arrived in test order.
 
-Usage: python bench/bench_server.py [--items 8] [--max-tokens 8] [--slots 1 4] [--quick]
+Usage: python bench/bench_server.py [--items 8] [--max-tokens 8] [--slots 1 4] [--rounds 2] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib.util
 import json
 import os
+import re
 import socket
 import statistics
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -50,6 +59,8 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 from llama_launcher import smollm2_gguf, start, stop  # noqa: E402
 
 ALIAS = "smollm2"
+# llama.cpp's answer: "timings": {..., "prompt_ms": 3964.5, ..., "predicted_ms": 4597.7, ...}
+TIMINGS = re.compile(rb'"prompt_ms":\s*([0-9.eE+-]+).*?"predicted_ms":\s*([0-9.eE+-]+)', re.S)
 
 PLAIN = """
 import asyncio, json, sys, time
@@ -127,6 +138,7 @@ class Forwarder:
             self.first_post: float | None = None
             self.last_reply: float | None = None
             self.posts = 0
+            self.slot_ms = 0.0  # sum of the answers' timings.prompt_ms + predicted_ms
 
     def _accept(self) -> None:
         while True:
@@ -141,6 +153,7 @@ class Forwarder:
             threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
 
     def _pump(self, src: socket.socket, dst: socket.socket, request: bool) -> None:
+        seen = b""  # the answer bytes not yet matched against TIMINGS
         try:
             while data := src.recv(1 << 16):
                 now = time.time()
@@ -152,6 +165,12 @@ class Forwarder:
                         self.posts += posts
                     else:
                         self.last_reply = now
+                        seen = (seen + data)[-(1 << 16) :]
+                        end = 0
+                        for match in TIMINGS.finditer(seen):
+                            self.slot_ms += float(match[1]) + float(match[2])
+                            end = match.end()
+                        seen = seen[end:]
                 dst.sendall(data)
         except OSError:
             pass
@@ -171,6 +190,8 @@ class Row:
     span_s: float  # first chat request -> last answer byte (the forwarder's clock)
     to_end_s: float  # first chat request -> last test finished / results in hand
     cpu_s: float
+    busy: float = 0.0  # the slots' working time / (span x slots)
+    load: float = 0.0
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -212,6 +233,12 @@ def span(fwd: Forwarder) -> tuple[float, float, float]:
     return fwd.first_post, fwd.last_reply, fwd.last_reply - fwd.first_post
 
 
+def server_side(row: Row, fwd: Forwarder, slots: int) -> Row:
+    row.busy = fwd.slot_ms / 1000.0 / (row.span_s * slots)
+    row.load = os.getloadavg()[0]
+    return row
+
+
 def run_plain(fwd: Forwarder, bodies: Path, slots: int, tmp: Path) -> tuple[Row, list[str]]:
     script = tmp / "plain.py"
     script.write_text(PLAIN, encoding="utf-8")
@@ -219,7 +246,8 @@ def run_plain(fwd: Forwarder, bodies: Path, slots: int, tmp: Path) -> tuple[Row,
     m = measured([sys.executable, str(script), str(bodies), fwd.url, str(slots)])
     out = json.loads(m.stdout.strip().splitlines()[-1])
     first, _, s = span(fwd)
-    return Row("(a) plain client", len(out["answers"]), s, out["done"] - first, m.cpu_seconds), out["answers"]
+    row = Row("(a) plain client", len(out["answers"]), s, out["done"] - first, m.cpu_seconds)
+    return server_side(row, fwd, slots), out["answers"]
 
 
 def run_inspect(fwd: Forwarder, bodies: Path, slots: int, tmp: Path) -> Row:
@@ -231,9 +259,10 @@ def run_inspect(fwd: Forwarder, bodies: Path, slots: int, tmp: Path) -> Row:
     m = measured([sys.executable, str(script), str(bodies), fwd.url, str(slots), ALIAS, str(tmp / "inspect")])
     out = json.loads(m.stdout.strip().splitlines()[-1])
     first, _, s = span(fwd)
-    return Row(
+    row = Row(
         f"(d) inspect_ai {version('inspect_ai')}", out["answers"], s, out["done"] - first, m.cpu_seconds
     )
+    return server_side(row, fwd, slots)
 
 
 def iso_seconds(stamp: str) -> float:
@@ -241,8 +270,15 @@ def iso_seconds(stamp: str) -> float:
 
 
 def run_lsrb(
-    fwd: Forwarder, name: str, n: int, max_tokens: int, tmp: Path, extra: list[str], plain: dict[str, str]
+    fwd: Forwarder,
+    name: str,
+    slots: int,
+    args: argparse.Namespace,
+    tmp: Path,
+    extra: list[str],
+    plain: dict[str, str],
 ) -> Row:
+    n, max_tokens = args.items, args.max_tokens
     out = tmp / "out"
     timeline = tmp / "timeline.txt"
     cmd = pytest_cmd(
@@ -273,7 +309,7 @@ def run_lsrb(
         stamp, nodeid = line.split(" ", 1)
         if "[" in nodeid:
             finished[nodeid[nodeid.rindex("[") + 1 : nodeid.rindex("#")]] = float(stamp)
-    row = Row(name, len(answered), s, max(finished.values()) - first, m.cpu_seconds)
+    row = server_side(Row(name, len(answered), s, max(finished.values()) - first, m.cpu_seconds), fwd, slots)
     lags = [
         finished[r["item_id"]] - iso_seconds(r["finished_at"]) for r in answered if r["item_id"] in finished
     ]
@@ -294,13 +330,15 @@ def print_rows(slots: int, rows: list[Row], notes: list[str]) -> None:
     base = rows[0].answers / rows[0].span_s
     print(f"\n{slots} slot(s)")
     print(
-        f"{'harness':<34} {'answers':>7} {'span s':>7} {'ans/s':>7} {'x (a)':>6} {'to end s':>8} {'cpu s':>6}"
+        f"{'harness':<38} {'answers':>7} {'span s':>7} {'ans/s':>7} {'x (a)':>6} {'to end s':>8} "
+        f"{'cpu s':>6} {'busy':>5} {'x (a)':>6} {'load':>5}"
     )
     for r in rows:
         rate = r.answers / r.span_s
+        busy = r.busy / rows[0].busy if rows[0].busy else 0.0
         print(
-            f"{r.name:<34} {r.answers:>7} {r.span_s:7.2f} {rate:7.3f} {rate / base:6.2f} {r.to_end_s:8.2f} "
-            f"{r.cpu_s:6.2f}"
+            f"{r.name:<38} {r.answers:>7} {r.span_s:7.2f} {rate:7.3f} {rate / base:6.2f} {r.to_end_s:8.2f} "
+            f"{r.cpu_s:6.2f} {r.busy:5.2f} {busy:6.2f} {r.load:5.1f}"
         )
     for r in rows:
         if r.extra:
@@ -319,31 +357,44 @@ def bench_slots(gguf: Path, slots: int, args: argparse.Namespace, tmp: Path) -> 
         )
     fwd = Forwarder(url)
     notes: list[str] = []
+    plain: dict[str, str] = {}
+
+    def plain_client() -> Row:
+        row, answers = run_plain(fwd, bodies, slots, tmp)
+        plain.update(zip(ids, answers, strict=True))
+        return row
+
+    harnesses: list[Callable[[], Row]] = [plain_client]
+    modes: list[tuple[str, list[str]]] = [
+        ("(b) lsrb serial, default", []),
+        (f"(b) lsrb serial, --lsrb-concurrency={slots}", [f"--lsrb-concurrency={slots}"]),
+        ("(c) lsrb -n 2", ["-n", "2"]),
+    ]
+    for name, extra in modes:
+        harnesses.append(functools.partial(run_lsrb, fwd, name, slots, args, tmp, extra, plain))
+    if importlib.util.find_spec("inspect_ai") is not None and importlib.util.find_spec("openai") is not None:
+        harnesses.append(functools.partial(run_inspect, fwd, bodies, slots, tmp))
+    else:
+        notes.append("(d) inspect_ai: not installed (pip install inspect-ai openai to compare): skipped")
+    if importlib.util.find_spec("lm_eval") is None:
+        notes.append("(d) lm-eval: not installed (pip install lm-eval to compare): skipped")
+    else:
+        notes.append("(d) lm-eval: installed, but not driven by this script yet: skipped")
+    runs: list[list[Row]] = [[] for _ in harnesses]
     try:
-        plain_row, answers = run_plain(fwd, bodies, slots, tmp)
-        plain = dict(zip(ids, answers, strict=True))
-        rows = [plain_row]
-        modes: list[tuple[str, list[str]]] = [
-            ("(b) lsrb serial, default", []),
-            (f"(b) lsrb serial, --lsrb-concurrency={slots}", [f"--lsrb-concurrency={slots}"]),
-            ("(c) lsrb -n 2", ["-n", "2"]),
-        ]
-        for name, extra in modes:
-            rows.append(run_lsrb(fwd, name, args.items, args.max_tokens, tmp, extra, plain))
-        if (
-            importlib.util.find_spec("inspect_ai") is not None
-            and importlib.util.find_spec("openai") is not None
-        ):
-            rows.append(run_inspect(fwd, bodies, slots, tmp))
-        else:
-            notes.append("(d) inspect_ai: not installed (pip install inspect-ai openai to compare): skipped")
-        if importlib.util.find_spec("lm_eval") is None:
-            notes.append("(d) lm-eval: not installed (pip install lm-eval to compare): skipped")
-        else:
-            notes.append("(d) lm-eval: installed, but not driven by this script yet: skipped")
+        for _ in range(args.rounds):  # interleaved, so the machine's other jobs hit every harness
+            for i, harness in enumerate(harnesses):
+                runs[i].append(harness())
     finally:
         fwd.close()
         stop(proc)
+    rows = []
+    for tries in runs:
+        best = max(tries, key=lambda r: r.answers / r.span_s)
+        if len(tries) > 1:
+            rates = [r.answers / r.span_s for r in tries]
+            best.extra["ans/s over rounds"] = f"{min(rates):.3f}-{max(rates):.3f}"
+        rows.append(best)
     print_rows(slots, rows, notes)
 
 
@@ -357,7 +408,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     if args.quick:
-        args.items, args.max_tokens, args.slots = 3, 4, [1]
+        args.items, args.max_tokens, args.slots, args.rounds = 3, 4, [1], 1
     if importlib.util.find_spec("xllamacpp") is None:
         raise SystemExit("xllamacpp is not installed (pip install 'pytest-lsrb[llama]')")
     gguf = smollm2_gguf()
