@@ -404,6 +404,9 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=8)
     ap.add_argument("--slots", type=int, nargs="*", default=[1, 4])
     ap.add_argument(
+        "--rounds", type=int, default=2, help="runs of every harness, interleaved; the best is shown"
+    )
+    ap.add_argument(
         "--quick", action="store_true", help="3 requests of 4 tokens on one slot: the plumbing only"
     )
     args = ap.parse_args()

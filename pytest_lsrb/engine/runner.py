@@ -289,12 +289,14 @@ class Runner:
         with self._lock:
             futures = list(self._futures.values())
             self._futures.clear()
+            for ticket in self._tickets.values():  # nobody waits for these in line any more
+                self._line.leave(ticket)
             self._tickets.clear()
         wait = self.fatal is not None
         records = []
         for future in futures:
             if future.cancel() or not (wait or future.done()):
-                continue  # (a cancelled job's ticket holds up nobody: nothing is left to wait)
+                continue
             record = self._result(future)
             if record is not None and answered(record):
                 records.append(record)
