@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.suite import builtin_suites_dir
@@ -33,8 +34,111 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
             names = sorted(p.name for p in builtin_suites_dir().iterdir() if (p / "suite.toml").exists())
             raise LsrbUsageError(f"no suite '{args.suite}' (built-in suites: {', '.join(names)}).")
         suite = builtin
+    from pytest_lsrb.tools.lineup import split_models
+
+    several = split_models(extra)
+    if several is not None:
+        return run_models(suite, *several, typed=["lsrb", "run", args.suite, *extra])
     status = int(pytest.main([str(suite), "-p", "no:cacheprovider", *extra]))
     return EXIT_USAGE if status == pytest.ExitCode.USAGE_ERROR else status
+
+
+def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]) -> int:
+    """`lsrb run SUITE` with several models (`tools.lineup`): one ordinary pytest run per model,
+    each in `<group>/<label>`, those on different servers at once; then the comparison
+    (`report.lineup`), the HTML report of all of them, and the command that resumes them all."""
+    import shlex
+    import subprocess
+    import threading
+    from datetime import datetime, timezone
+
+    from pytest_lsrb.report.data import load_run
+    from pytest_lsrb.report.lineup import lineup_lines
+    from pytest_lsrb.session.nextstep import with_option
+    from pytest_lsrb.tools.lineup import by_server, group_dir
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    group, shared = group_dir(shared, suite.name, stamp)
+    groups = by_server(runs)
+    parallel = len(groups) > 1
+    statuses: dict[str, int] = {}
+    group.mkdir(parents=True, exist_ok=True)
+
+    def run_one(run: Any) -> None:
+        out = group / run.label
+        command = [sys.executable, "-m", "pytest", str(suite), "-p", "no:cacheprovider", *shared]
+        command += [*run.words(), f"--lsrb-output-dir={out}"]
+        if not parallel:  # one server: the runs one after another, each on this terminal
+            print(f"lsrb: model {run.label} -> {out}", flush=True)
+            statuses[run.label] = subprocess.run(command, check=False).returncode
+            return
+        log = group / f"{run.label}.log"
+        with log.open("w", encoding="utf-8") as fh:
+            ended = subprocess.run(command, stdout=fh, stderr=subprocess.STDOUT, check=False)
+        statuses[run.label] = ended.returncode
+        tail = [
+            line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()
+        ]
+        print(f"lsrb: model {run.label} -> {out} (exit {statuses[run.label]}; log {log})", flush=True)
+        for line in tail[-3:]:
+            print(f"  {line}", flush=True)
+
+    def run_group(members: list[Any]) -> None:
+        for run in members:
+            run_one(run)
+
+    threads = [threading.Thread(target=run_group, args=(members,)) for members in groups]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    done = [(run.label, group / run.label) for run in runs if (group / run.label / "run.json").is_file()]
+    lines: list[str] = []
+    if done:
+        loaded = [(label, load_run(path)) for label, path in done]
+        lines = lineup_lines(loaded)
+        from pytest_lsrb.report import report_command
+
+        lines += report_command(done[0][1], group / "report.html", None, [p for _, p in done[1:]])
+        (group / "comparison.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for line in lines:
+        print(line)
+    worst = max(statuses.values(), default=0)
+    if worst:
+        again = with_option([w for w in typed if w != "--lsrb-overwrite"], "--lsrb-output-dir", str(group))
+        if "--lsrb-resume" not in again and "--lsrb-resume-or-start" not in again:
+            again.append("--lsrb-resume-or-start")  # a model whose run never began starts
+        for option, value in larger_budgets([group / run.label for run in runs]).items():
+            again = with_option(again, option, value)
+        print(f"lsrb: not every model's run finished; to resume them all, run: {shlex.join(again)}")
+    if any(code == 4 for code in statuses.values()):
+        return EXIT_USAGE
+    return worst
+
+
+def larger_budgets(run_dirs: list[Path]) -> dict[str, str]:
+    """For the runs a budget stopped: each budget option with a value that should let every one
+    of them finish (the largest of the values their own last lines suggest)."""
+    import json
+
+    from pytest_lsrb.engine.budget import BudgetStop, Ledger, continue_value, shown
+
+    found: dict[str, float] = {}
+    for run_dir in run_dirs:
+        stop = BudgetStop.from_json(Ledger(run_dir).read().stopped) if run_dir.is_dir() else None
+        if stop is None:
+            continue
+        try:
+            summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            summary = {}
+        summary = summary if isinstance(summary, dict) else {}
+        value = continue_value(
+            stop, int(summary.get("attempts") or 0), int(summary.get("attempts_expected") or 0)
+        )
+        found[stop.option] = max(found.get(stop.option, 0.0), value)
+    return {option: shown(value) for option, value in found.items()}
 
 
 def cmd_import_sorrydb(args: argparse.Namespace, extra: list[str]) -> int:
@@ -149,7 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run a suite with pytest (extra arguments go to pytest)",
         description="Run a built-in suite by name (or a suite folder). Extra arguments go to pytest, "
-        "e.g. `lsrb run goal_to_tactic_proposal_v1 --lsrb-adapter=ollama --lsrb-model=qwen2.5:7b -n 4`.",
+        "e.g. `lsrb run goal_to_tactic_proposal_v1 --lsrb-adapter=ollama --lsrb-model=qwen2.5:7b -n 4`. "
+        "Several --lsrb-model (or --lsrb-models FILE, TOML [[model]] tables): one run per model in "
+        "<--lsrb-output-dir>/<label>, then a table comparing them with a paired test per pair.",
     )
     run.add_argument("suite", help="suite name (goal_to_tactic_proposal_v1, llm_srbench) or folder")
     run.set_defaults(func=cmd_run)

@@ -15,7 +15,7 @@ Flow (see DESIGN.md, "The spine"):
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -198,6 +198,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+def refuse_several_models(args: Sequence[str]) -> None:
+    """pytest runs one model: a second `--lsrb-model` would silently replace the first."""
+    from pytest_lsrb.tools.lineup import MODEL_FLAG, model_values
+
+    given = model_values(args)
+    if len(given) > 1:
+        raise pytest.UsageError(
+            f"{MODEL_FLAG} is given {len(given)} times; one pytest run evaluates one model: "
+            f"`lsrb run SUITE {MODEL_FLAG} a {MODEL_FLAG} b …` runs one run per model and compares them."
+        )
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     session: LsrbSession
@@ -206,6 +218,7 @@ def pytest_configure(config: pytest.Config) -> None:
         session = WorkerSession(config)
         hooks = SessionHooks(session)
     else:
+        refuse_several_models(config.invocation_params.args)
         session = controller = ControllerSession(config)
         hooks = ControllerHooks(controller)
     config.pluginmanager.register(session, PLUGIN_NAME)
@@ -261,6 +274,7 @@ def lsrb_runner(
     lsrb_verifier: Verifier,
 ) -> Iterator[Runner]:
     from pytest_lsrb.adapters.base import in_flight
+    from pytest_lsrb.engine.budget import guard_for
     from pytest_lsrb.engine.runner import Runner
     from pytest_lsrb.engine.stop import StopSignal
     from pytest_lsrb.session.overrides import adapter_fingerprint
@@ -281,6 +295,8 @@ def lsrb_runner(
         # stops itself, and need not look for the file before every attempt.
         stop_signal=StopSignal(lsrb_suite_run.config.output_dir) if session.is_worker else None,
         adapter_fields=adapter_fingerprint(lsrb_adapter) if custom else None,
+        # --lsrb-max-cost/-total-tokens/-wall-time: one ledger in the run's directory for every process
+        budget=guard_for(lsrb_suite_run.config.values, lsrb_suite_run.config.output_dir),
     )
     session.runner = runner
     yield runner

@@ -99,6 +99,31 @@ OPTIONS: list[Option] = [
         identity=False,
     ),
     Option(
+        "max-cost",
+        _opt_float,
+        None,
+        "stop the run once it has spent this much (priced by --lsrb-price, in its currency); asked "
+        "before every request, one budget for all -n workers; answers already paid for are kept and "
+        "--lsrb-resume with a larger budget continues (README: budgets)",
+        identity=False,
+    ),
+    Option(
+        "max-total-tokens",
+        _opt_int,
+        None,
+        "stop the run once its requests have used this many prompt + completion tokens (as the "
+        "server reports them), like --lsrb-max-cost",
+        identity=False,
+    ),
+    Option(
+        "max-wall-time",
+        _opt_float,
+        None,
+        "stop the run after this many seconds of this command's wall clock, like --lsrb-max-cost "
+        "(no new request or attempt starts after it)",
+        identity=False,
+    ),
+    Option(
         "progress",
         _opt_float,
         None,
@@ -305,6 +330,15 @@ OPTIONS: list[Option] = [
         None,
         "llm_srbench: wall-clock seconds per discovery run; the search stops there and keeps its "
         "best equation, and the symbolic check gets what is left (at least 1 s) (default: no limit)",
+        tasks=SRBENCH,
+    ),
+    Option(
+        "sr-token-budget",
+        _opt_int,
+        None,
+        "llm_srbench: prompt + completion tokens per discovery run, as the server reports them (the "
+        "per-attempt cap of a run's --lsrb-max-total-tokens); the search stops there and keeps its best "
+        "equation, like --lsrb-sr-time-limit (default: no cap)",
         tasks=SRBENCH,
     ),
     Option(

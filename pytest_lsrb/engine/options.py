@@ -300,6 +300,9 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
     from pytest_lsrb.engine.cost import parse_price
 
     parse_price(values["price"])  # a bad price stops the run before any model is called
+    from pytest_lsrb.engine.budget import limits_of
+
+    limits_of(values)  # so does a budget that cannot be counted (a cost without a price)
     checked_key(values["api_key_env"], "--lsrb-api-key-env")  # set, sendable, and redacted from now on
     out = values["output_dir"]
     output_dir = Path(out).expanduser() if out else Path.cwd() / RUNS_ROOT / suite.name

@@ -23,7 +23,9 @@ a test's duration is its own answer's, not other attempts' queueing). The time a
 for a slot is recorded apart, as `queue_ms`, in attempts that asked an endpoint with a limit.
 
 A quota or auth refusal stops the run: queued attempts are cancelled (the adapter itself sends
-nothing more) and a `StopSignal` in the output directory tells the other xdist workers.
+nothing more) and a `StopSignal` in the output directory tells the other xdist workers. A spent
+budget (`engine.budget`, asked before each request and each attempt) stops it the same way; the
+attempt whose request it refused is not recorded (a resume makes it whole).
 """
 
 from __future__ import annotations
@@ -40,9 +42,10 @@ from pytest_lsrb.adapters.concurrency import CURRENT, Line, Ticket
 from pytest_lsrb.core.clock import utc_now_millis
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.selection import Case
+from pytest_lsrb.engine.budget import BudgetedAdapter, BudgetGuard
 from pytest_lsrb.engine.options import RunConfig
 from pytest_lsrb.engine.outcomes import answered, judgement
-from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION, AttemptDict, AttemptFields
+from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION, AttemptFields, AttemptRecord
 from pytest_lsrb.engine.stop import StopSignal
 from pytest_lsrb.engine.task import AttemptContext, Judgement, Task
 from pytest_lsrb.engine.verifier import Verifier
@@ -54,7 +57,7 @@ class Attempt:
     """A finished attempt as a test sees it."""
 
     case: Case
-    record: AttemptDict | None  # None when resumed from an earlier run's record
+    record: AttemptRecord | None  # None when resumed from an earlier run's record
     judgement: Judgement
     resumed: bool = False
     policy: str = "strict"  # --lsrb-outcome
@@ -76,7 +79,8 @@ class Attempt:
 
 
 class RunStopped(Exception):
-    """The run is stopping (a quota/auth refusal here or in another worker): skip this test."""
+    """The run is stopping (a quota/auth refusal or a spent budget, here or in another worker):
+    skip this test."""
 
 
 class Runner:
@@ -93,8 +97,12 @@ class Runner:
         task_options: Mapping[str, Any] | None = None,
         stop_signal: StopSignal | None = None,
         adapter_fields: Mapping[str, str] | None = None,
+        budget: BudgetGuard | None = None,
     ) -> None:
         self.task = task
+        self.budget = budget
+        if budget is not None:  # every request asks the run's budget first
+            adapter = BudgetedAdapter(adapter, budget, on_stop=self.stop)
         self.adapter = adapter
         self.verifier = verifier
         self.config = config
@@ -122,7 +130,7 @@ class Runner:
         self.lookahead = 2 * self.concurrency if self.concurrency > 1 else 0
         self._fatal: str | None = None
         self._stop_signal = stop_signal
-        self._futures: dict[tuple[str, int], Future[AttemptDict | None]] = {}
+        self._futures: dict[tuple[str, int], Future[AttemptRecord | None]] = {}
         # Each prefetched attempt's place in line for a model slot: test order (see the module doc).
         self._tickets: dict[tuple[str, int], Ticket] = {}
         self._order = itertools.count()
@@ -130,7 +138,9 @@ class Runner:
         # Attempts made ahead on this thread (see the module's doc), by case, until their test.
         cheap = runs_ahead(adapter) if self.concurrency == 1 and verifier.mode == "none" else 0
         self.batch = cheap if cheap > 1 and task.calls_per_attempt(self.task_options) == 1 else 0
-        self._ready: dict[tuple[str, int], AttemptDict] = {}
+        if budget is not None:  # a budget is asked before each attempt: none are made ahead in bulk
+            self.batch = 0
+        self._ready: dict[tuple[str, int], AttemptRecord] = {}
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = (
             ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="lsrb-attempt")
@@ -140,7 +150,7 @@ class Runner:
 
     # -- running -----------------------------------------------------------------------------
 
-    def build_record(self, case: Case, ticket: Ticket | None = None) -> AttemptDict:
+    def build_record(self, case: Case, ticket: Ticket | None = None) -> AttemptRecord:
         """Run one attempt and assemble its full record. Never raises for model/tool failures.
         `ticket`: its place in line for a model slot (None: the running test's, at the front)."""
         ticket = ticket or Ticket(order=-1.0)
@@ -154,6 +164,8 @@ class Runner:
             options=self.task_options,
         )
         fields: AttemptFields
+        if self.budget is not None:
+            self.budget.begin_attempt()
         try:
             fields = self.task.run_attempt(ctx)
         except Exception as exc:  # a harness bug must not take the run down
@@ -166,9 +178,12 @@ class Runner:
             CURRENT.reset(token)
             if ticket.line is not None:
                 ticket.line.leave(ticket)  # (if it sent nothing, the ones behind it go on)
+        if self.budget is not None and self.budget.refused_in_attempt():
+            # the budget refused one of its requests: the attempt is not whole, so not recorded
+            raise RunStopped(self.fatal or "stopping the run: its budget is spent.")
         if ticket.permits:  # it asked an endpoint that queues for slots: what it waited there
             fields["queue_ms"] = round(ticket.queued_s * 1000.0, 3)
-        record: AttemptDict = {
+        record: AttemptRecord = {
             "record_schema_version": RECORD_SCHEMA_VERSION,
             "item_id": case.item_id,
             "sample_index": case.sample_index,
@@ -201,6 +216,13 @@ class Runner:
                 self._fatal = message
                 self._cancel_queued()
         return self._fatal
+
+    def out_of_budget(self) -> bool:
+        """Whether the run's budget is spent (then the run stops, as for a refusal)."""
+        stop = self.budget.exhausted() if self.budget is not None else None
+        if stop is not None:
+            self.stop(stop.sentence())
+        return stop is not None
 
     def stop(self, message: str) -> None:
         """Stop this run everywhere: no new attempts here, and tell the other workers."""
@@ -248,7 +270,7 @@ class Runner:
         if done is not None:
             self._ready.pop(case.key, None)
             return Attempt(case=case, record=None, judgement=done, resumed=True, policy=policy)
-        record: AttemptDict | None = None
+        record: AttemptRecord | None = None
         if self.batch:
             record = self._ready.pop(case.key, None)
             if record is None and not self.fatal:
@@ -267,18 +289,20 @@ class Runner:
             # None: never started, or not run because the run is stopping.
             record = self._result(future) if future is not None else None
         if record is None:
-            if self.fatal:
-                raise RunStopped(self.fatal)
+            if self.fatal or (self.budget is not None and self.out_of_budget()):
+                raise RunStopped(self.fatal or "stopping the run: its budget is spent.")
             record = self.build_record(case)
         return Attempt(case=case, record=record, judgement=judgement(self.task, record), policy=policy)
 
-    def _prefetched(self, case: Case, ticket: Ticket) -> AttemptDict | None:
+    def _prefetched(self, case: Case, ticket: Ticket) -> AttemptRecord | None:
         """A pool job: the attempt's record, or None when the run stopped before it started."""
         if self.fatal:  # also notices a stop raised by another xdist worker
             return None
+        if self.budget is not None and self.out_of_budget():
+            return None
         return self.build_record(case, ticket)
 
-    def untaken_answers(self) -> list[AttemptDict]:
+    def untaken_answers(self) -> list[AttemptRecord]:
         """Records of attempts run ahead whose tests never took them (the run stopped, or pytest
         ended early) and that hold the model's answer. The provider has billed those answers:
         they are recorded, so a resume does not ask for them again. After a quota/auth stop it
@@ -303,10 +327,10 @@ class Runner:
         return records
 
     @staticmethod
-    def _result(future: Future[AttemptDict | None]) -> AttemptDict | None:
+    def _result(future: Future[AttemptRecord | None]) -> AttemptRecord | None:
         try:
             return future.result()
-        except CancelledError:
+        except (CancelledError, RunStopped):  # RunStopped: the budget refused part of it
             return None
 
     def close(self) -> None:

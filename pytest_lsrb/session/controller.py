@@ -6,6 +6,7 @@ the run directory, follows the records the workers append and notices a worker c
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,14 +24,81 @@ from pytest_lsrb.session.seams.reports import ReportKeeper
 from pytest_lsrb.session.termination import EXIT_TERMINATED, TermHandler
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pytest_lsrb.adapters.base import Adapter
-    from pytest_lsrb.engine.records import AttemptDict
+    from pytest_lsrb.engine.budget import BudgetStop
+    from pytest_lsrb.engine.records import AttemptRecord
     from pytest_lsrb.output import rundir as outputs
     from pytest_lsrb.session.progress import ProgressReporter
     from pytest_lsrb.tools import gate
 
 
 FOLLOW_EVERY_S = 0.5  # the controller of xdist workers reads their new records this often
+
+
+def open_budget(run: SuiteRun) -> None:
+    """A run with a budget (`engine.budget`): open this session's ledger. A new run starts from
+    nothing; a resumed one from what its earlier sessions spent: the ledger's, or (a run begun
+    without a budget) what its records say the requests cost, whichever is more."""
+    from pytest_lsrb.engine.budget import Ledger, Spent, limits_of
+
+    if not limits_of(run.config.values).any:
+        return
+    ledger = Ledger(run.config.output_dir)
+    earlier = Spent()
+    if run.config.resume:
+        from pytest_lsrb.output.files import ATTEMPTS_FILE, iter_attempts
+
+        kept = ledger.read()
+        prompt = completion = 0
+        path = run.config.output_dir / ATTEMPTS_FILE
+        for record in iter_attempts(path) if path.is_file() else ():
+            if not record.get("cached"):  # every record, superseded ones too: each was paid for
+                prompt += int(record.get("prompt_tokens") or 0)
+                completion += int(record.get("completion_tokens") or 0)
+        earlier = dataclasses.replace(
+            kept,
+            prompt_tokens=max(kept.prompt_tokens, prompt),
+            completion_tokens=max(kept.completion_tokens, completion),
+        )
+    ledger.open_session(earlier, time.time())
+
+
+def budget_uncounted(run: SuiteRun) -> str | None:
+    """A sentence when a cost or token budget could not count some answers (no `usage`)."""
+    from pytest_lsrb.engine.budget import Ledger, limits_of
+
+    limits = limits_of(run.config.values)
+    if limits.max_cost is None and limits.max_total_tokens is None:
+        return None
+    unreported = Ledger(run.config.output_dir).read().unreported
+    if not unreported:
+        return None
+    return (
+        f"{unreported} answer(s) came without token usage from the server; the run's cost and "
+        "token budgets counted nothing for them."
+    )
+
+
+def budget_note_of(run: SuiteRun) -> Callable[[], str | None] | None:
+    """What the progress line says of the run's budgets (read from the ledger when shown)."""
+    from pytest_lsrb.engine.budget import Ledger, budget_note, limits_of
+
+    limits = limits_of(run.config.values)
+    if not limits.any:
+        return None
+    ledger = Ledger(run.config.output_dir)
+    return lambda: budget_note(limits, ledger.read(), time.time())
+
+
+def budget_stop(run: SuiteRun) -> BudgetStop | None:
+    """The budget that stopped this session of the run, if one did."""
+    from pytest_lsrb.engine.budget import BudgetStop, Ledger, limits_of
+
+    if not limits_of(run.config.values).any:
+        return None
+    return BudgetStop.from_json(Ledger(run.config.output_dir).read().stopped)
 
 
 class ControllerSession(LsrbSession):
@@ -53,6 +121,7 @@ class ControllerSession(LsrbSession):
         self.term = TermHandler()  # controller: SIGTERM ends the run like Ctrl-C, resumable
         self.next_step: str | None = None  # controller: the command that finishes an unfinished run
         self.reports: ReportKeeper | None = None  # a run's process with a terminal: what it keeps
+        self.budget_stop: BudgetStop | None = None  # controller: the budget that stopped the run
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -90,6 +159,7 @@ class ControllerSession(LsrbSession):
                 if self.gate is not None and not run.config.resume:
                     self.output.kept = []  # the gate takes this run's records from here
                 StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours
+                open_budget(run)  # before any worker asks it
                 xdist.clear_crash_files(run.config.output_dir)  # nor an earlier run's crashes
                 self.progress = self._progress_reporter(run)
                 self.term.install()
@@ -132,6 +202,7 @@ class ControllerSession(LsrbSession):
         import sys
 
         from pytest_lsrb.engine.cost import parse_price
+        from pytest_lsrb.engine.task import score_label
         from pytest_lsrb.session.progress import Progress, ProgressReporter, interval_for
 
         resumed = len(self.finished_judgements()) if run.config.resume else 0
@@ -139,6 +210,8 @@ class ControllerSession(LsrbSession):
             len(run.cases) - resumed,
             interval_s=interval_for(run.config.progress, sys.stdout.isatty()),
             price=parse_price(run.config.price),
+            score_label=score_label(run.task, run.config.values),
+            note=budget_note_of(run),
         )
         progress.resumed = resumed
         return ProgressReporter(progress, self.config.pluginmanager.get_plugin("terminalreporter"))
@@ -155,7 +228,7 @@ class ControllerSession(LsrbSession):
 
     # -- records -------------------------------------------------------------------------------
 
-    def keep(self, record: AttemptDict) -> None:
+    def keep(self, record: AttemptRecord) -> None:
         if self.output is None:
             return
         try:
@@ -166,11 +239,11 @@ class ControllerSession(LsrbSession):
         if self.progress is not None and written is not None:
             self.progress.add(written)
 
-    def record_untaken(self, records: list[AttemptDict]) -> None:
+    def record_untaken(self, records: list[AttemptRecord]) -> None:
         if self.summary is None:  # none after summary.json is written
             super().record_untaken(records)
 
-    def append_untaken(self, record: AttemptDict) -> None:
+    def append_untaken(self, record: AttemptRecord) -> None:
         if self.output is not None:
             self.output.append(record)
 
@@ -263,12 +336,14 @@ class ControllerSession(LsrbSession):
         wall = (datetime.now(timezone.utc) - self.started).total_seconds()
         self.summary = self.output.finish(wall_time_s=wall)
         self.term.saved = True
+        self.budget_stop = budget_stop(self.run)
         self.next_step = next_step_line(
             self.summary,
             self.term.received or session.exitstatus == pytest.ExitCode.INTERRUPTED,
             self.output.dir,
             self.run.config.runs_folder,
             self.config.invocation_params.args,
+            budget_stop=self.budget_stop,
         )
         if self.output.write_error is not None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
@@ -312,6 +387,9 @@ class ControllerSession(LsrbSession):
             terminalreporter.write_line(f"lsrb: {self.output.write_error}", red=True, bold=True)
         for warning in self.output.warnings if self.output is not None else ():
             terminalreporter.write_line(f"lsrb: {warning}", yellow=True)
+        uncounted = budget_uncounted(self.run) if self.run is not None and self.output is not None else None
+        if uncounted:
+            terminalreporter.write_line(f"lsrb: WARNING: {uncounted}", yellow=True)
         if self.run is not None and self.config.option.collectonly:
             terminalreporter.write_line(terminal.planned_calls_line(self.run))
         if self.summary is None:

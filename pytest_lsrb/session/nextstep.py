@@ -14,7 +14,10 @@ import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_lsrb.engine.budget import BudgetStop
 
 RESUME_FLAGS = ("--lsrb-resume", "--lsrb-resume-or-start")
 
@@ -50,6 +53,22 @@ def resume_command(typed: Sequence[str], run_dir: Path | None, *, retry_errors: 
     return words
 
 
+def with_option(words: Sequence[str], flag: str, value: str) -> list[str]:
+    """`words` with `flag` set to `value` (`--flag=X` or `--flag X` replaced; added when absent)."""
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word == flag:
+            skip = True
+            continue
+        if not word.startswith(flag + "="):
+            out.append(word)
+    return [*out, f"{flag}={value}"]
+
+
 def shown_dir(path: Path) -> str:
     """A path relative to the current directory when it lies inside it."""
     try:
@@ -79,12 +98,26 @@ def next_step_line(
     runs_folder: bool,
     pytest_args: Sequence[str],
     argv: Sequence[str] | None = None,
+    budget_stop: BudgetStop | None = None,
 ) -> str | None:
-    """The last line of an unfinished run: why, and the command that finishes it."""
+    """The last line of an unfinished run: why, and the command that finishes it (after a budget
+    stop: with a budget that should let it finish, `engine.budget.continue_value`)."""
     why = why_unfinished(summary, interrupted)
     if why is None:
         return None
     retry = bool(summary and summary.get("infrastructure_attempts"))
     typed = typed_command(list(sys.argv if argv is None else argv), pytest_args)
     command = resume_command(typed, run_dir if runs_folder else None, retry_errors=retry)
+    if budget_stop is not None:
+        from pytest_lsrb.engine.budget import continue_value, shown
+
+        done = int((summary or {}).get("attempts") or 0)
+        total = int((summary or {}).get("attempts_expected") or 0)
+        larger = continue_value(budget_stop, done, total)
+        command = with_option(command, budget_stop.option, shown(larger))
+        why = (
+            f"the run stopped at its budget ({budget_stop.option} {shown(budget_stop.limit)}; "
+            f"spent {shown(budget_stop.spent)}) with {done} of {total} attempts done"
+        )
+        return f"lsrb: {why}; to continue it with a larger budget, run: {shlex.join(command)}"
     return f"lsrb: {why}; to finish it, run: {shlex.join(command)}"

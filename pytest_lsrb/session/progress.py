@@ -1,7 +1,11 @@
 """The progress line the controller prints while a run goes (with or without xdist).
 
-    lsrb 40/120 (33%) · 1.90/s · ETA 42s · errors: timeout 2 · tokens 3,200 in / 410 out
-        · cost 0.0012 · cache hits 12   (one line in the terminal)
+    lsrb 40/120 (33%) · closed 9/37 · 1.90/s · ETA 42s · errors: timeout 2 · tokens 3,200 in
+        / 410 out · cost 0.0012 · cache hits 12   (one line in the terminal)
+
+The score so far (`closed 9/37`: tactic answers Lean closed, or `valid` ones when nothing verifies;
+llm_srbench `Acc0.1` or `SA`) counts this session's judged attempts by the one judging rule
+(`engine.outcomes.verdict`); its denominator leaves out infrastructure errors and skipped rows.
 
 Fed with each attempt's record as it is written to attempts.jsonl (under xdist, as the controller
 reads the workers' records back from the file), so it counts what is really done, whichever
@@ -18,8 +22,8 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from pytest_lsrb.engine.cost import Price
-from pytest_lsrb.engine.outcomes import UNJUDGED_VERIFICATION_DOMAINS
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.outcomes import JUDGED, UNJUDGED_VERIFICATION_DOMAINS, verdict
+from pytest_lsrb.engine.records import AttemptRecord
 
 TTY_INTERVAL_S: Final = 5.0
 LOG_INTERVAL_S: Final = 30.0
@@ -50,6 +54,8 @@ class Progress:
         interval_s: float,
         price: Price | None = None,
         clock: Callable[[], float] = time.monotonic,
+        score_label: str | None = None,
+        note: Callable[[], str | None] | None = None,
     ) -> None:
         self.total = total
         self.resumed = 0  # attempts an earlier run finished (--lsrb-resume): not in `total`
@@ -65,11 +71,20 @@ class Progress:
         self.spent = [0, 0]  # tokens not answered from the cache: what the price applies to
         self.cache_hits = 0
         self.first_done: float | None = None  # the rate counts from here: start-up is no attempt
+        self.score_label = score_label  # None: no running score
+        self.note = note  # a part the line asks for when shown (a run's budgets: engine.budget)
+        self.judged = 0
+        self.succeeded = 0
 
-    def add(self, record: AttemptDict) -> None:
+    def add(self, record: AttemptRecord) -> None:
         self.done += 1
         if self.first_done is None:
             self.first_done = self.clock()
+        if self.score_label is not None:
+            status, won = verdict(record)
+            if status == JUDGED:
+                self.judged += 1
+                self.succeeded += won
         kind = record.get("generation_error_kind")
         if kind:
             self.errors[str(kind)] += 1
@@ -106,6 +121,8 @@ class Progress:
         self.last_shown = now
         total = max(self.total, self.done)
         parts = [f"lsrb {self.done}/{total}" + (f" ({100 * self.done // total}%)" if total else "")]
+        if self.score_label is not None and self.judged:
+            parts.append(f"{self.score_label} {self.succeeded}/{self.judged}")
         rate = self.rate(now)
         if rate is not None:
             parts.append(f"{rate:.2f}/s" if rate < 10 else f"{rate:.0f}/s")
@@ -119,6 +136,9 @@ class Progress:
             parts.append(f"cost {self.price.cost(self.spent[0], self.spent[1]):.4f}")
         if self.cache_hits:
             parts.append(f"cache hits {self.cache_hits}")
+        note = self.note() if self.note is not None else None
+        if note:
+            parts.append(note)
         return " · ".join(parts)
 
 
@@ -145,13 +165,13 @@ class ProgressReporter:
         if count:
             self.progress.total = count
 
-    def add(self, record: AttemptDict) -> None:
+    def add(self, record: AttemptRecord) -> None:
         """Count one record as it was written (a worker's line arrives decoded, once)."""
         self.progress.add(record)
         if self.terminal is not None and self.progress.due():
             self.write(self.progress.line())
 
-    def add_many(self, records: Iterable[AttemptDict]) -> None:
+    def add_many(self, records: Iterable[AttemptRecord]) -> None:
         """Count the records xdist workers wrote since the last look, then print if due."""
         for record in records:
             self.progress.add(record)

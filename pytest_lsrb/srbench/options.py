@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Final, cast
+from typing import Any, Final, Literal, cast
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.srbench.fitting.objective import FIT_POLICIES, FitPolicy
-from pytest_lsrb.srbench.scoring.metrics import METRICS_POLICIES, MetricsPolicy
 
 SUCCESS_CRITERIA: Final = ("acc_0.1", "symbolic")
 JUDGES: Final = ("sympy", "llm", "both", "none")
+# Which points a metric counts (`--lsrb-sr-metrics`; `scoring.metrics` implements each).
+MetricsPolicy = Literal["reference", "strict"]
+METRICS_POLICIES: Final[tuple[MetricsPolicy, ...]] = ("reference", "strict")
 
 
 @cache
@@ -64,6 +66,7 @@ class SrOptions:
     success: str
     partial_release: bool = False
     sa_scale: str = "free"  # the sympy checker's overall-factor rule (srbench.scoring.symbolic)
+    token_budget: int | None = None  # prompt + completion tokens per discovery run; None: no cap
 
     @classmethod
     def read(cls, values: SrOptions | Mapping[str, Any]) -> SrOptions:
@@ -89,6 +92,9 @@ class SrOptions:
                 f"--lsrb-sr-judge: '{judge}' is not available (available: {', '.join(JUDGES)})."
             )
         reset_every = get("sr_reset_every")
+        tokens = get("sr_token_budget")
+        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1):
+            raise LsrbUsageError(f"--lsrb-sr-token-budget must be at least 1 (got {tokens}).")
         judge_time = _seconds("sr_judge_time_limit", get("sr_judge_time_limit"))
         fit_time = _seconds("sr_fit_time_limit", get("sr_fit_time_limit"))
         return cls(
@@ -111,6 +117,7 @@ class SrOptions:
             success=_choice("sr_success", str(get("sr_success")), SUCCESS_CRITERIA),
             partial_release=bool(get("sr_partial_release")),
             sa_scale=_choice("sr_sa_scale", str(get("sr_sa_scale")), ("free", "strict")),
+            token_budget=tokens,
         )
 
     @property

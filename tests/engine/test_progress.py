@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsrb_testing import REPO
 
 from pytest_lsrb.engine.cost import Price
 from pytest_lsrb.session.progress import Progress, ProgressReporter, duration, interval_for
@@ -98,3 +99,53 @@ def test_a_run_under_xdist_prints_progress_and_collect_only_states_the_planned_c
     planned = run_suite("--lsrb-max-items=6", "--lsrb-samples=2", "--collect-only", out=tmp_path / "dry")
     assert "lsrb: 12 attempts planned, 12 model calls (1 per attempt)" in planned.stdout
     assert not (planned.out_dir / "attempts.jsonl").exists()
+
+
+def test_the_running_score_counts_judged_attempts_by_the_one_rule() -> None:
+    """`closed 1/2`: of the attempts judged so far, one succeeded; an infrastructure error (the
+    call or the checker's environment) and a row a profile skips are not in the denominator."""
+    progress = Progress(6, interval_s=1.0, clock=Clock(), score_label="closed")
+    records: list[dict[str, Any]] = [
+        {"verification_mode": "synthetic", "verification_success": True, "verification_outcome": "closed"},
+        {
+            "verification_mode": "synthetic",
+            "verification_success": False,
+            "verification_outcome": "lean_error",
+            "verification_error_kind": "lean_error",
+            "verification_error_domain": "model",
+        },
+        {"generation_error_kind": "timeout", "generation_error_domain": "transport"},
+        {
+            "verification_mode": "synthetic",
+            "verification_error_kind": "toolchain_missing",
+            "verification_error_domain": "environment",
+        },
+        {"verification_mode": "synthetic", "verification_outcome": "skipped"},
+    ]
+    for rec in records:
+        progress.add(rec)
+    assert progress.line().startswith("lsrb 5/6 (83%) · closed 1/2")
+    assert "closed" not in Progress(2, interval_s=1.0, clock=Clock()).line()  # no label: no score
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("suite", "label", "xdist"),
+    [("goal_to_tactic_proposal_v1", "valid", ["-n", "2"]), ("llm_srbench", "Acc0.1", [])],
+)
+def test_the_last_running_score_is_the_summarys_success(
+    run_suite: Any, tmp_path: Path, suite: str, label: str, xdist: list[str]
+) -> None:
+    result = run_suite(
+        "--lsrb-max-items=6",
+        "--lsrb-progress=0.001",
+        "--lsrb-outcome=record",
+        *xdist,
+        suite=REPO / "suites" / suite,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    scores = re.findall(rf"lsrb \d+/\d+ \(\d+%\) · {re.escape(label)} (\d+)/(\d+)", result.stdout)
+    summary = result.summary()
+    assert scores, result.stdout
+    won, judged = (int(x) for x in scores[-1])
+    assert judged == summary["judged_attempts"] and won / judged == pytest.approx(summary["success_rate"])

@@ -25,7 +25,7 @@ from pytest_lsrb.engine.suite import render
 from pytest_lsrb.equations import EquationError, Program, parse_equation
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.fitting.fit import fit_program
-from pytest_lsrb.srbench.limits import run_limits
+from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, AnswerLog, DiscoveryResult, TracePoint
 from pytest_lsrb.srbench.methods.skeleton import Spec, read_skeleton
 
@@ -142,6 +142,8 @@ class DirectExpressionMethod:
         for i in range(max(1, budget)):
             if i and deadline is not None and time.perf_counter() >= deadline:
                 break  # --lsrb-sr-time-limit: keep the best so far
+            if out_of_tokens(limits.token_budget, tally):
+                break  # --lsrb-sr-token-budget: likewise
             call_seed = stable_hash(METHOD_NAME, seed, i) & ((1 << SEED_BITS) - 1)
             request = GenerationRequest(
                 messages=messages, seed=call_seed, sampling=sampling, task=TASK_NAME, context=context

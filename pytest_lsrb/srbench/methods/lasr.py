@@ -43,7 +43,7 @@ from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.equations.ir import Node
 from pytest_lsrb.srbench.data.problem import Problem
-from pytest_lsrb.srbench.limits import run_limits
+from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
 from pytest_lsrb.srbench.methods.evolution import Evolution, EvolutionConfig, EvolutionHooks, Member
 from pytest_lsrb.srbench.methods.expression_tree import OPERATORS_TEXT, parametrise, read_expression, render
@@ -205,6 +205,7 @@ class LaSRConfig:
     num_concept_crossover: int = 2  # ideas kept per concept call, and prompt_evol calls after it
     max_concepts: int = 30  # `idea_threshold`
     time_limit_s: float | None = None
+    token_budget: int | None = None  # reported tokens of the run's calls; once spent, as `budget`
     prompt_evol_ideas: int = 5  # ideas shown to `prompt_evol` (LaSR's lasr-experiments branch)
     evolution: EvolutionConfig = field(default_factory=EvolutionConfig)
 
@@ -245,6 +246,8 @@ class LaSRRun:
 
     def _ask(self, kind: str, system: str, user: str, shown: Mapping[str, Any]) -> str | None:
         if self.fatal is not None or self.calls >= self.config.budget or self._out_of_time():
+            return None
+        if out_of_tokens(self.config.token_budget, self.tally):
             return None
         self.calls += 1
         self.calls_by_kind[kind] += 1
@@ -482,6 +485,7 @@ class LaSRMethod:
         config = LaSRConfig(
             budget=max(0, int(budget)),
             time_limit_s=limits.time_limit_s,
+            token_budget=limits.token_budget,
             evolution=EvolutionConfig(rows="seeded" if sr.lasr_rows == "seeded" else "first"),
         )
         if sr.lasr_backend == "pysr":

@@ -41,11 +41,12 @@ from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.fitting.fit import FitLimits, FitResult, fit_program
-from pytest_lsrb.srbench.limits import run_limits
+from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, AnswerLog, DiscoveryResult, TracePoint
 from pytest_lsrb.srbench.methods.buffer import BufferConfig, ExperienceBuffer
 from pytest_lsrb.srbench.methods.skeleton import INSTRUCTION, Skeleton, Spec, read_skeleton
 from pytest_lsrb.srbench.options import SrOptions
+from pytest_lsrb.srbench.records import SrbenchFields
 
 METHOD_NAME: Final = "llmsr"
 DEFAULT_BUDGET: Final = 1000  # model calls, as in the paper
@@ -57,6 +58,7 @@ class LLMSRConfig:
     budget: int = 1000  # model calls (the paper: 1000)
     samples_per_prompt: int = 4  # the reference's samples per prompt
     time_limit_s: float | None = None  # the whole run's wall clock (None: no cap)
+    token_budget: int | None = None  # the whole run's reported tokens (None: no cap)
     buffer: BufferConfig = field(default_factory=BufferConfig)
     fit: FitLimits = field(default_factory=FitLimits)
     method: str = METHOD_NAME  # what the records and the mock adapter call this search
@@ -79,7 +81,7 @@ class LLMSRResult:
     spec: Spec
     model_calls: int
     hypotheses: int  # skeletons scored, the starting one included (the search trace length)
-    stop_reason: str  # budget | early_stop | time_limit | fatal_error
+    stop_reason: str  # budget | early_stop | time_limit | token_limit | fatal_error
     seconds: float
     generation_latency_ms: float
     candidate_errors: Counter[str] = field(default_factory=Counter)  # parse kinds, nonfinite
@@ -93,7 +95,7 @@ class LLMSRResult:
     tally: CallTally = field(default_factory=CallTally)  # tokens, finish reasons, served model
     answers: AnswerLog = field(default_factory=AnswerLog)  # what the model wrote (bounded)
 
-    def extra_fields(self) -> dict[str, Any]:
+    def extra_fields(self) -> SrbenchFields:
         """llmsr's own record fields, besides DiscoveryResult's common ones."""
         return {
             "sr_method": self.method,
@@ -140,7 +142,7 @@ class LLMSRResult:
         result.note_generation_failure(fatal, self.model_calls, self.generation_errors)
         return result
 
-    def record_fields(self) -> dict[str, Any]:
+    def record_fields(self) -> SrbenchFields:
         """The attempt-record fields of this run (the task adds the test/OOD metrics)."""
         result = self.discovery_result()
         fields = result.record_fields()
@@ -209,10 +211,15 @@ class LLMSRRun:
             if self._out_of_time():
                 stop = "time_limit"
                 break
+            if out_of_tokens(self.config.token_budget, self.tally):
+                stop = "token_limit"
+                break
             island_id, shown = self.buffer.prompt(self.rng)
             request = self._request([c.body for c in shown])
             for _ in range(self.config.samples_per_prompt):
                 if self.calls >= self.config.budget or self._out_of_time():
+                    break
+                if out_of_tokens(self.config.token_budget, self.tally):
                     break
                 fatal = self._sample(request, island_id)
                 if fatal is not None:
@@ -379,6 +386,7 @@ def config_from_options(
         budget=max(0, int(budget)),
         samples_per_prompt=method.samples_per_prompt,
         time_limit_s=limits.time_limit_s,
+        token_budget=limits.token_budget,
         buffer=BufferConfig(num_islands=method.num_islands, reset_every=sr.reset_every),
         fit=limits.fit,
         method=method.name,

@@ -46,7 +46,7 @@ from pytest_lsrb.equations import (
 )
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.fitting.adam import AdamFit, fit_adam
-from pytest_lsrb.srbench.limits import run_limits
+from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
 
 METHOD_NAME: Final = "sga"
@@ -119,6 +119,7 @@ class SGAConfig:
     temperature_exploit: float = 0.5
     temperature_explore: float = 1.0
     time_limit_s: float | None = None
+    token_budget: int | None = None  # reported tokens of the run's calls (None: no cap)
     fit_time_limit_s: float = 5.0
 
 
@@ -370,9 +371,14 @@ class SGARun:
             for temperature in plan:
                 if self.calls >= cfg.budget or self.fatal is not None or self._out_of_time():
                     break
+                if out_of_tokens(cfg.token_budget, self.tally):
+                    break
                 self.sample(msgs, temperature, shown)
             if self._out_of_time():
                 stop = "time_limit"
+                break
+            if out_of_tokens(cfg.token_budget, self.tally):
+                stop = "token_limit"
                 break
         if self.fatal is not None:
             stop = "fatal_error"
@@ -440,6 +446,7 @@ class SGAMethod:
         config = SGAConfig(
             budget=max(0, int(budget)),
             time_limit_s=limits.time_limit_s,
+            token_budget=limits.token_budget,
             fit_time_limit_s=limits.fit.time_limit_s,
         )
         return SGARun(problem, adapter, sampling, seed, config).run()

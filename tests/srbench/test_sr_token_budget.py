@@ -1,0 +1,101 @@
+"""`--lsrb-sr-token-budget` (issue #34): the per-attempt token cap of a discovery run. Every method
+that makes many calls stops asking once the calls so far have used the cap (as the server reports
+them in `usage`), keeps its best equation and says why it stopped, like the time cap."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, SamplingConfig
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.option_checks import check_values
+from pytest_lsrb.srbench.data.problem import Problem
+from pytest_lsrb.srbench.limits import check_limits, run_limits
+from pytest_lsrb.srbench.methods import get_method
+from pytest_lsrb.srbench.mock.baseline import mock_equation_answer
+
+PROMPT, COMPLETION = 100, 50  # tokens each answer reports
+
+
+def problem() -> Problem:
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.5, 2.0, 80)
+    table = np.column_stack([np.sin(x) * x, x])
+    return Problem(
+        name="p",
+        symbols=["y", "x"],
+        symbol_descs=["y", "x"],
+        symbol_properties=["O", "V"],
+        problem_set="lsr_synth",
+        domain="phys_osc",
+        train=table,
+        test=table,
+    )
+
+
+class Reporting:
+    """An endpoint at the edge: the mock's equation answers, each with OpenAI-style `usage`."""
+
+    name = model = "reporting"
+    default_concurrency = 1
+
+    def __init__(self, usage: bool = True) -> None:
+        self.calls = 0
+        self.usage = usage
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        self.calls += 1
+        usage = {"prompt_tokens": PROMPT, "completion_tokens": COMPLETION} if self.usage else {}
+        return GenerationResult(
+            text=mock_equation_answer(request.context, request.seed), latency_ms=1.0, usage=usage
+        )
+
+
+@pytest.mark.parametrize("name", ["direct", "llmsr", "direct-expression", "sga"])
+def test_a_search_stops_at_its_token_budget_and_keeps_its_best(name: str) -> None:
+    adapter = Reporting()
+    cap = 4 * (PROMPT + COMPLETION)  # four answers use it up exactly; the fifth is never asked
+    result = get_method(name).discover(
+        problem(), adapter, SamplingConfig(), seed=1, budget=50, options={"sr_token_budget": cap}
+    )
+    assert adapter.calls == 4 and result.model_calls == 4
+    assert (result.extra["prompt_tokens"], result.extra["completion_tokens"]) == (4 * PROMPT, 4 * COMPLETION)
+    assert result.found
+    if "stop_reason" in result.extra:
+        assert result.extra["stop_reason"] == "token_limit"
+
+
+def test_lasr_falls_back_to_its_symbolic_operators_once_the_tokens_are_spent() -> None:
+    """LaSR's LLM operators are drawn at random (llm_weight); within 3 s they are drawn ~19 times
+    on this problem without a cap (and with it only the first is asked)."""
+    options: dict[str, Any] = {"sr_time_limit": 3.0}
+    free = Reporting()
+    get_method("lasr").discover(problem(), free, SamplingConfig(), seed=1, budget=50, options=options)
+    capped = Reporting()
+    result = get_method("lasr").discover(
+        problem(), capped, SamplingConfig(), seed=1, budget=50, options={**options, "sr_token_budget": 1}
+    )
+    assert free.calls > 1
+    assert capped.calls == 1 and result.model_calls == 1
+    assert result.found  # the symbolic search went on to its own end
+
+
+def test_without_reported_usage_nothing_is_counted() -> None:
+    adapter = Reporting(usage=False)
+    result = get_method("direct").discover(
+        problem(), adapter, SamplingConfig(), seed=1, budget=5, options={"sr_token_budget": 1}
+    )
+    assert adapter.calls == 5 and result.model_calls == 5
+
+
+def test_the_cap_comes_from_the_run_options_and_is_checked() -> None:
+    assert run_limits({"sr_token_budget": 600}).token_budget == 600
+    assert run_limits({}).token_budget is None
+    for bad in (0, -1):
+        with pytest.raises(LsrbUsageError, match="--lsrb-sr-token-budget"):
+            check_values({"sr_token_budget": bad})
+        with pytest.raises(LsrbUsageError, match="--lsrb-sr-token-budget"):
+            check_limits({"sr_token_budget": bad})
