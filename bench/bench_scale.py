@@ -64,11 +64,12 @@ def ratio_rows(label: str, sizes: list[int], results: dict[int, Measured], per: 
     """Time and peak memory per size and their growth from the previous size, plus the marginal
     cost per row between consecutive sizes: (t2 - t1) / (n2 - n1). Fixed costs (interpreter,
     imports, pytest) cancel out of it, so linear growth shows as a marginal ratio near 1 (a
-    quadratic step would show ~10)."""
+    quadratic step would show ~10). `bytes/row`: peak memory's growth per extra row (streaming
+    selection: the duplicate-id check's 8 bytes, plus noise; holding every row would be ~1-2 kB)."""
     print(f"\n{label}")
     print(
         f"{'rows':>9} {'seconds':>8} {'peak MB':>8} {'x rows':>7} {'x time':>7} {'x MB':>6} "
-        f"{'marginal us/' + per:>20} {'x marginal':>10}"
+        f"{'marginal us/' + per:>20} {'x marginal':>10} {'bytes/' + per:>11}"
     )
     prev: int | None = None
     prev_marginal: float | None = None
@@ -79,9 +80,10 @@ def ratio_rows(label: str, sizes: list[int], results: dict[int, Measured], per: 
             p = results[prev]
             marginal = (m.seconds - p.seconds) / (n - prev) * 1e6
             x_marginal = f"{marginal / prev_marginal:10.2f}" if prev_marginal else f"{'':>10}"
+            grown = (m.peak_rss_mb - p.peak_rss_mb) * 2**20 / (n - prev)  # peak memory per extra row
             growth = (
                 f"{n / prev:7.1f} {m.seconds / p.seconds:7.2f} {m.peak_rss_mb / p.peak_rss_mb:6.2f} "
-                f"{marginal:20.1f} {x_marginal}"
+                f"{marginal:20.1f} {x_marginal} {grown:11.1f}"
             )
             prev_marginal = marginal
         print(f"{n:>9} {m.seconds:8.2f} {m.peak_rss_mb:8.1f} {growth}")

@@ -273,13 +273,14 @@ def lsrb_runner(
     lsrb_adapter: Adapter,
     lsrb_verifier: Verifier,
 ) -> Iterator[Runner]:
+    from pytest_lsrb.adapters.base import in_flight
     from pytest_lsrb.engine.budget import guard_for
     from pytest_lsrb.engine.runner import Runner
     from pytest_lsrb.engine.stop import StopSignal
     from pytest_lsrb.session.overrides import adapter_fingerprint
 
     session = _session(pytestconfig)
-    concurrency = lsrb_suite_run.config.concurrency or lsrb_adapter.default_concurrency
+    concurrency = in_flight(lsrb_adapter, lsrb_suite_run.config.concurrency)
     custom = "adapter_source_sha256" in lsrb_suite_run.config.extra_identity  # a user's own lsrb_adapter
     runner = Runner(
         task=lsrb_suite_run.task,

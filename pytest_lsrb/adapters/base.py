@@ -150,3 +150,26 @@ def runs_ahead(adapter: object) -> int:
     test runs, or ahead in threads with `--lsrb-concurrency`). See `engine.runner`."""
     value = getattr(adapter, "runs_ahead", 0)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+MAX_FOUND_CONCURRENCY = 64  # attempts in flight when a server reports more slots than that
+
+
+def served_slots(adapter: object) -> int | None:
+    """How many requests `adapter`'s server decodes at once, when it says so (the `openai`
+    adapter asks llama.cpp's `GET /props`); None otherwise. Looks through a cache wrapper."""
+    ask = getattr(getattr(adapter, "inner", adapter), "served_slots", None)
+    slots = ask() if callable(ask) else None
+    return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
+
+
+def in_flight(adapter: Adapter, asked: int | None) -> int:
+    """Attempts a process keeps in flight: `--lsrb-concurrency` when given; else the adapter's
+    default, raised to the server's slot count when it reports more (so a server with 16 slots
+    is kept full; fewer slots cap the adapter's own limit there instead, in test order)."""
+    if asked:
+        return asked
+    default = adapter.default_concurrency
+    if default <= 1:  # (the mock: answers in microseconds, no server)
+        return default
+    return max(default, min(served_slots(adapter) or 0, MAX_FOUND_CONCURRENCY))

@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from pytest_lsrb.adapters.base import GenerationResult
-from pytest_lsrb.adapters.concurrency import AdaptiveLimit
+from pytest_lsrb.adapters.concurrency import CURRENT, AdaptiveLimit
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, RETRYABLE_GENERATION_KINDS
 from pytest_lsrb.core.redaction import RUN_KEYS, register_key, strip_userinfo
 from pytest_lsrb.core.seeds import stable_hash
@@ -323,7 +323,7 @@ class HttpEndpoint:
             if stopped is not None:
                 return self._outcome(None, stopped, sent, start)
             queued = time.perf_counter()
-            if not self.limit.acquire(self.state.stop):
+            if not self.limit.acquire(self.state.stop, CURRENT.get()):  # in test order
                 continue  # stopped while waiting for a permit: the check above says why
             start += time.perf_counter() - queued  # our own queue is no time of the model's
             sent += 1

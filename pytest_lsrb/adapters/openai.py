@@ -15,7 +15,12 @@ from typing import Any
 
 import httpx
 
-from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult
+from pytest_lsrb.adapters.base import (
+    MAX_FOUND_CONCURRENCY,
+    AdapterConfig,
+    GenerationRequest,
+    GenerationResult,
+)
 from pytest_lsrb.adapters.http import (
     HttpEndpoint,
     Reply,
@@ -106,11 +111,13 @@ class OpenAIAdapter:
         self.http = HttpEndpoint(
             api_base(config.base_url or DEFAULT_BASE_URL),
             timeout_s=config.timeout_s,
-            pool_size=(config.concurrency or DEFAULT_CONCURRENCY) + 2,
+            # connections open lazily: room for a server that reports more slots than the default
+            pool_size=(config.concurrency or MAX_FOUND_CONCURRENCY) + 2,
             in_flight=config.concurrency or DEFAULT_CONCURRENCY,
             retry=RetryPolicy(config.max_retries, config.backoff_base_s, config.backoff_max_s),
             api_key=api_key_from_env(config.api_key_env),
         )
+        self._asked_concurrency = config.concurrency  # None: follow the server's slots up too
         self._slots: int | None = None
         self._slots_asked = False
         self._slots_lock = threading.Lock()
@@ -182,7 +189,6 @@ class OpenAIAdapter:
         with self._slots_lock:
             if self._slots_asked:
                 return self._slots
-            self._slots_asked = True
             root = self.http.base_url.removesuffix("/v1")
             for path, read in (("/props", _total_slots), ("/slots", _slot_count)):
                 try:
@@ -192,8 +198,14 @@ class OpenAIAdapter:
                     slots = None
                 if slots is not None:
                     self._slots = slots
-                    self.http.limit.cap(slots)
+                    if self._asked_concurrency is None:  # see base.in_flight
+                        self.http.limit.fit(min(slots, MAX_FOUND_CONCURRENCY))
+                    else:
+                        self.http.limit.cap(slots)
                     break
+            # only now: a thread that finds it set must find the cap in place (else it sends
+            # past a slot count being asked for)
+            self._slots_asked = True
             return self._slots
 
     def generate(self, request: GenerationRequest) -> GenerationResult:

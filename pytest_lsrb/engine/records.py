@@ -39,7 +39,14 @@ RECORD_SCHEMA_VERSION: Final = 1
 
 # Fields that measure time and so differ between otherwise identical runs.
 TIMING_FIELDS: Final[frozenset[str]] = frozenset(
-    {"latency_ms", "verification_latency_ms", "finished_at", "wall_time_s", "generation_latency_ms"}
+    {
+        "latency_ms",
+        "verification_latency_ms",
+        "finished_at",
+        "wall_time_s",
+        "generation_latency_ms",
+        "queue_ms",
+    }
 )
 
 # Records allow fields their definition does not name (a newer version's, a user's task's).
@@ -90,6 +97,10 @@ class AttemptFields(UsageFields, total=False):
     """The answer is not empty."""
     latency_ms: Annotated[float, Field(default=0.0)]
     """Wall time of the model calls, in milliseconds (a timing field: not compared between runs)."""
+    queue_ms: float | None
+    """Time the attempt waited for a model slot behind other attempts, in milliseconds
+    (`engine.runner`; not part of `latency_ms`; a timing field). Absent when it asked no endpoint
+    that queues (the mock, cache hits)."""
     model_calls: Annotated[Count, Field(default=0)]
     """HTTP requests sent for this attempt (retries included; 0 when answered from the cache)."""
     cached: Annotated[bool, Field(default=False)]

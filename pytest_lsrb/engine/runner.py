@@ -15,6 +15,13 @@ tests (pytest's per-test work pushes its code and data out of the CPU's caches).
 still written when its own test runs; a killed run makes the unwritten ones again on resume, the
 same records (each `finished_at` is when it was made).
 
+Attempts get the model's slots in test order: each prefetched attempt carries a `Ticket` numbered
+in the order its test comes (`adapters.concurrency`), and the attempt a test is waiting for moves
+to the front. On a server with fewer slots than attempts in flight, the running test's request is
+sent first and its successors next, so tests finish as answers arrive (steady progress and ETA, and
+a test's duration is its own answer's, not other attempts' queueing). The time an attempt waited
+for a slot is recorded apart, as `queue_ms`, in attempts that asked an endpoint with a limit.
+
 A quota or auth refusal stops the run: queued attempts are cancelled (the adapter itself sends
 nothing more) and a `StopSignal` in the output directory tells the other xdist workers. A spent
 budget (`engine.budget`, asked before each request and each attempt) stops it the same way; the
@@ -23,6 +30,7 @@ attempt whose request it refused is not recorded (a resume makes it whole).
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
@@ -30,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_lsrb.adapters.base import Adapter, SamplingConfig, interrupt, runs_ahead
+from pytest_lsrb.adapters.concurrency import CURRENT, Line, Ticket
 from pytest_lsrb.core.clock import utc_now_millis
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.selection import Case
@@ -122,6 +131,10 @@ class Runner:
         self._fatal: str | None = None
         self._stop_signal = stop_signal
         self._futures: dict[tuple[str, int], Future[AttemptRecord | None]] = {}
+        # Each prefetched attempt's place in line for a model slot: test order (see the module doc).
+        self._tickets: dict[tuple[str, int], Ticket] = {}
+        self._order = itertools.count()
+        self._line = Line()
         # Attempts made ahead on this thread (see the module's doc), by case, until their test.
         cheap = runs_ahead(adapter) if self.concurrency == 1 and verifier.mode == "none" else 0
         self.batch = cheap if cheap > 1 and task.calls_per_attempt(self.task_options) == 1 else 0
@@ -137,8 +150,11 @@ class Runner:
 
     # -- running -----------------------------------------------------------------------------
 
-    def build_record(self, case: Case) -> AttemptRecord:
-        """Run one attempt and assemble its full record. Never raises for model/tool failures."""
+    def build_record(self, case: Case, ticket: Ticket | None = None) -> AttemptRecord:
+        """Run one attempt and assemble its full record. Never raises for model/tool failures.
+        `ticket`: its place in line for a model slot (None: the running test's, at the front)."""
+        ticket = ticket or Ticket(order=-1.0)
+        token = CURRENT.set(ticket)
         ctx = AttemptContext(
             case=case,
             adapter=self.adapter,
@@ -158,9 +174,15 @@ class Runner:
                 "generation_error_domain": "harness",
                 "generation_error_message": f"{type(exc).__name__}: {exc}",
             }
+        finally:
+            CURRENT.reset(token)
+            if ticket.line is not None:
+                ticket.line.leave(ticket)  # (if it sent nothing, the ones behind it go on)
         if self.budget is not None and self.budget.refused_in_attempt():
             # the budget refused one of its requests: the attempt is not whole, so not recorded
             raise RunStopped(self.fatal or "stopping the run: its budget is spent.")
+        if ticket.permits:  # it asked an endpoint that queues for slots: what it waited there
+            fields["queue_ms"] = round(ticket.queued_s * 1000.0, 3)
         record: AttemptRecord = {
             "record_schema_version": RECORD_SCHEMA_VERSION,
             "item_id": case.item_id,
@@ -217,6 +239,9 @@ class Runner:
         with self._lock:
             for key in [k for k, fut in self._futures.items() if fut.cancel()]:
                 del self._futures[key]
+                ticket = self._tickets.pop(key, None)
+                if ticket is not None:
+                    self._line.leave(ticket)
 
     def prefetch(self, cases: Iterable[Case]) -> None:
         """Start attempts for upcoming cases (no-op without a pool or once the run is stopping)."""
@@ -228,7 +253,9 @@ class Runner:
                     continue
                 if len(self._futures) >= self.lookahead + self.concurrency:
                     break
-                self._futures[case.key] = self._pool.submit(self._prefetched, case)
+                ticket = self._line.join(Ticket(order=float(next(self._order))))
+                self._tickets[case.key] = ticket
+                self._futures[case.key] = self._pool.submit(self._prefetched, case, ticket)
 
     def ahead(self, case: Case) -> int:
         """How many of the tests after `case`'s `attempt` can use (`upcoming`)."""
@@ -252,9 +279,13 @@ class Runner:
                     if other.key not in self.finished and other.key not in self._ready:
                         self._ready[other.key] = self.build_record(other)
         elif self._pool is not None:
-            self.prefetch(upcoming)
+            # the case itself first: its request must not queue behind its successors'
+            self.prefetch(itertools.chain((case,), upcoming))
             with self._lock:
                 future = self._futures.pop(case.key, None)
+                ticket = self._tickets.pop(case.key, None)
+            if ticket is not None:
+                self._line.to_front(ticket)  # this test waits for it: its request goes next
             # None: never started, or not run because the run is stopping.
             record = self._result(future) if future is not None else None
         if record is None:
@@ -263,13 +294,13 @@ class Runner:
             record = self.build_record(case)
         return Attempt(case=case, record=record, judgement=judgement(self.task, record), policy=policy)
 
-    def _prefetched(self, case: Case) -> AttemptRecord | None:
+    def _prefetched(self, case: Case, ticket: Ticket) -> AttemptRecord | None:
         """A pool job: the attempt's record, or None when the run stopped before it started."""
         if self.fatal:  # also notices a stop raised by another xdist worker
             return None
         if self.budget is not None and self.out_of_budget():
             return None
-        return self.build_record(case)
+        return self.build_record(case, ticket)
 
     def untaken_answers(self) -> list[AttemptRecord]:
         """Records of attempts run ahead whose tests never took them (the run stopped, or pytest
@@ -282,6 +313,9 @@ class Runner:
         with self._lock:
             futures = list(self._futures.values())
             self._futures.clear()
+            for ticket in self._tickets.values():  # nobody waits for these in line any more
+                self._line.leave(ticket)
+            self._tickets.clear()
         wait = self.fatal is not None
         records = []
         for future in futures:

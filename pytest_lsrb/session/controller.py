@@ -131,6 +131,7 @@ class ControllerSession(LsrbSession):
     def open_run(self, run: SuiteRun) -> None:
         """Check the gate, verifier and adapter, then open the run's output."""
         from pytest_lsrb.adapters import create_adapter
+        from pytest_lsrb.adapters.base import in_flight
         from pytest_lsrb.engine.stop import StopSignal
         from pytest_lsrb.engine.verifier import create_verifier
         from pytest_lsrb.output import rundir as outputs
@@ -148,7 +149,7 @@ class ControllerSession(LsrbSession):
             adapter = create_adapter(run.adapter_config())
             try:
                 adapter.check()
-                concurrency = run.config.concurrency or adapter.default_concurrency
+                concurrency = in_flight(adapter, run.config.concurrency)
                 self.queue_depth = queue_depth(concurrency)
                 self._warn_about_slots(adapter, concurrency)
             finally:
@@ -170,8 +171,9 @@ class ControllerSession(LsrbSession):
 
     def _warn_about_slots(self, adapter: Adapter, concurrency: int) -> None:
         """Say so when more attempts would be in flight than the server decodes at once."""
-        served_slots = getattr(getattr(adapter, "inner", adapter), "served_slots", None)
-        slots = served_slots() if served_slots is not None else None
+        from pytest_lsrb.adapters.base import served_slots
+
+        slots = served_slots(adapter)
         workers = (
             self.config.getoption("numprocesses", None)
             if self.config.pluginmanager.hasplugin("xdist")

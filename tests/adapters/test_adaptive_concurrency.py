@@ -125,3 +125,22 @@ def test_the_servers_slots_cap_the_limit_and_a_run_warns_at_start(run_suite: Any
         adapter.close()
     finally:
         odd.close()
+
+
+def test_a_server_with_more_slots_than_the_default_is_kept_full() -> None:
+    from pytest_lsrb.adapters.base import AdapterConfig, in_flight
+    from pytest_lsrb.adapters.mock import MockAdapter
+    from pytest_lsrb.adapters.openai import OpenAIAdapter
+
+    for slots, asked, expected in ((16, None, 16), (2, None, 8), (16, 3, 3), (500, None, 64)):
+        server = SlotServer({"total_slots": slots})
+        try:
+            config = AdapterConfig(name="openai", model="smollm2", base_url=server.url, concurrency=asked)
+            adapter = OpenAIAdapter(config)
+            assert in_flight(adapter, asked) == expected
+            # the adapter's own limit follows: down to fewer slots, up to more when none was asked
+            assert adapter.http.limit.ceiling == (min(slots, 64) if asked is None else min(slots, asked))
+            adapter.close()
+        finally:
+            server.close()
+    assert in_flight(MockAdapter(AdapterConfig(name="mock", model="default")), None) == 1

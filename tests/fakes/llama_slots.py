@@ -1,0 +1,79 @@
+"""llama.cpp's server with a fixed number of slots, for tests of what a run does at the server's
+limit: it answers `GET /props`, `GET /v1/models` and `POST /v1/chat/completions`, decodes at most
+`slots` requests at once (the rest wait, as in llama.cpp's task queue) and logs the seed of each
+chat request in the order it arrived.
+
+Shapes are llama.cpp's (tools/server/server.cpp, checked against xllamacpp's build in
+bench/bench_server.py): `/props` reports `total_slots`; `/v1/models` lists the alias with
+`owned_by: "llamacpp"`; a chat answer is `{"choices": [{"finish_reason", "index", "message":
+{"role", "content"}}], "created", "model", "system_fingerprint", "object": "chat.completion",
+"usage", "id"}`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from fakes.local_server import LocalServer
+
+
+class SlotLlama(LocalServer):
+    def __init__(self, *, slots: int = 1, seconds: float = 0.02, alias: str = "smollm2") -> None:
+        self.arrivals: list[int] = []  # each chat request's seed, in arrival order
+        self.alias = alias
+        decode = threading.Semaphore(slots)
+        lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path == "/props":
+                    self._json({"total_slots": slots, "model_alias": alias, "build_info": "stand-in"})
+                elif self.path == "/v1/models":
+                    self._json(
+                        {"object": "list", "data": [{"id": alias, "object": "model", "owned_by": "llamacpp"}]}
+                    )
+                else:
+                    self._json(
+                        {"error": {"code": 404, "message": "File Not Found", "type": "not_found_error"}}, 404
+                    )
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with lock:
+                    fake.arrivals.append(int(body["seed"]))
+                with decode:
+                    time.sleep(seconds)
+                self._json(
+                    {
+                        "choices": [
+                            {
+                                "finish_reason": "stop",
+                                "index": 0,
+                                "message": {"role": "assistant", "content": "simp"},
+                            }
+                        ],
+                        "created": 0,
+                        "model": alias,
+                        "system_fingerprint": "b0-stand-in",
+                        "object": "chat.completion",
+                        "usage": {"completion_tokens": 2, "prompt_tokens": 40, "total_tokens": 42},
+                        "id": "chatcmpl-stand-in",
+                    }
+                )
+
+            def _json(self, data: Any, status: int = 200) -> None:
+                raw = json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def log_message(self, *args: object) -> None: ...
+
+        super().__init__(Handler)
