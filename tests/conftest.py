@@ -59,6 +59,9 @@ def run_suite(tmp_path: Path) -> RunSuite:
         ]
         full_env = {**os.environ, **(env or {})}
         full_env.pop("PYTEST_ADDOPTS", None)
+        # a worker's place, when these tests themselves run under xdist: a serial run is no worker
+        for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT"):
+            full_env.pop(name, None)
         proc = subprocess.run(
             cmd, capture_output=True, text=True, cwd=tmp_path, env=full_env, timeout=timeout
         )

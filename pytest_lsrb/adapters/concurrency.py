@@ -10,9 +10,10 @@ Waiting for a permit happens before the request is sent, so that wait is queue t
 it counts neither against `--lsrb-timeout` (httpx starts its clock at the send) nor in the
 attempt's `latency_ms`. A server that reports how many requests it serves at once (llama.cpp's
 slots) caps the limit there, so surplus attempts queue here and not inside the server, where the
-wait would run down each request's timeout. Once the server has said how many it serves, a timeout
-is a slow answer, not an overloaded server: the limit stays at the slot count (429 and 5xx still
-halve it).
+wait would run down each request's timeout. Under xdist (`-n N`) the N workers share those slots
+(`slot_share`), so the whole run, not each worker, keeps about that many in flight. Once the
+server has said how many it serves, a timeout is a slow answer, not an overloaded server: the
+limit stays at the slot count (429 and 5xx still halve it).
 
 A free permit goes to the waiting request that comes first in test order, not to whichever thread
 wakes first: each attempt carries a `Ticket` (set by the runner in `CURRENT` for the thread that
@@ -26,8 +27,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import threading
 import time
+from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Final
@@ -35,6 +38,26 @@ from typing import Final
 # Failure kinds that mean "the server is overloaded": back off.
 OVERLOAD_KINDS: Final = frozenset({"rate_limit", "server_error", "timeout"})
 DECREASE: Final = 0.5
+
+
+def slot_share(slots: int, workers: int, index: int) -> int:
+    """The server's slots one of `workers` processes keeps in flight: `slots // workers`, one more
+    for the first `slots % workers` workers, never below 1 (so the workers together keep
+    `max(slots, workers)`: each needs a request in flight to make progress at all)."""
+    workers = max(1, workers)
+    base, extra = divmod(max(1, slots), workers)
+    return max(1, base + (1 if index % workers < extra else 0))
+
+
+def xdist_place(environ: Mapping[str, str] = os.environ) -> tuple[int, int]:
+    """(workers, this worker's index) from the variables pytest-xdist sets in each worker
+    (`PYTEST_XDIST_WORKER_COUNT`, `PYTEST_XDIST_WORKER` = gw0, gw1, ...); (1, 0) outside xdist."""
+    count = environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    worker = environ.get("PYTEST_XDIST_WORKER", "")
+    number = worker.removeprefix("gw")
+    if not (count.isdigit() and int(count) > 0 and worker.startswith("gw") and number.isdigit()):
+        return 1, 0
+    return int(count), int(number)
 
 
 @dataclass(eq=False)

@@ -21,6 +21,7 @@ from pytest_lsrb.adapters.base import (
     GenerationRequest,
     GenerationResult,
 )
+from pytest_lsrb.adapters.concurrency import slot_share, xdist_place
 from pytest_lsrb.adapters.http import (
     HttpEndpoint,
     Reply,
@@ -185,7 +186,8 @@ class OpenAIAdapter:
     def served_slots(self) -> int | None:
         """How many requests the server says it decodes at once (llama.cpp: `GET /props`
         `total_slots`, else the length of `GET /slots`), asked once; None when it does not say.
-        The in-flight limit is capped there, so surplus attempts wait here, not in its queue."""
+        The in-flight limit is capped at this process's share of them (all of them serially, about
+        1/N under `-n N`), so surplus attempts wait here, not in the server's queue."""
         with self._slots_lock:
             if self._slots_asked:
                 return self._slots
@@ -198,10 +200,11 @@ class OpenAIAdapter:
                     slots = None
                 if slots is not None:
                     self._slots = slots
+                    share = slot_share(slots, *xdist_place())  # -n N: the workers share the slots
                     if self._asked_concurrency is None:  # see base.in_flight
-                        self.http.limit.fit(min(slots, MAX_FOUND_CONCURRENCY))
+                        self.http.limit.fit(min(share, MAX_FOUND_CONCURRENCY))
                     else:
-                        self.http.limit.cap(slots)
+                        self.http.limit.cap(share)
                     break
             # only now: a thread that finds it set must find the cap in place (else it sends
             # past a slot count being asked for)

@@ -183,13 +183,21 @@ class ControllerSession(LsrbSession):
         if slots is None or concurrency * processes <= slots:
             return
         over = f"--lsrb-concurrency {concurrency}" + (f" x {processes} workers" if processes > 1 else "")
+        share = (
+            f"the {processes} workers share them ({slots // processes or 1}"
+            + (f" or {slots // processes + 1}" if slots % processes and slots > processes else "")
+            + " each)"
+            if processes > 1
+            else f"it keeps at most {slots} in flight"
+        )
         message = (
             f"lsrb: WARNING: {over} exceeds the {slots} request(s) the server decodes at once (it "
-            f"reports {slots} slot(s)); each process keeps at most {slots} in flight so the rest wait "
-            "here, where the wait does not count against --lsrb-timeout"
+            f"reports {slots} slot(s)); {share} so the rest wait here, where the wait does not "
+            "count against --lsrb-timeout"
             + (
-                " (but the workers together still queue in the server: use fewer -n workers)"
-                if processes > 1
+                f" (but each worker keeps at least one in flight, so {processes - slots} queue in "
+                "the server: use fewer -n workers)"
+                if processes > slots
                 else ""
             )
             + "."

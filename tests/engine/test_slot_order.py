@@ -68,3 +68,25 @@ def test_a_one_slot_server_answers_the_tests_in_order(run_suite: Any) -> None:
     assert server.arrivals == in_test_order
     assert all(isinstance(r["queue_ms"], float) and r["queue_ms"] >= 0 for r in records)
     assert sum(r["queue_ms"] for r in records) > 0  # attempts ran ahead and waited for the slot
+
+
+def test_two_workers_share_a_two_slot_server(run_suite: Any) -> None:
+    """Under `-n 2` each worker keeps its share of the slots (1 here) in flight, so the server
+    never holds more than its 2: before, each worker kept all 2 and the server queued 4."""
+    server = SlotLlama(slots=2, seconds=0.05)
+    try:
+        result = run_suite(
+            "--lsrb-adapter=openai",
+            f"--lsrb-base-url={server.url}",
+            "--lsrb-model=smollm2",
+            "--lsrb-max-items=16",
+            "--lsrb-outcome=record",
+            "-n",
+            "2",
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        records = result.attempts()
+    finally:
+        server.close()
+    assert len(records) == 16 and len(server.arrivals) == 16
+    assert 1 <= server.max_in_flight <= 2, server.max_in_flight

@@ -1,7 +1,8 @@
 """llama.cpp's server with a fixed number of slots, for tests of what a run does at the server's
 limit: it answers `GET /props`, `GET /v1/models` and `POST /v1/chat/completions`, decodes at most
-`slots` requests at once (the rest wait, as in llama.cpp's task queue) and logs the seed of each
-chat request in the order it arrived.
+`slots` requests at once (the rest wait, as in llama.cpp's task queue), logs the seed of each
+chat request in the order it arrived and the most chat requests it held at once (decoding or
+queued: `max_in_flight`).
 
 Shapes are llama.cpp's (tools/server/server.cpp, checked against xllamacpp's build in
 bench/bench_server.py): `/props` reports `total_slots`; `/v1/models` lists the alias with
@@ -24,6 +25,8 @@ from fakes.local_server import LocalServer
 class SlotLlama(LocalServer):
     def __init__(self, *, slots: int = 1, seconds: float = 0.02, alias: str = "smollm2") -> None:
         self.arrivals: list[int] = []  # each chat request's seed, in arrival order
+        self.in_flight = 0  # chat requests received and not yet answered
+        self.max_in_flight = 0
         self.alias = alias
         decode = threading.Semaphore(slots)
         lock = threading.Lock()
@@ -46,8 +49,14 @@ class SlotLlama(LocalServer):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with lock:
                     fake.arrivals.append(int(body["seed"]))
-                with decode:
-                    time.sleep(seconds)
+                    fake.in_flight += 1
+                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                try:
+                    with decode:
+                        time.sleep(seconds)
+                finally:
+                    with lock:
+                        fake.in_flight -= 1
                 self._json(
                     {
                         "choices": [
