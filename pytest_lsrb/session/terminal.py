@@ -127,8 +127,10 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
 
 
 def write_summary(terminalreporter: Any, summary: dict[str, Any], out_dir: Path) -> None:
+    from pytest_lsrb.output.reader import run_name
+
     cfg = summary.get("config", {})
-    title = f"lsrb: {summary['suite']} · {cfg.get('adapter')}/{cfg.get('model') or 'default'}"
+    title = f"lsrb: {summary['suite']} · {run_name(cfg)}"
     terminalreporter.write_sep("=", title)
     for line in summary_lines(summary, out_dir):
         terminalreporter.write_line(line)

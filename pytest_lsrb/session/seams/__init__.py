@@ -120,6 +120,13 @@ def junit_xml(config: Any) -> Any:
     return config.stash.get(xml_key, None)
 
 
+def fixture_function(obj: Any) -> Callable[..., Any]:
+    """The function a fixture definition was made from: pytest >= 8.4's FixtureFunctionDefinition
+    and older pytest's wrapper both keep it as `__wrapped__` (`functools.update_wrapper`)."""
+    function: Callable[..., Any] = getattr(obj, "__wrapped__", obj)
+    return function
+
+
 def is_fixture(obj: Any) -> bool:
     """A pytest fixture definition: pytest >= 8.4 wraps the function in a
     FixtureFunctionDefinition; older ones mark it with the private `_pytestfixturefunction`."""
