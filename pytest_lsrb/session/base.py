@@ -82,6 +82,9 @@ class LsrbSession(ABC):
                 named,
             )
         except LsrbUsageError as exc:
+            if self.made_adapter is not None:  # made to name a run that does not start
+                self.made_adapter.finish()
+                self.made_adapter = None
             raise pytest.UsageError(str(exc)) from None
         return self.run
 

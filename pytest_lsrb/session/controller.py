@@ -80,6 +80,9 @@ class ControllerSession(LsrbSession):
         from pytest_lsrb.output import rundir as outputs
         from pytest_lsrb.tools import gate
 
+        # a user's own adapter, made to name the run (`session.overrides`), is checked instead of
+        # the named one, then ended by its fixture's own teardown, whatever stops the run first
+        made, self.made_adapter = self.made_adapter, None
         try:
             self.gate = gate.preflight(run.config, run.spec.name)
             # bad mode or profile file, or no Lean for a mode that needs it: stop before the
@@ -89,8 +92,6 @@ class ControllerSession(LsrbSession):
                 verifier.preflight()
             finally:
                 verifier.close()
-            # a user's own adapter, made to name the run (`session.overrides`), is checked instead
-            made, self.made_adapter = self.made_adapter, None
             adapter = made.adapter if made is not None else create_adapter(run.adapter_config())
             try:
                 checked(adapter, made is not None)
@@ -98,9 +99,7 @@ class ControllerSession(LsrbSession):
                 self.queue_depth = queue_depth(concurrency)
                 self._warn_about_slots(adapter, concurrency)
             finally:
-                if made is not None:
-                    made.finish()  # its fixture's own teardown (or none), as the tests' will end
-                else:
+                if made is None:
                     adapter.close()
             if not self.config.option.collectonly:  # listing tests must not touch a run's files
                 self.output = outputs.RunOutput.open(run)
@@ -115,6 +114,9 @@ class ControllerSession(LsrbSession):
                 self.reports = ReportKeeper(terminal, self.config) if keeps else None
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
+        finally:
+            if made is not None:
+                made.finish()
 
     def _warn_about_slots(self, adapter: Adapter, concurrency: int) -> None:
         """Say so when more attempts would be in flight than the server decodes at once."""

@@ -138,6 +138,28 @@ def test_an_adapter_fixture_asking_for_other_fixtures_is_named_by_its_file(
     assert {r["adapter_class"] for r in run.attempts()} == {"conftest.Tuned"}
 
 
+def test_the_users_adapter_is_checked_before_the_run_and_ended_by_its_fixture(
+    run_suite: RunSuite, tmp_path: Path
+) -> None:
+    """The adapter made to name the run is the one checked before any test (not the mock the
+    options name); a failed check stops the run in one sentence, and the fixture's teardown ran."""
+    log = tmp_path / "calls.log"
+    conftest = SETTINGS_ADAPTER.replace(
+        "    def check(self): pass",
+        "    def check(self):\n        raise RuntimeError('no model tuned-1 on this server')",
+    ).replace(
+        '    yield Tuned(float(os.environ["LSRB_TEST_TEMPERATURE"]))',
+        '    yield Tuned(0.0)\n    open(os.environ["LSRB_TEST_LOG"], "a").write("teardown\\n")',
+    )
+    suite = suite_with(tmp_path, conftest)
+    run = run_suite("--lsrb-max-items=2", suite=suite, env={"LSRB_TEST_LOG": str(log)})
+    said = run.stdout + run.stderr
+    assert run.returncode == 4, said
+    assert "the lsrb_adapter's check() failed: RuntimeError: no model tuned-1 on this server" in said
+    assert log.read_text("utf-8").splitlines() == ["teardown"]
+    assert not (run.out_dir / "attempts.jsonl").exists()
+
+
 def test_an_adapter_that_changes_between_makings_stops_the_run(run_suite: RunSuite, tmp_path: Path) -> None:
     """The adapter the tests get must be the one the run is named by: a fixture whose adapter's
     settings differ each time it is made (here a counter) stops with one sentence."""
