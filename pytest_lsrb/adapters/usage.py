@@ -1,14 +1,8 @@
 """What an attempt's model calls cost and how they ended: one tally, the record fields it gives.
 
 Every task keeps the same fields in its attempt records, whether an attempt makes one call (a
-tactic proposal) or a thousand (an LLM-SR search):
-
-    prompt_tokens, completion_tokens   summed over the calls that reported them; None when no
-                                       call did (a server without `usage`, the mock adapter)
-    finish_reason                      the last answered call's ("stop", "length", ...)
-    finish_reasons                     {reason: calls}, for attempts of more than one call
-    served_model                       the model that answered, as the server named it
-    system_fingerprint                 the backend build, when the server gave one
+tactic proposal) or a thousand (an LLM-SR search): `UsageFields`, a part of every attempt
+record (`engine.records.AttemptFields` extends it).
 
 Cached answers keep the tokens they cost when they were made (`cached` says no request was sent).
 """
@@ -16,22 +10,36 @@ Cached answers keep the tokens they cost when they were made (`cached` says no r
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Final, TypedDict
+from typing import Annotated, Final
+
+from pydantic import Field
+from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from pytest_lsrb.adapters.base import GenerationResult
 
 USAGE_FIELDS: Final = ("prompt_tokens", "completion_tokens")
 
 
-class UsageFields(TypedDict):
-    """The record fields every attempt's calls give (the attempt record's types: checked by
-    tests/engine/test_record_types.py)."""
+Count = Annotated[int, Field(ge=0)]  # a number of things: never negative
 
-    prompt_tokens: int | None
-    completion_tokens: int | None
+
+class UsageFields(TypedDict, total=False):
+    """The attempt record's fields that every attempt's model calls give (defined here, where
+    they are counted; `engine.records.AttemptFields` extends this)."""
+
+    prompt_tokens: Count | None
+    """Prompt tokens the server reported, summed over the calls; null when no call reported them
+    (a server without `usage`, the mock adapter)."""
+    completion_tokens: Count | None
+    """Completion tokens the server reported, summed over the calls; null when none did."""
     finish_reason: str | None
+    """Why the last answered call stopped (`stop`, `length`, ...), as the server said."""
+    finish_reasons: dict[str, int] | None
+    """Why the calls stopped: reason -> calls, for an attempt of more than one call."""
     served_model: str | None
+    """The model that answered, as the server named it."""
     system_fingerprint: str | None
+    """The backend build, when the server gave one."""
 
 
 class CallTally:
@@ -67,9 +75,9 @@ class CallTally:
             "system_fingerprint": self.system_fingerprint,
         }
 
-    def record_fields(self) -> dict[str, Any]:
+    def record_fields(self) -> UsageFields:
         """`usage_fields`, and `finish_reasons` for an attempt of more than one call."""
-        fields: dict[str, Any] = dict(self.usage_fields())
+        fields = self.usage_fields()
         if self.calls > 1:
             fields["finish_reasons"] = dict(sorted(self.finish_reasons.items()))
         return fields

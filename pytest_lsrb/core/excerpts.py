@@ -19,7 +19,7 @@ MAX_SOURCE_CHARS and MAX_TREE_NODES).
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 RECORD_TEXT: Final = 20_000
 PROMPT_TEXT: Final = 8_000
@@ -33,8 +33,7 @@ def excerpt(text: str, limit: int) -> str:
     return f"{text[:limit]}…[cut here: {len(text)} characters in all]"
 
 
-def keep_text(fields: dict[str, Any], name: str, text: str, limit: int = RECORD_TEXT) -> None:
-    """Put `text` in `fields[name]` as an excerpt, and its whole length in `<name>_chars` when cut."""
-    fields[name] = excerpt(text, limit)
-    if len(text) > limit:
-        fields[f"{name}_chars"] = len(text)
+def cut_length(text: str, limit: int = RECORD_TEXT) -> int | None:
+    """The whole length of `text` when `excerpt(text, limit)` cuts it (a record keeps it as
+    `<field>_chars` beside the excerpt), else None."""
+    return len(text) if len(text) > limit else None

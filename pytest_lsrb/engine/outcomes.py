@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pytest_lsrb.core.errors import MODEL_DOMAINS, LsrbUsageError
 from pytest_lsrb.core.metrics import pass_at_k
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.task import PASS, Judgement
 
 if TYPE_CHECKING:
     from pytest_lsrb.engine.task import Task
 
-Record = AttemptDict
+Record = AttemptRecord
 Status = Literal["judged", "infrastructure", "skipped"]
 
 JUDGED: Final = "judged"

@@ -33,7 +33,7 @@ from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.selection import Case
 from pytest_lsrb.engine.options import RunConfig
 from pytest_lsrb.engine.outcomes import answered, judgement
-from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION, AttemptDict, AttemptFields
+from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION, AttemptFields, AttemptRecord
 from pytest_lsrb.engine.stop import StopSignal
 from pytest_lsrb.engine.task import AttemptContext, Judgement, Task
 from pytest_lsrb.engine.verifier import Verifier
@@ -45,7 +45,7 @@ class Attempt:
     """A finished attempt as a test sees it."""
 
     case: Case
-    record: AttemptDict | None  # None when resumed from an earlier run's record
+    record: AttemptRecord | None  # None when resumed from an earlier run's record
     judgement: Judgement
     resumed: bool = False
     policy: str = "strict"  # --lsrb-outcome
@@ -113,11 +113,11 @@ class Runner:
         self.lookahead = 2 * self.concurrency if self.concurrency > 1 else 0
         self._fatal: str | None = None
         self._stop_signal = stop_signal
-        self._futures: dict[tuple[str, int], Future[AttemptDict | None]] = {}
+        self._futures: dict[tuple[str, int], Future[AttemptRecord | None]] = {}
         # Attempts made ahead on this thread (see the module's doc), by case, until their test.
         cheap = runs_ahead(adapter) if self.concurrency == 1 and verifier.mode == "none" else 0
         self.batch = cheap if cheap > 1 and task.calls_per_attempt(self.task_options) == 1 else 0
-        self._ready: dict[tuple[str, int], AttemptDict] = {}
+        self._ready: dict[tuple[str, int], AttemptRecord] = {}
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = (
             ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="lsrb-attempt")
@@ -127,7 +127,7 @@ class Runner:
 
     # -- running -----------------------------------------------------------------------------
 
-    def build_record(self, case: Case) -> AttemptDict:
+    def build_record(self, case: Case) -> AttemptRecord:
         """Run one attempt and assemble its full record. Never raises for model/tool failures."""
         ctx = AttemptContext(
             case=case,
@@ -146,7 +146,7 @@ class Runner:
                 "generation_error_domain": "harness",
                 "generation_error_message": f"{type(exc).__name__}: {exc}",
             }
-        record: AttemptDict = {
+        record: AttemptRecord = {
             "record_schema_version": RECORD_SCHEMA_VERSION,
             "item_id": case.item_id,
             "sample_index": case.sample_index,
@@ -221,7 +221,7 @@ class Runner:
         if done is not None:
             self._ready.pop(case.key, None)
             return Attempt(case=case, record=None, judgement=done, resumed=True, policy=policy)
-        record: AttemptDict | None = None
+        record: AttemptRecord | None = None
         if self.batch:
             record = self._ready.pop(case.key, None)
             if record is None and not self.fatal:
@@ -241,13 +241,13 @@ class Runner:
             record = self.build_record(case)
         return Attempt(case=case, record=record, judgement=judgement(self.task, record), policy=policy)
 
-    def _prefetched(self, case: Case) -> AttemptDict | None:
+    def _prefetched(self, case: Case) -> AttemptRecord | None:
         """A pool job: the attempt's record, or None when the run stopped before it started."""
         if self.fatal:  # also notices a stop raised by another xdist worker
             return None
         return self.build_record(case)
 
-    def untaken_answers(self) -> list[AttemptDict]:
+    def untaken_answers(self) -> list[AttemptRecord]:
         """Records of attempts run ahead whose tests never took them (the run stopped, or pytest
         ended early) and that hold the model's answer. The provider has billed those answers:
         they are recorded, so a resume does not ask for them again. After a quota/auth stop it
@@ -269,7 +269,7 @@ class Runner:
         return records
 
     @staticmethod
-    def _result(future: Future[AttemptDict | None]) -> AttemptDict | None:
+    def _result(future: Future[AttemptRecord | None]) -> AttemptRecord | None:
         try:
             return future.result()
         except CancelledError:

@@ -20,7 +20,7 @@ from pytest_lsrb.engine.outcomes import (
     verdict,
     verifying,
 )
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.task import SummaryAccumulator
 
 SUMMARY_SCHEMA_VERSION: Final = 1
@@ -80,7 +80,7 @@ class Summarizer:
         self.ver_unjudged = 0
         self.any_verification = False
 
-    def add(self, rec: AttemptDict) -> None:
+    def add(self, rec: AttemptRecord) -> None:
         self.n += 1
         st, won = verdict(rec)
         answered = not generation_infrastructure(rec)
@@ -211,7 +211,7 @@ class GroupCounts:
         self.successes = 0
         self.per_item: dict[str, int] = {}  # `count_item`'s
 
-    def add(self, record: AttemptDict) -> None:
+    def add(self, record: AttemptRecord) -> None:
         st, won = verdict(record)
         self.count(str(record["item_id"]), st == JUDGED, won)
 

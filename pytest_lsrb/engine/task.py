@@ -22,7 +22,7 @@ from pytest_lsrb.engine.verifier import Verifier
 
 if TYPE_CHECKING:
     from pytest_lsrb.engine.options import RunConfig
-    from pytest_lsrb.engine.records import AttemptDict, AttemptFields
+    from pytest_lsrb.engine.records import AttemptFields, AttemptRecord
     from pytest_lsrb.engine.suite import SuiteSpec
 
 
@@ -57,13 +57,17 @@ PASS: Final = Judgement("pass")  # immutable: one for every passing attempt
 
 
 class SummaryAccumulator(Protocol):
-    def add(self, record: AttemptDict) -> None: ...
+    def add(self, record: AttemptRecord) -> None: ...
 
     def finish(self) -> dict[str, Any]: ...
 
 
 @runtime_checkable
 class Task(Protocol[RowT]):
+    """A task. It may also say which record its attempts are, as `record_type` (its family's
+    `TypedDict`, e.g. `TacticAttemptRecord`): readers then check that family's fields too
+    (`record_type_of`)."""
+
     name: str
     # The name of the record field that holds the extracted answer, besides `proposal`.
     answer_field: str
@@ -99,7 +103,7 @@ class Task(Protocol[RowT]):
         """Do one attempt; return its task fields. Never raises for model or toolchain failures."""
         ...
 
-    def judge(self, record: AttemptDict) -> Judgement:
+    def judge(self, record: AttemptRecord) -> Judgement:
         """Pass or fail (the model's answer is wrong, with why) for a judged record whose
         generation succeeded; infrastructure errors and skips never get here (`outcomes.judgement`)."""
         ...
@@ -151,6 +155,23 @@ def with_verification_mode(task: Task[SelectableRow], config: RunConfig) -> RunC
             f"(its modes: {', '.join(task.verification_modes)})."
         )
     return config
+
+
+def record_type_of(task: object | None) -> type[Any]:
+    """The record `task`'s attempts are: its `record_type`, else the shared `AttemptRecord`."""
+    from pytest_lsrb.engine.records import AttemptRecord
+
+    found = getattr(task, "record_type", None)
+    return found if isinstance(found, type) else AttemptRecord
+
+
+def record_type_named(task_name: str) -> type[Any]:
+    """`record_type_of` the task a run names; the shared record for a task this installation
+    does not have."""
+    try:
+        return record_type_of(get_task(task_name))
+    except (LsrbUsageError, ImportError):
+        return record_type_of(None)
 
 
 @cache

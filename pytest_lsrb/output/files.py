@@ -26,19 +26,19 @@ from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.core.textfiles import json_message, loads_json, lone_surrogate_problem, shown, surrogate_line
 
 if TYPE_CHECKING:
-    from pytest_lsrb.engine.records import AttemptDict
+    from pytest_lsrb.engine.records import AttemptRecord
 
 ATTEMPTS_FILE = "attempts.jsonl"
 SUMMARY_FILE = "summary.json"
 RUN_FILE = "run.json"
 
 
-def dumps_record(record: AttemptDict) -> str:
+def dumps_record(record: AttemptRecord) -> str:
     """One record as one line of strict JSON: NaN and infinities become null."""
     return _strict_json(record)[0]
 
 
-def record_line(record: AttemptDict) -> tuple[bytes, AttemptDict]:
+def record_line(record: AttemptRecord) -> tuple[bytes, AttemptRecord]:
     """One record as the bytes of its attempts.jsonl line, and the record a reader will get back.
 
     backslashreplace: a lone surrogate (it can come from a model's JSON reply) can only stand
@@ -89,7 +89,7 @@ def _spelled_alike(value: Any) -> bool:
 _STRICT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _strict_json(record: AttemptDict) -> tuple[str, AttemptDict]:
+def _strict_json(record: AttemptRecord) -> tuple[str, AttemptRecord]:
     """(`record` as compact JSON text, the record that text holds): non-finite floats as null."""
     try:
         return _STRICT.encode(record), record
@@ -127,7 +127,7 @@ class AttemptsWriter:
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         self.written = 0
 
-    def write(self, record: AttemptDict) -> AttemptDict:
+    def write(self, record: AttemptRecord) -> AttemptRecord:
         """Append one record; returns it as a reader will see it (non-finite floats as None)."""
         line, record = record_line(record)
         self.write_line(line)
@@ -167,7 +167,7 @@ class AttemptsReadReport:
     warnings: list[str] = field(default_factory=list)
 
 
-def iter_attempts(path: Path, report: AttemptsReadReport | None = None) -> Iterator[AttemptDict]:
+def iter_attempts(path: Path, report: AttemptsReadReport | None = None) -> Iterator[AttemptRecord]:
     """Stream the records of an attempts.jsonl (see `iter_numbered_attempts`)."""
     for _, record in iter_numbered_attempts(path, report):
         yield record
@@ -175,7 +175,7 @@ def iter_attempts(path: Path, report: AttemptsReadReport | None = None) -> Itera
 
 def iter_numbered_attempts(
     path: Path, report: AttemptsReadReport | None = None
-) -> Iterator[tuple[int, AttemptDict]]:
+) -> Iterator[tuple[int, AttemptRecord]]:
     """Stream (line number, record) from an attempts.jsonl.
 
     A last line that is not a complete JSON object (a torn write) is skipped and noted in `report`,
@@ -215,7 +215,7 @@ def iter_numbered_attempts(
 RECORD_START = b'{"record_schema_version":'
 
 
-def glued_record(path: Path, lineno: int, raw: bytes) -> AttemptDict | None:
+def glued_record(path: Path, lineno: int, raw: bytes) -> AttemptRecord | None:
     """The complete record in a line that starts with a cut-short one, else None.
 
     Under xdist each worker appends whole lines to the same file; a worker killed in the middle of
@@ -244,7 +244,7 @@ def glued_warning(path: Path, lineno: int) -> str:
     )
 
 
-def _parse_or_unglue(path: Path, lineno: int, raw: bytes, report: AttemptsReadReport) -> AttemptDict:
+def _parse_or_unglue(path: Path, lineno: int, raw: bytes, report: AttemptsReadReport) -> AttemptRecord:
     try:
         return _parse_line(path, lineno, raw)
     except LsrbUsageError as exc:
@@ -257,7 +257,7 @@ def _parse_or_unglue(path: Path, lineno: int, raw: bytes, report: AttemptsReadRe
     return record
 
 
-def _parse_line(path: Path, lineno: int, raw: bytes) -> AttemptDict:
+def _parse_line(path: Path, lineno: int, raw: bytes) -> AttemptRecord:
     try:
         obj = loads_json(raw)
     except json.JSONDecodeError as exc:
@@ -279,7 +279,7 @@ def _parse_line(path: Path, lineno: int, raw: bytes) -> AttemptDict:
         )
     # Typed as the record it was written as; readers that rely on more fields check them
     # (`engine.records.check_record`).
-    return cast("AttemptDict", obj)
+    return cast("AttemptRecord", obj)
 
 
 def truncate_torn_tail(path: Path) -> int | None:

@@ -2,8 +2,9 @@
 validation: resume, the session-end summary of a resumed run, `--lsrb-baseline`, `lsrb compare`,
 `lsrb report` and `lsrb merge` all read runs through here.
 
-Every record is checked against `records.ReadBack` as it is read, so a tampered directory is
-refused in one sentence naming the file, the line and the field, wherever it is read from.
+Every record is checked against its definition as it is read (`records.check_record`: the run's
+task's record, e.g. `TacticAttemptRecord`), so a tampered directory is refused in one sentence
+naming the file, the line and the field, wherever it is read from.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.textfiles import shown
-from pytest_lsrb.engine.records import AttemptDict, check_record, record_key
+from pytest_lsrb.engine.records import AttemptRecord, check_record, record_key
 from pytest_lsrb.engine.summary import Summarizer
-from pytest_lsrb.engine.task import SummaryAccumulator
+from pytest_lsrb.engine.task import SummaryAccumulator, record_type_named
 from pytest_lsrb.output.files import (
     ATTEMPTS_FILE,
     RUN_FILE,
@@ -29,14 +30,19 @@ from pytest_lsrb.output.files import (
 )
 
 
-def iter_records(path: Path, report: AttemptsReadReport | None = None) -> Iterator[AttemptDict]:
-    """The records of an attempts.jsonl, each checked (`path:line: field 'x': ...` if not)."""
+def iter_records(
+    path: Path, report: AttemptsReadReport | None = None, record_type: type[Any] = AttemptRecord
+) -> Iterator[AttemptRecord]:
+    """The records of an attempts.jsonl, each checked as a `record_type` (`path:line: field 'x':
+    ...` if not)."""
     for lineno, rec in iter_numbered_attempts(path, report):
-        check_record(rec, f"{path}:{lineno}")
+        check_record(rec, f"{path}:{lineno}", record_type)
         yield rec
 
 
-def latest_records(path: Path, report: AttemptsReadReport | None = None) -> Iterator[AttemptDict]:
+def latest_records(
+    path: Path, report: AttemptsReadReport | None = None, record_type: type[Any] = AttemptRecord
+) -> Iterator[AttemptRecord]:
     """Stream attempts.jsonl keeping only the last record per (item_id, sample_index): when a
     resumed run redid an attempt, the last record for it wins.
 
@@ -44,7 +50,7 @@ def latest_records(path: Path, report: AttemptsReadReport | None = None) -> Iter
     the second yields those.
     """
     last: dict[tuple[str, int], int] = {}
-    for i, rec in enumerate(iter_records(path, report)):
+    for i, rec in enumerate(iter_records(path, report, record_type)):
         last[record_key(rec)] = i
     keep = set(last.values())
     for i, rec in enumerate(iter_attempts(path)):
@@ -57,10 +63,11 @@ def summarize_file(
     samples_per_item: int,
     task_acc: SummaryAccumulator | None = None,
     keys: set[tuple[str, int]] | None = None,
+    record_type: type[Any] = AttemptRecord,
 ) -> dict[str, Any]:
     """Metrics over the latest record of each attempt in `path` (restricted to `keys` if given)."""
     summarizer = Summarizer(samples_per_item, task_acc)
-    for rec in latest_records(path):
+    for rec in latest_records(path, record_type=record_type):
         if keys is None or record_key(rec) in keys:
             summarizer.add(rec)
     return summarizer.finish()
@@ -81,7 +88,7 @@ class RunDir:
     dir: Path
     header: dict[str, Any]
     summary: dict[str, Any] | None
-    records: list[AttemptDict]
+    records: list[AttemptRecord]
     warnings: list[str] = field(default_factory=list)
     # The run's index rows by item id, when a reader joined them (`lsrb report`: for breakdowns
     # by repository, Lean version and tag of records that do not carry those fields).
@@ -174,6 +181,17 @@ def checked_header(file: Path, data: Any) -> dict[str, Any]:
     return data
 
 
+def run_record_type(header: dict[str, Any], summary: dict[str, Any] | None) -> type[Any]:
+    """The record a run's attempts are: its task's (`Task.record_type`), named by its config's
+    `task` or, as `RunDir.task_name` reads it, its suite."""
+    for source in (header, summary or {}):
+        config = source.get("config")
+        task = (config if isinstance(config, dict) else {}).get("task") or source.get("suite")
+        if isinstance(task, str) and task:
+            return record_type_named(task)
+    return AttemptRecord
+
+
 def read_run(path: Path, what: str, *, need_attempts: bool = True) -> RunDir:
     """Read and check an output directory. `need_attempts`: a directory without attempts.jsonl
     is a usage error (the gate compares records); else any one of the three files will do."""
@@ -195,6 +213,8 @@ def read_run(path: Path, what: str, *, need_attempts: bool = True) -> RunDir:
             f"{summary_file} is missing (the run did not finish); metrics come from {ATTEMPTS_FILE}."
         )
     report = AttemptsReadReport()
-    records = list(latest_records(attempts, report)) if attempts.exists() else []
+    records = (
+        list(latest_records(attempts, report, run_record_type(header, summary))) if attempts.exists() else []
+    )
     warnings += report.warnings
     return RunDir(dir=path, header=header, summary=summary, records=records, warnings=warnings)

@@ -20,9 +20,9 @@ from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, LsrbUsageError, Outp
 from pytest_lsrb.core.rows import describe_validation_error
 from pytest_lsrb.engine.cost import parse_price, summary_cost
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, judgement, status
-from pytest_lsrb.engine.records import AttemptDict, record_key
+from pytest_lsrb.engine.records import AttemptRecord, record_key
 from pytest_lsrb.engine.summary import SUMMARY_SCHEMA_VERSION, Summarizer
-from pytest_lsrb.engine.task import Judgement
+from pytest_lsrb.engine.task import Judgement, record_type_of
 from pytest_lsrb.output.files import (
     ATTEMPTS_FILE,
     RUN_FILE,
@@ -79,7 +79,7 @@ class RunOutput:
     warnings: list[str] = field(default_factory=list)
     # Every record of this run as written, when the session's gate needs them after the run
     # (None: not kept; a resumed run's gate reads the file, which holds the earlier records too).
-    kept: list[AttemptDict] | None = None
+    kept: list[AttemptRecord] | None = None
 
     @classmethod
     def open(cls, run: SuiteRun) -> RunOutput:
@@ -95,7 +95,7 @@ class RunOutput:
             check_resumable(run_file, header)
             # A record this run could not read back stops it here, before run.json is touched;
             # what it read past (a torn last line, a cut-short record) it says at the end.
-            for _ in iter_records(attempts, read):
+            for _ in iter_records(attempts, read, record_type_of(run.task)):
                 pass
         elif has_run or run_file.exists():
             if not run.config["overwrite"]:
@@ -122,7 +122,7 @@ class RunOutput:
         output.followed = attempts.stat().st_size
         return output
 
-    def append(self, record: AttemptDict) -> AttemptDict | None:
+    def append(self, record: AttemptRecord) -> AttemptRecord | None:
         """Append one record and return it as a reader will see it (None once writing has
         failed); OutputWriteError (once) when the disk refuses it."""
         if self.write_error is not None:
@@ -134,7 +134,7 @@ class RunOutput:
             self.kept.append(written)
         return written
 
-    def follow(self) -> Iterator[AttemptDict]:
+    def follow(self) -> Iterator[AttemptRecord]:
         """The records xdist workers appended since the last call (whole lines only: a line a
         worker is still writing waits for the next call), each fed to the live summary once.
 
@@ -169,7 +169,7 @@ class RunOutput:
                         self.kept.append(record)
                     yield record
 
-    def _decode(self, line: bytes, path: Path) -> AttemptDict | None:
+    def _decode(self, line: bytes, path: Path) -> AttemptRecord | None:
         """One followed line's record; None, with `write_error` set, when the line holds none."""
         try:
             # (str, not bytes: json.loads would guess the encoding of every line)
@@ -209,7 +209,9 @@ class RunOutput:
             metrics = self.live.finish()
         else:
             acc = run.task.summary_accumulator(run.config.samples)
-            metrics = summarize_file(self.dir / ATTEMPTS_FILE, run.config.samples, acc, keys)
+            metrics = summarize_file(
+                self.dir / ATTEMPTS_FILE, run.config.samples, acc, keys, record_type_of(run.task)
+            )
         summary = {
             "schema_version": SUMMARY_SCHEMA_VERSION,
             "suite": run.spec.name,
@@ -267,7 +269,7 @@ class WorkerOutput:
         self.writer: AttemptsWriter | None = None
         self.write_error: str | None = None
 
-    def append(self, record: AttemptDict) -> None:
+    def append(self, record: AttemptRecord) -> None:
         """Append one record; OutputWriteError (once) when the disk refuses it."""
         if self.write_error is not None:
             return
@@ -318,7 +320,7 @@ def finished_judgements(run: SuiteRun) -> dict[tuple[str, int], Judgement]:
     wanted = {case.key for case in run.cases}
     retry_errors = run.config.retry_errors
     done: dict[tuple[str, int], Judgement] = {}
-    for rec in latest_records(path):
+    for rec in latest_records(path, record_type=record_type_of(run.task)):
         key = record_key(rec)
         if key not in wanted or rec.get("config_hash") != run.config_hash:
             continue

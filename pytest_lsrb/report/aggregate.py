@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_lsrb.core.metrics import pass_at_k_curve as curve_over_items
 from pytest_lsrb.engine import outcomes
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.summary import GroupCounts
 from pytest_lsrb.engine.task import Judgement
 from pytest_lsrb.output.reader import RunDir
@@ -26,7 +26,7 @@ from pytest_lsrb.report.data import item_facets, judge_for
 class Scored:
     """One attempt with what the report derives from it (`success`: `outcomes.success`)."""
 
-    record: AttemptDict
+    record: AttemptRecord
     judgement: Judgement
     success: bool
     facets: Mapping[str, Any]

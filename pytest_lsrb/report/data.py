@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.task import Judgement, Task
 from pytest_lsrb.output.reader import RunDir, read_run
 from pytest_lsrb.tactic.rows import repo_name
@@ -20,7 +20,7 @@ from pytest_lsrb.tactic.rows import repo_name
 # Index files larger than this are not joined (the report then groups by record fields only).
 MAX_INDEX_BYTES = 256 * 1024 * 1024
 
-Judge = Callable[[AttemptDict], Judgement]
+Judge = Callable[[AttemptRecord], Judgement]
 
 
 def load_run(path: Path) -> RunDir:
@@ -135,7 +135,7 @@ def judge_for(task_name: str) -> Judge:
     except (LsrbUsageError, ImportError):
         task = None
 
-    def judged(record: AttemptDict) -> Judgement:
+    def judged(record: AttemptRecord) -> Judgement:
         try:
             return judgement(task, record)
         except (KeyError, TypeError, ValueError):
@@ -147,7 +147,7 @@ def judge_for(task_name: str) -> Judge:
 # -- grouping fields ---------------------------------------------------------------------------
 
 
-def item_facets(record: AttemptDict, row: Mapping[str, Any] | None) -> dict[str, Any]:
+def item_facets(record: AttemptRecord, row: Mapping[str, Any] | None) -> dict[str, Any]:
     """Repository, Lean version, tags, problem set and domain of one attempt's item.
 
     Record fields win (a suite may copy them there); the index row fills in the rest.

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.output.files import finite_or_none
 from pytest_lsrb.report.aggregate import Scored
 from pytest_lsrb.report.compare import Flip
@@ -103,7 +103,7 @@ def prompt_text(prompt: Any) -> str | None:
     return None
 
 
-def verdict_of(rec: AttemptDict) -> str:
+def verdict_of(rec: AttemptRecord) -> str:
     kind = rec.get("generation_error_kind")
     if kind:
         return f"generation: {kind}"
@@ -122,7 +122,7 @@ def group_of(s: Scored) -> str:
     return str(repo) if repo else ""
 
 
-def shown_answer(rec: AttemptDict, answer_field: str) -> Any:
+def shown_answer(rec: AttemptRecord, answer_field: str) -> Any:
     answer = rec.get(answer_field)
     return rec.get("proposal") if answer in (None, "") else answer
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.engine.outcomes import subset_note
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report import aggregate as agg
 from pytest_lsrb.report import charts
@@ -565,7 +565,7 @@ OOD_METRICS: list[EqMetric] = [
 ]
 
 
-def _equation_records(scored: Sequence[agg.Scored]) -> list[AttemptDict]:
+def _equation_records(scored: Sequence[agg.Scored]) -> list[AttemptRecord]:
     """The records Table 1 reads: those of the llm_srbench task (they carry equation metrics)."""
     return [
         s.record for s in scored if any(k in s.record for k in ("nmse_id", "acc_tau_id", "symbolic_match"))

@@ -23,7 +23,7 @@ from pytest_lsrb.session.prepare import prepare_suite_run
 from pytest_lsrb.session.seams import fastpath, worker_queue
 
 if TYPE_CHECKING:
-    from pytest_lsrb.engine.records import AttemptDict
+    from pytest_lsrb.engine.records import AttemptRecord
     from pytest_lsrb.engine.runner import Attempt, Runner
     from pytest_lsrb.session.overrides import Made, Override
 
@@ -208,16 +208,16 @@ class LsrbSession(ABC):
         """What the role does before each attempt (a worker catches up after a crash)."""
 
     @abstractmethod
-    def keep(self, record: AttemptDict) -> None:
+    def keep(self, record: AttemptRecord) -> None:
         """Append the record of the attempt a test's setup just made to attempts.jsonl, there
         and then: before its test's report is made, and while the record is still warm in the
         CPU's caches. Serially this process appends it; an xdist worker appends its own."""
 
     @abstractmethod
-    def append_untaken(self, record: AttemptDict) -> None:
+    def append_untaken(self, record: AttemptRecord) -> None:
         """Append a record made ahead for a test that never ran (the role's own writer)."""
 
-    def record_untaken(self, records: list[AttemptDict]) -> None:
+    def record_untaken(self, records: list[AttemptRecord]) -> None:
         """Record answers fetched ahead for tests that never ran (a quota stop, -x): the provider
         billed them, so they are kept like any other and a resume does not ask again."""
         if not records:

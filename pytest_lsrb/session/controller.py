@@ -24,7 +24,7 @@ from pytest_lsrb.session.termination import EXIT_TERMINATED, TermHandler
 
 if TYPE_CHECKING:
     from pytest_lsrb.adapters.base import Adapter
-    from pytest_lsrb.engine.records import AttemptDict
+    from pytest_lsrb.engine.records import AttemptRecord
     from pytest_lsrb.output import rundir as outputs
     from pytest_lsrb.session.progress import ProgressReporter
     from pytest_lsrb.tools import gate
@@ -173,7 +173,7 @@ class ControllerSession(LsrbSession):
 
     # -- records -------------------------------------------------------------------------------
 
-    def keep(self, record: AttemptDict) -> None:
+    def keep(self, record: AttemptRecord) -> None:
         if self.output is None:
             return
         try:
@@ -184,11 +184,11 @@ class ControllerSession(LsrbSession):
         if self.progress is not None and written is not None:
             self.progress.add(written)
 
-    def record_untaken(self, records: list[AttemptDict]) -> None:
+    def record_untaken(self, records: list[AttemptRecord]) -> None:
         if self.summary is None:  # none after summary.json is written
             super().record_untaken(records)
 
-    def append_untaken(self, record: AttemptDict) -> None:
+    def append_untaken(self, record: AttemptRecord) -> None:
         if self.output is not None:
             self.output.append(record)
 

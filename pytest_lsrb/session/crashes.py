@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.engine.outcomes import judgement
 from pytest_lsrb.engine.records import record_key
+from pytest_lsrb.engine.task import record_type_of
 from pytest_lsrb.output.files import ATTEMPTS_FILE
 from pytest_lsrb.output.reader import latest_records
 
@@ -39,7 +40,7 @@ def case_key(run: SuiteRun, nodeid: str, escape: Any = None) -> tuple[str, int] 
 def recorded_judgement(run: SuiteRun, key: tuple[str, int]) -> Judgement | None:
     """The judgement of the last record of `key` this run wrote, or None."""
     found = None
-    for record in latest_records(run.config.output_dir / ATTEMPTS_FILE):
+    for record in latest_records(run.config.output_dir / ATTEMPTS_FILE, record_type=record_type_of(run.task)):
         if record_key(record) == key and record.get("config_hash") == run.config_hash:
             found = record
     return None if found is None else judgement(run.task, found)

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from pytest_lsrb.engine.cost import Price
 from pytest_lsrb.engine.outcomes import UNJUDGED_VERIFICATION_DOMAINS
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 
 TTY_INTERVAL_S: Final = 5.0
 LOG_INTERVAL_S: Final = 30.0
@@ -66,7 +66,7 @@ class Progress:
         self.cache_hits = 0
         self.first_done: float | None = None  # the rate counts from here: start-up is no attempt
 
-    def add(self, record: AttemptDict) -> None:
+    def add(self, record: AttemptRecord) -> None:
         self.done += 1
         if self.first_done is None:
             self.first_done = self.clock()
@@ -145,13 +145,13 @@ class ProgressReporter:
         if count:
             self.progress.total = count
 
-    def add(self, record: AttemptDict) -> None:
+    def add(self, record: AttemptRecord) -> None:
         """Count one record as it was written (a worker's line arrives decoded, once)."""
         self.progress.add(record)
         if self.terminal is not None and self.progress.due():
             self.write(self.progress.line())
 
-    def add_many(self, records: Iterable[AttemptDict]) -> None:
+    def add_many(self, records: Iterable[AttemptRecord]) -> None:
         """Count the records xdist workers wrote since the last look, then print if due."""
         for record in records:
             self.progress.add(record)

@@ -15,7 +15,7 @@ from pytest_lsrb.session import xdist
 from pytest_lsrb.session.base import LsrbSession
 
 if TYPE_CHECKING:
-    from pytest_lsrb.engine.records import AttemptDict
+    from pytest_lsrb.engine.records import AttemptRecord
     from pytest_lsrb.engine.runner import Runner
     from pytest_lsrb.output.rundir import WorkerOutput
     from pytest_lsrb.session.seams.transport import Batcher
@@ -61,7 +61,7 @@ class WorkerSession(LsrbSession):
 
             runner.finished.update(outputs.finished_judgements(self.run))
 
-    def keep(self, record: AttemptDict) -> None:
+    def keep(self, record: AttemptRecord) -> None:
         if self.worker_output is None:
             return
         try:
@@ -69,7 +69,7 @@ class WorkerSession(LsrbSession):
         except OutputWriteError as exc:  # a full disk: stop with one sentence, keep what was written
             self.stop_writing(str(exc))
 
-    def append_untaken(self, record: AttemptDict) -> None:
+    def append_untaken(self, record: AttemptRecord) -> None:
         if self.worker_output is not None:
             self.worker_output.append(record)
 

@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Final, cast
+from typing import Any, Final, Literal, cast
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.srbench.fitting.objective import FIT_POLICIES, FitPolicy
-from pytest_lsrb.srbench.scoring.metrics import METRICS_POLICIES, MetricsPolicy
 
 SUCCESS_CRITERIA: Final = ("acc_0.1", "symbolic")
 JUDGES: Final = ("sympy", "llm", "both", "none")
+# Which points a metric counts (`--lsrb-sr-metrics`; `scoring.metrics` implements each).
+MetricsPolicy = Literal["reference", "strict"]
+METRICS_POLICIES: Final[tuple[MetricsPolicy, ...]] = ("reference", "strict")
 
 
 @cache

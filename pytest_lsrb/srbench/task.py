@@ -13,17 +13,17 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.core.errors import LsrbUsageError, generation_domain
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, mock_answers
 from pytest_lsrb.srbench.data.loaders import load_problems
 from pytest_lsrb.srbench.data.problem import DOMAIN_ALIASES, Problem
 from pytest_lsrb.srbench.limits import judge_budget
 from pytest_lsrb.srbench.options import SrOptions
-from pytest_lsrb.srbench.records import SrbenchFields
+from pytest_lsrb.srbench.records import SrbenchAttemptRecord, SrbenchFields
 from pytest_lsrb.srbench.scoring.evaluation import score, summary_message
 from pytest_lsrb.srbench.scoring.progress import progress_fields
 from pytest_lsrb.srbench.tables.table import SrbenchSummary, paper_table_lines, table_lines
@@ -38,6 +38,7 @@ class SrbenchTask:
     name = TASK_NAME
     answer_field = "equation"
     verification_modes = ("equation",)  # every discovery result is scored on the problem's data
+    record_type = SrbenchAttemptRecord
     # The run's --lsrb-sr-* options, read once: every attempt of a run gets the same mapping.
     _read: tuple[Mapping[str, Any], SrOptions] | None = None
 
@@ -121,18 +122,19 @@ class SrbenchTask:
         }
         if problem.release_note:
             head["sr_release_note"] = problem.release_note
-        # The discovery run's, the judge's and the scorer's fields include more than the schema
-        # names (`extra="allow"`): they stay a plain dict, typed as the record at the return.
-        fields: dict[str, Any] = {
+        # Each part builds its fields as the record's definition says (`srbench.records`).
+        fields: SrbenchFields = {
             **head,
             **result.record_fields(),
             **progress_fields(problem, result, sr.metrics),
         }
         if result.generation_error_kind and not result.found:
             fields.update(
-                generation_error_kind=result.generation_error_kind,
-                generation_error_domain=generation_domain(result.generation_error_kind),
-                generation_error_message=result.generation_error_message,
+                {
+                    "generation_error_kind": result.generation_error_kind,
+                    "generation_error_domain": generation_domain(result.generation_error_kind),
+                    "generation_error_message": result.generation_error_message,
+                }
             )
         llm = None
         if sr.llm_judge and problem.has_ground_truth and result.the_models and result.program:
@@ -154,9 +156,9 @@ class SrbenchTask:
                 sa_scale=sr.sa_scale,
             )
         )
-        return cast("SrbenchFields", fields)
+        return fields
 
-    def judge(self, record: AttemptDict) -> Judgement:
+    def judge(self, record: AttemptRecord) -> Judgement:
         if (
             record.get("result_is_starting_skeleton")
             and not record.get("model_valid_candidates")

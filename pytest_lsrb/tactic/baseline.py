@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass
 
 from pytest_lsrb.tactic.answer import contains_forbidden
+from pytest_lsrb.tactic.lean.goal import parse_goal
 
 _ARITH_TYPES = re.compile(r"\b(?:Nat|Int|ℕ|ℤ)\b")
 _RELATIONS = ("=", "≠", "≤", "<", "≥", ">")
@@ -37,26 +38,15 @@ class _Hyp:
     type: str
 
 
-def split_goal(goal_text: str) -> tuple[list[tuple[str, str]], str]:
-    """(hypotheses as (names, type), target) of a single pretty-printed goal."""
-    hyps: list[tuple[str, str]] = []
-    target_lines: list[str] = []
-    in_target = False
-    for line in goal_text.split("\n"):
-        if line.startswith("⊢"):
-            in_target = True
-            target_lines.append(line[1:].strip())
-        elif in_target:
-            target_lines.append(line.strip())
-        elif line.startswith((" ", "\t")) and hyps:
-            names, typ = hyps[-1]
-            hyps[-1] = (names, f"{typ} {line.strip()}".strip())
-        elif " : " in line:
-            names, typ = line.split(" : ", 1)
-            hyps.append((names.strip(), typ.strip()))
-        elif line.endswith(" :"):  # a long type is wrapped onto the next lines: `ih :\n  ∀ ...`
-            hyps.append((line[:-2].strip(), ""))
-    return hyps, " ".join(target_lines)
+def hypotheses_and_target(goal_text: str) -> tuple[list[tuple[str, str]], str]:
+    """(hypotheses as (names, type), target) of a single pretty-printed goal, read by the one
+    goal parser (`lean.goal.parse_goal`, leniently: any text gets an answer). A let-bound
+    hypothesis reads as `T := v`, the shape the rules below match on."""
+    goal = parse_goal(goal_text, lenient=True)
+    hyps = [
+        (" ".join(h.names), h.type if h.value is None else f"{h.type} := {h.value}") for h in goal.hypotheses
+    ]
+    return hyps, goal.target
 
 
 def accessible(name: str) -> bool:
@@ -66,7 +56,7 @@ def accessible(name: str) -> bool:
 
 def candidate_tactics(goal_text: str) -> list[str]:
     """Tactics that fit the goal's shape, most specific first; never empty."""
-    raw_hyps, target = split_goal(goal_text)
+    raw_hyps, target = hypotheses_and_target(goal_text)
     prop_heads = {
         n for names, typ in raw_hyps for n in names.split() if typ == "Prop" or typ.endswith("→ Prop")
     }

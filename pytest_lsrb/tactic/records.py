@@ -1,35 +1,35 @@
 """The tactic family's attempt record: the shared `AttemptRecord` plus what the tactic task adds
-(published as the `tactic_attempt_record` JSON Schema)."""
+(published as the `tactic_attempt_record` JSON Schema). Add a tactic field in `TacticFields`,
+with a docstring under it (`engine.records` says what follows from it)."""
 
 from __future__ import annotations
 
-from pytest_lsrb.engine.records import AttemptDict, AttemptFields, AttemptRecord
+from pydantic import with_config
+
+from pytest_lsrb.engine.records import RECORD_CONFIG, AttemptFields, AttemptRecord
 
 
-class TacticAttemptRecord(AttemptRecord):
-    """One goal_to_tactic_proposal_v1 attempt."""
-
-    tactic: str | None = None  # the tactic (with its nested block) or, in proof mode, the proof read
-    # from the answer (also `proposal`)
-    contains_sorry: bool | None = None  # sorry/admit in the tactic: never verified, a model failure
-    answer_format: str | None = None  # the rules of tactic/answer.py that read it (`think+fences+header`)
-    answer_mode: str | None = None  # `tactic` (one tactic) or `proof` (--lsrb-answer proof)
-    repo_replay_profile_id: str | None = None  # the replay profile the row matched
-    repo_remote: str | None = None  # the row's repository (the summary's by_repository)
-    repo_lean_version: str | None = None  # its Lean version (the summary's by_lean_version)
-
-
+@with_config(RECORD_CONFIG)
 class TacticFields(AttemptFields, total=False):
-    """What the tactic task's `run_attempt` returns: `TacticAttemptRecord`'s optional fields."""
+    """What the tactic task's `run_attempt` returns: the shared fields and these."""
 
     tactic: str | None
+    """The tactic (with its nested block) or, in proof mode, the proof read from the answer
+    (also `proposal`)."""
     contains_sorry: bool | None
+    """The answer holds sorry/admit: never verified, a model failure."""
     answer_format: str | None
+    """The rules of tactic/answer.py that read the answer (`think+fences+header`)."""
     answer_mode: str | None
+    """`tactic` (one tactic) or `proof` (--lsrb-answer proof)."""
     repo_replay_profile_id: str | None
+    """The replay profile the row matched (repo_replay)."""
     repo_remote: str | None
+    """The row's repository (the summary's by_repository)."""
     repo_lean_version: str | None
+    """The row's Lean version (the summary's by_lean_version)."""
 
 
-class TacticAttemptDict(AttemptDict, TacticFields):
-    """`TacticAttemptRecord` as a TypedDict: one tactic record, a plain dict at run time."""
+@with_config(RECORD_CONFIG)
+class TacticAttemptRecord(AttemptRecord, TacticFields):
+    """One goal_to_tactic_proposal_v1 attempt."""

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.tactic.baseline import split_goal
+from pytest_lsrb.tactic.lean.goal import parse_goal
 from pytest_lsrb.tactic.rows import TacticRow
 
 RowPredicate = Callable[[TacticRow], bool]
@@ -52,8 +52,7 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 
 def hypothesis_count(goal_text: str) -> int:
     """Number of hypothesis names in the goal (`x y : Nat` counts 2)."""
-    hyps, _ = split_goal(goal_text)
-    return sum(len(names.split()) for names, _ in hyps)
+    return len(parse_goal(goal_text, lenient=True).names)
 
 
 def goal_count(goal_text: str) -> int:
@@ -61,8 +60,7 @@ def goal_count(goal_text: str) -> int:
 
 
 def has_instance_hypothesis(goal_text: str) -> bool:
-    hyps, _ = split_goal(goal_text)
-    return any(name.startswith("inst") for names, _ in hyps for name in names.split())
+    return any(name.startswith("inst") for name in parse_goal(goal_text, lenient=True).names)
 
 
 def is_mathlib_row(row: TacticRow) -> bool:

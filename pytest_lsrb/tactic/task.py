@@ -17,14 +17,14 @@ from pytest_lsrb.adapters.usage import result_fields
 from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.core.rows import stream_jsonl
 from pytest_lsrb.engine.outcomes import JUDGED, answered, verdict
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec, read_suite_text, render
 from pytest_lsrb.engine.summary import GroupCounts
 from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement
 from pytest_lsrb.tactic.answer import read_answer
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
-from pytest_lsrb.tactic.records import TacticFields
+from pytest_lsrb.tactic.records import TacticAttemptRecord, TacticFields
 from pytest_lsrb.tactic.rows import TacticRow, repo_name
 from pytest_lsrb.tactic.slices import goal_slice_predicate
 
@@ -111,6 +111,7 @@ class TacticTask:
     name = TASK_NAME
     answer_field = "tactic"
     verification_modes = ("none", "synthetic", "repo_replay")
+    record_type = TacticAttemptRecord
 
     def load_rows(self, suite: SuiteSpec, index_path: Path) -> Iterator[TacticRow]:
         return stream_jsonl(index_path, TacticRow)
@@ -240,7 +241,7 @@ class TacticTask:
             )
         return fields
 
-    def judge(self, record: AttemptDict) -> Judgement:
+    def judge(self, record: AttemptRecord) -> Judgement:
         tactic = record.get("tactic") or ""
         if record.get("contains_sorry"):
             return Judgement("fail", f"the tactic {tactic!r} contains a forbidden token")
@@ -311,7 +312,7 @@ class TacticSummary:
         self.synthetic = 0  # attempts verified in synthetic mode, and how many of those never
         self.unrestated: Counter[str] = Counter()  # reached Lean as a restated goal
 
-    def add(self, record: AttemptDict) -> None:
+    def add(self, record: AttemptRecord) -> None:
         st, won = verdict(record)  # outcomes' rule, read once for every count below
         judged = st == JUDGED
         if answered(record):  # the denominator of the answer rates (outcomes' rule)

@@ -26,7 +26,7 @@ from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.rows import describe_validation_error
 from pytest_lsrb.core.seeds import shard_of
 from pytest_lsrb.engine.options import identity_hash
-from pytest_lsrb.engine.records import AttemptDict, record_key
+from pytest_lsrb.engine.records import AttemptRecord, record_key
 from pytest_lsrb.engine.summary import SUMMARY_SCHEMA_VERSION, SUMMARY_TIMING_KEYS, Summarizer
 from pytest_lsrb.engine.task import get_task
 from pytest_lsrb.output.files import (
@@ -68,7 +68,7 @@ class Shard:
     dir: Path
     run: dict[str, Any]
     summary: dict[str, Any] | None
-    records: list[AttemptDict]  # the latest record of each attempt, each checked
+    records: list[AttemptRecord]  # the latest record of each attempt, each checked
     config: _ShardConfig  # what a merge reads of run.json's config, typed
 
     @property
@@ -160,7 +160,7 @@ def check_shards(shards: Sequence[Shard]) -> None:
         )
 
 
-def shard_records(shard: Shard, samples: int) -> list[AttemptDict]:
+def shard_records(shard: Shard, samples: int) -> list[AttemptRecord]:
     """The shard's latest records, after checking each belongs to it and the shard is finished."""
     records = shard.records
     for rec in records:
@@ -195,7 +195,7 @@ def merged_config(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def merge_summary(
-    shards: Sequence[Shard], records: Iterable[AttemptDict], config: dict[str, Any], config_hash: str
+    shards: Sequence[Shard], records: Iterable[AttemptRecord], config: dict[str, Any], config_hash: str
 ) -> dict[str, Any]:
     """The unsharded run's summary: recomputed metrics on a shard's header fields."""
     samples, task = shards[0].config.samples, get_task(shards[0].config.task)
@@ -249,7 +249,7 @@ def merge_shards(dirs: Sequence[Path], out: Path, *, overwrite: bool = False) ->
     config = merged_config(shards[0].run["config"])
     config_hash = identity_hash(config)
     samples = shards[0].config.samples
-    records: list[AttemptDict] = []
+    records: list[AttemptRecord] = []
     for shard in shards:
         records.extend(shard_records(shard, samples))
     records.sort(key=record_key)

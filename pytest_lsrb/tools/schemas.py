@@ -1,19 +1,24 @@
-"""Published JSON Schemas, generated from the pydantic models at every boundary (`lsrb schema NAME`).
+"""Published JSON Schemas, generated from the definitions at every boundary (`lsrb schema NAME`).
 
-The registry maps a schema name to the model that defines it, imported lazily: a model whose
-module is not part of this installation is listed as unavailable rather than breaking the rest.
-Add a schema by adding one line to SCHEMAS.
+The registry maps a schema name to the type that defines it, imported lazily: a pydantic model or
+a `TypedDict` pydantic validates (the attempt records, `engine.records`), whose fields' docstrings
+become their descriptions. A type whose module is not part of this installation is listed as
+unavailable rather than breaking the rest. Add a schema by adding one line to SCHEMAS.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
+import itertools
 import json
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
@@ -89,8 +94,9 @@ SCHEMAS: dict[str, SchemaSource] = {
 }
 
 
-def load_model(name: str) -> type[BaseModel]:
-    """The pydantic model behind a schema name; unknown or unavailable names are usage errors."""
+def load_model(name: str) -> type[Any]:
+    """The type behind a schema name (a pydantic model or a `TypedDict`); unknown or unavailable
+    names are usage errors."""
     try:
         source = SCHEMAS[name]
     except KeyError:
@@ -102,9 +108,37 @@ def load_model(name: str) -> type[BaseModel]:
         raise LsrbUsageError(
             f"schema '{name}' is not available in this installation ({source.target} is missing)."
         ) from None
-    if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise LsrbUsageError(f"schema '{name}': {source.target} is not a pydantic model.")
+    if not (isinstance(model, type) and (issubclass(model, BaseModel) or is_typeddict(model))):
+        raise LsrbUsageError(f"schema '{name}': {source.target} is not a pydantic model or a TypedDict.")
     return model
+
+
+def is_typeddict(tp: type[Any]) -> bool:
+    return issubclass(tp, dict) and hasattr(tp, "__required_keys__")
+
+
+def field_docs(tp: type[Any]) -> dict[str, str]:
+    """The docstring written under each field of a `TypedDict` and of the TypedDicts it extends
+    (pluggy's and inspect_ai's way of documenting a record's fields), by field name."""
+    docs: dict[str, str] = {}
+    for base in getattr(tp, "__orig_bases__", ()):
+        if isinstance(base, type) and is_typeddict(base):
+            docs |= field_docs(base)
+    try:
+        body = ast.parse(textwrap.dedent(inspect.getsource(tp))).body[0]
+    except (OSError, TypeError, IndexError):  # no source (a zipped install): no descriptions
+        return docs
+    stmts = body.body if isinstance(body, ast.ClassDef) else []
+    for stmt, after in itertools.pairwise(stmts):
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            docs[stmt.target.id] = inspect.cleandoc(after.value.value)
+    return docs
 
 
 def available() -> dict[str, bool]:
@@ -122,7 +156,11 @@ def available() -> dict[str, bool]:
 def json_schema(name: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one registered model."""
     model = load_model(name)
-    schema = model.model_json_schema(mode="validation", schema_generator=_Generator)
+    if is_typeddict(model):
+        schema = TypeAdapter(model).json_schema(mode="validation", schema_generator=_Generator)
+        described(schema, field_docs(model))
+    else:
+        schema = model.model_json_schema(mode="validation", schema_generator=_Generator)
     derive = SCHEMAS[name].derive
     if derive is not None:
         schema = derive(schema)
@@ -135,6 +173,20 @@ def json_schema(name: str) -> dict[str, Any]:
         "description": schema.pop("description", SCHEMAS[name].describes),
     }
     return {**head, **schema}
+
+
+def described(schema: dict[str, Any], docs: dict[str, str]) -> None:
+    """Give each property its field's docstring as its description, and each optional property
+    that may be null the default an absent field reads as (null)."""
+    required = set(schema.get("required", ()))
+    props = schema.get("properties", {})
+    for field, prop in props.items():
+        if field in docs:
+            prop.setdefault("description", docs[field])
+        nullable = any(arm.get("type") == "null" for arm in prop.get("anyOf", ()))
+        if field not in required and nullable:
+            prop.setdefault("default", None)
+        props[field] = dict(sorted(prop.items()))  # in pydantic's order (its keys sorted)
 
 
 def dumps_schema(name: str) -> str:

@@ -7,7 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pytest_lsrb.engine.outcomes import per_item_counts
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.summary import count_item, judged_items
 
 # (item, judged, won): won only counts when judged, as `outcomes.verdict` gives it
@@ -19,7 +19,7 @@ _ATTEMPTS = st.lists(
 )
 
 
-def as_record(item: str, judged: bool, won: bool) -> AttemptDict:
+def as_record(item: str, judged: bool, won: bool) -> AttemptRecord:
     """A tactic record (verification none: success is validity) with that verdict."""
     if not judged:
         return {"item_id": item, "generation_error_kind": "timeout", "generation_error_domain": "transport"}

@@ -23,7 +23,7 @@ from pytest_lsrb.adapters import AdapterConfig, create_adapter
 from pytest_lsrb.core.rows import load_jsonl
 from pytest_lsrb.engine.option_table import dest
 from pytest_lsrb.engine.plan import SuiteRun
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.runner import Runner
 from pytest_lsrb.engine.task import mock_answers
 from pytest_lsrb.engine.verifier import VerifierConfig, create_verifier
@@ -48,7 +48,7 @@ def prepared(index: Path, **options: Any) -> SuiteRun:
     return prepare_suite_run(SUITE, lambda name: values.get(name), REPO)
 
 
-def run_every_case(run: SuiteRun) -> list[AttemptDict]:
+def run_every_case(run: SuiteRun) -> list[AttemptRecord]:
     """What a run does with each case, minus pytest: the mock answer, the record, its JSON line."""
     adapter = create_adapter(AdapterConfig(name="mock", model="", answers=mock_answers(run.task.mock_answer)))
     verifier = create_verifier(VerifierConfig(mode="none", suite_root=str(SUITE)))

@@ -23,9 +23,10 @@ def test_the_answer_log_keeps_the_first_answers_and_the_best_one() -> None:
     for call in range(1, 30):
         log.add(call, "parse_error", "x" * 5000, prompt, keep=call in (20, 25))
     fields = log.record_fields(best_call=25)
-    calls = [e["call"] for e in fields["model_answers"]]
+    answers = fields["model_answers"] or []
+    calls = [e["call"] for e in answers]
     assert calls == [*range(1, ANSWER_LOG_CALLS + 1), 25]  # 20 was the best once, then 25
-    assert all(len(e["answer"]) == ANSWER_LOG_TEXT for e in fields["model_answers"])
+    assert all(len(e["answer"]) == ANSWER_LOG_TEXT for e in answers)
     assert fields["prompt"] == [{"role": "user", "content": "q"}]
     assert AnswerLog().record_fields(None) == {"model_answers": []}
 
@@ -56,7 +57,7 @@ def test_a_search_that_keeps_the_starting_skeleton_is_no_valid_answer_and_says_s
 def test_direct_records_its_prompt_and_answers() -> None:
     adapter = baseline_adapter()
     result = DirectMethod().discover(make_problem(), adapter, SamplingConfig(), seed=3, budget=3)
-    assert [e["call"] for e in result.extra["model_answers"]] == [1, 2, 3]
+    assert [e["call"] for e in result.extra["model_answers"] or []] == [1, 2, 3]
     assert result.extra["prompt"] == [
         {"role": m.role, "content": m.content} for m in adapter.requests[0].messages
     ]
@@ -65,7 +66,7 @@ def test_direct_records_its_prompt_and_answers() -> None:
 def test_failed_calls_are_logged_with_their_kind() -> None:
     failing = ScriptedAdapter(lambda req, n: GenerationResult.failure("timeout", "no answer within 1s", 1.0))
     result = DirectMethod().discover(make_problem(), failing, SamplingConfig(), seed=0, budget=2)
-    assert [e["status"] for e in result.extra["model_answers"]] == ["error:timeout", "error:timeout"]
+    assert [e["status"] for e in result.extra["model_answers"] or []] == ["error:timeout", "error:timeout"]
 
 
 def test_prediction_samples_are_true_and_predicted_values_of_the_test_rows() -> None:
@@ -82,7 +83,7 @@ def test_prediction_samples_are_true_and_predicted_values_of_the_test_rows() -> 
             for t, p in rows
         )
     assert prediction_sample(problem, result, "ood_test") is None  # this problem has no OOD split
-    fields: dict[str, Any] = score(problem, result, judge="none")
+    fields = score(problem, result, judge="none")
     assert fields["pred_sample_id"] == points and fields["pred_sample_ood"] is None
 
 

@@ -16,7 +16,7 @@ from lsrb_testing import mock_config
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, SamplingConfig
 from pytest_lsrb.adapters.mock import MockAdapter
-from pytest_lsrb.core.excerpts import CONCEPT_TEXT, PROMPT_TEXT, RECORD_TEXT, excerpt, keep_text
+from pytest_lsrb.core.excerpts import CONCEPT_TEXT, PROMPT_TEXT, RECORD_TEXT, cut_length, excerpt
 from pytest_lsrb.equations import parse_expression
 from pytest_lsrb.srbench.data.problem import Problem, output_first
 from pytest_lsrb.srbench.methods.evolution import EvolutionConfig
@@ -68,12 +68,9 @@ def test_excerpt_keeps_short_text_and_says_how_long_long_text_was() -> None:
     cut = excerpt("x" * 100, 10)
     assert cut.startswith("x" * 10) and cut.endswith("[cut here: 100 characters in all]")
     assert len(cut) <= 10 + MARKER
-    fields: dict[str, Any] = {}
-    keep_text(fields, "raw_output", "y" * (RECORD_TEXT + 1))
-    assert fields["raw_output_chars"] == RECORD_TEXT + 1 and len(fields["raw_output"]) <= RECORD_TEXT + MARKER
-    fields = {}
-    keep_text(fields, "raw_output", "short")
-    assert fields == {"raw_output": "short"}
+    long = "y" * (RECORD_TEXT + 1)
+    assert cut_length(long) == RECORD_TEXT + 1 and len(excerpt(long, RECORD_TEXT)) <= RECORD_TEXT + MARKER
+    assert cut_length("short") is None and cut_length("z" * RECORD_TEXT) is None
 
 
 def test_a_huge_lasr_concept_is_kept_and_resent_as_an_excerpt() -> None:

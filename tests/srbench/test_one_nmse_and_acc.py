@@ -11,8 +11,8 @@ import pytest
 from pytest_lsrb.equations import parse_expression
 from pytest_lsrb.srbench.data.problem import Problem, output_first
 from pytest_lsrb.srbench.methods.base import DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.options import METRICS_POLICIES, MetricsPolicy
 from pytest_lsrb.srbench.scoring.evaluation import score
-from pytest_lsrb.srbench.scoring.metrics import METRICS_POLICIES, MetricsPolicy
 from pytest_lsrb.srbench.scoring.progress import progress_fields
 from pytest_lsrb.srbench.tables.table import table1
 
@@ -56,7 +56,7 @@ def test_search_progress_reads_the_records_nmse(policy: MetricsPolicy) -> None:
     problem = _problem()
     result = _result("c0*sqrt(x)**2 + 0.01*x", (1.0,))
     fields = score(problem, result, metrics=policy)
-    [point] = progress_fields(problem, result, policy)["search_progress"]
+    [point] = progress_fields(problem, result, policy)["search_progress"] or []
     assert point[2] == fields["nmse_id"] and point[3] == fields["nmse_ood"]
     if policy == "reference":  # the NaN half dropped: a finite NMSE on the positive half
         assert fields["nmse_id"] is not None and fields["num_valid_points_id"] == 52

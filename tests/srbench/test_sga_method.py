@@ -122,7 +122,7 @@ def test_mock_run_spends_the_budget_mixes_temperatures_and_improves() -> None:
     assert result.equation() == again.equation()
     assert result.trace[0].call == 0 and result.trace[-1].call > 0  # the model beat the primitive
     fields = progress_fields(problem(), result)
-    points = fields["search_progress"]
+    points = fields["search_progress"] or []
     assert [p[0] for p in points] == sorted({t.call for t in result.trace})
     assert points[-1][1] == pytest.approx(result.train_nmse, rel=1e-9)
     assert all(p[2] is not None and p[3] is not None for p in points)

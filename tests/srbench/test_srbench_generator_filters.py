@@ -16,10 +16,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_lsrb.equations import parse_expression
+from pytest_lsrb.srbench.data.precision import stored_split
 from pytest_lsrb.srbench.data.problem import GENERATED_PREFIX, Problem
 from pytest_lsrb.srbench.generate.complexity import match_distribution, source_bins
 from pytest_lsrb.srbench.generate.feynman import read_feynman_csv
-from pytest_lsrb.srbench.generate.manifest import stored_split
 from pytest_lsrb.srbench.generate.model_free import SOLVED_NMSE, model_free_nmse, solved_without_model
 from pytest_lsrb.srbench.generate.symmetry import orbit_representatives, symmetries
 from pytest_lsrb.srbench.generate.synth import (

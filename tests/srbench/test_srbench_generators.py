@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from pytest_lsrb.srbench.data.loaders import load_problems
+from pytest_lsrb.srbench.data.precision import STORED_BITS
 from pytest_lsrb.srbench.data.problem import GENERATED_PREFIX, SPLITS, Problem
 from pytest_lsrb.srbench.generate import generate_problems, main
 from pytest_lsrb.srbench.generate.feynman import read_feynman_csv
-from pytest_lsrb.srbench.generate.manifest import STORED_BITS
 from pytest_lsrb.srbench.generate.synth import generate_synth
 from pytest_lsrb.srbench.generate.transform import generate_transform
 
@@ -39,7 +39,7 @@ def transform_report(feynman_csv: Path):
 
 def assert_same_problems(a: list[Problem], b: list[Problem]) -> None:
     """Same problems, data equal within one stored bit: regenerated data are compared with a
-    tolerance, never bit for bit (generate/manifest.py: CPUs differ in the last bits)."""
+    tolerance, never bit for bit (data/precision.py: CPUs differ in the last bits)."""
     assert [p.metadata() for p in a] == [p.metadata() for p in b]
     one_stored_bit = 2.0 ** -(STORED_BITS - 1)
     for x, y in zip(a, b, strict=True):

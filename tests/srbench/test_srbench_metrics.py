@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from pytest_lsrb.srbench.scoring.metrics import (
+    NO_OOD,
     acc_tau,
     frac_within_tau,
     median_or_none,
@@ -78,8 +79,16 @@ def test_strict_policy_counts_non_finite_predictions_instead_of_dropping_them() 
     assert not bad.valid and bad.num_valid_points == 2 and bad.num_points == 4
     assert bad.nmse is None and bad.r2 is None and bad.acc_tau is False
     assert bad.frac_within_tau == 0.5  # the two finite, exact points; nan/inf are outside
-    rec = bad.record("id")
+    rec = bad.record_id()
     assert rec["num_valid_points_id"] == 2 and rec["nmse_id"] is None and rec["acc_tau_id"] is False
+
+
+def test_a_split_gives_the_same_fields_in_domain_and_ood_and_none_without_ood_data() -> None:
+    metrics = split_metrics(np.array([1.0, 2.0]), np.array([1.0, 2.5]))
+    id_fields, ood_fields = metrics.record_id(), metrics.record_ood()
+    assert [k.removesuffix("_id") for k in id_fields] == [k.removesuffix("_ood") for k in ood_fields]
+    assert list(id_fields.values()) == list(ood_fields.values())
+    assert list(NO_OOD) == list(ood_fields) and set(NO_OOD.values()) == {None}
 
 
 @given(st.lists(st.one_of(st.none(), st.floats(0, 10, allow_nan=False)), min_size=1, max_size=9))

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from pytest_lsrb.srbench.scoring.metrics import METRICS_POLICIES, MetricsPolicy, split_metrics
+from pytest_lsrb.srbench.options import METRICS_POLICIES, MetricsPolicy
+from pytest_lsrb.srbench.scoring.metrics import split_metrics
 
 EPS = np.finfo(np.float64).eps
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the reference's empty mean/var

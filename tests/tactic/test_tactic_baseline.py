@@ -11,7 +11,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pytest_lsrb.tactic.answer import read_tactic
-from pytest_lsrb.tactic.baseline import candidate_tactics, mock_tactic_answer, split_goal
+from pytest_lsrb.tactic.baseline import candidate_tactics, hypotheses_and_target, mock_tactic_answer
 
 SHAPES = [
     # (goal, a tactic that must be proposed, the one that must come first or None)
@@ -78,8 +78,8 @@ def test_instance_hypotheses_are_never_named_and_never_used_as_facts() -> None:
     assert "omega" in candidate_tactics("x✝ : Nat\n⊢ x✝ + 0 = x✝")
 
 
-def test_split_goal_keeps_instances_and_wrapped_lines() -> None:
-    hyps, target = split_goal("α : Type u\ninst✝ : DecidableEq α\nh :\n  a =\n    b\n⊢ a =\n    b")
+def test_the_goal_is_read_with_its_instances_and_wrapped_lines() -> None:
+    hyps, target = hypotheses_and_target("α : Type u\ninst✝ : DecidableEq α\nh :\n  a =\n    b\n⊢ a =\n    b")
     assert hyps == [("α", "Type u"), ("inst✝", "DecidableEq α"), ("h", "a = b")]
     assert target == "a = b"
     # The wrapped hypothesis is a fact the baseline can use.

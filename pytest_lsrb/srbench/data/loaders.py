@@ -219,9 +219,9 @@ def _npz_member(
 def write_problem_files(problems: Iterable[Problem], index_path: Path, data_dir: str = "data") -> Path:
     """Write an index .jsonl plus one compressed .npz per problem (the built-in suite's format).
 
-    Data are stored at the precision generate/manifest.py states, so regenerating a set on
+    Data are stored at the precision data/precision.py states, so regenerating a set on
     another CPU gives the same files up to the last stored bit."""
-    from pytest_lsrb.srbench.generate.manifest import stored_split
+    from pytest_lsrb.srbench.data.precision import stored_split
 
     index_path = Path(index_path)
     folder = index_path.parent / data_dir

@@ -21,7 +21,7 @@
 
 Everything is drawn from `numpy.random.default_rng` seeded by a stable hash of (seed, domain,
 attempt), so the same seed gives the same problems on every machine, to the precision the data
-are stored at (generate/manifest.py: the integrator differs between CPUs in the last bits). The
+are stored at (data/precision.py: the integrator differs between CPUs in the last bits). The
 accept/reject thresholds compare quantities far from their limits for the term libraries here;
 a candidate within a few ulps of one could in principle be decided differently on another CPU.
 """
@@ -37,8 +37,8 @@ import numpy as np
 
 from pytest_lsrb.core.seeds import stable_hash
 from pytest_lsrb.equations import Program, parse_expression
+from pytest_lsrb.srbench.data.precision import stored_split
 from pytest_lsrb.srbench.data.problem import GENERATED_PREFIX, SYNTH_SET, Problem, output_first
-from pytest_lsrb.srbench.generate.manifest import stored_split
 from pytest_lsrb.srbench.generate.solvability import integrate
 from pytest_lsrb.srbench.generate.terms import DOMAINS, DomainSpec, Term
 

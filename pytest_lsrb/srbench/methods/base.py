@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
 from pytest_lsrb.adapters.base import Adapter, Message, SamplingConfig
-from pytest_lsrb.core.excerpts import RECORD_TEXT, excerpt, keep_text
+from pytest_lsrb.core.excerpts import RECORD_TEXT, cut_length, excerpt
 from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.equations import Program
 from pytest_lsrb.srbench.data.problem import Problem
+from pytest_lsrb.srbench.records import SrbenchFields
 
 TASK_NAME = "llm_srbench"  # what GenerationRequest.task says, so the mock adapter answers as this task
 
@@ -48,7 +49,7 @@ class DiscoveryResult:
     generation_error_kind: str | None = None  # set when no call produced an answer
     generation_error_message: str | None = None
     proposal_error_kind: str | None = None  # why the last unusable proposal was refused
-    extra: dict[str, Any] = field(default_factory=dict)  # method-specific record fields
+    extra: SrbenchFields = field(default_factory=SrbenchFields)  # the method's own record fields
     trace: list[TracePoint] = field(default_factory=list)  # each new best, in call order
 
     @property
@@ -81,12 +82,16 @@ class DiscoveryResult:
             self.generation_error_kind = kind
             self.generation_error_message = f"every one of {calls} model call(s) failed ({kind})"
 
-    def record_fields(self) -> dict[str, Any]:
-        text: dict[str, Any] = {}  # the model's own words, bounded (`core.excerpts`)
-        keep_text(text, "proposal", self.proposal)
-        keep_text(text, "raw_output", self.raw_output)
+    def record_fields(self) -> SrbenchFields:
+        # the model's own words, bounded (`core.excerpts`), with their whole lengths when cut
+        fields: SrbenchFields = {"proposal": excerpt(self.proposal, RECORD_TEXT)}
+        if (cut := cut_length(self.proposal)) is not None:
+            fields["proposal_chars"] = cut
+        fields["raw_output"] = excerpt(self.raw_output, RECORD_TEXT)
+        if (cut := cut_length(self.raw_output)) is not None:
+            fields["raw_output_chars"] = cut
         return {
-            **text,
+            **fields,
             "equation": self.equation(),
             "skeleton": self.program.to_expression() if self.program is not None else "",
             "params": [float(p) for p in self.params],
@@ -151,7 +156,7 @@ class AnswerLog:
         self.entries.append({"call": call, "status": status, "answer": text[:ANSWER_LOG_TEXT]})
         self.prompts[call] = messages
 
-    def record_fields(self, best_call: int | None) -> dict[str, Any]:
+    def record_fields(self, best_call: int | None) -> SrbenchFields:
         """`model_answers` and `prompt` (the best answer's prompt, else the first call's)."""
         if not self.entries:
             return {"model_answers": []}

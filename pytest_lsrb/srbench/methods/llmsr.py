@@ -46,6 +46,7 @@ from pytest_lsrb.srbench.methods.base import TASK_NAME, AnswerLog, DiscoveryResu
 from pytest_lsrb.srbench.methods.buffer import BufferConfig, ExperienceBuffer
 from pytest_lsrb.srbench.methods.skeleton import INSTRUCTION, Skeleton, Spec, read_skeleton
 from pytest_lsrb.srbench.options import SrOptions
+from pytest_lsrb.srbench.records import SrbenchFields
 
 METHOD_NAME: Final = "llmsr"
 DEFAULT_BUDGET: Final = 1000  # model calls, as in the paper
@@ -93,7 +94,7 @@ class LLMSRResult:
     tally: CallTally = field(default_factory=CallTally)  # tokens, finish reasons, served model
     answers: AnswerLog = field(default_factory=AnswerLog)  # what the model wrote (bounded)
 
-    def extra_fields(self) -> dict[str, Any]:
+    def extra_fields(self) -> SrbenchFields:
         """llmsr's own record fields, besides DiscoveryResult's common ones."""
         return {
             "sr_method": self.method,
@@ -140,7 +141,7 @@ class LLMSRResult:
         result.note_generation_failure(fatal, self.model_calls, self.generation_errors)
         return result
 
-    def record_fields(self) -> dict[str, Any]:
+    def record_fields(self) -> SrbenchFields:
         """The attempt-record fields of this run (the task adds the test/OOD metrics)."""
         result = self.discovery_result()
         fields = result.record_fields()

@@ -17,7 +17,9 @@ from pytest_lsrb.core.errors import VERIFICATION_OUTCOME_DOMAINS
 from pytest_lsrb.srbench.data.problem import SPLITS, Problem
 from pytest_lsrb.srbench.limits import SYMBOLIC_BUDGET
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
-from pytest_lsrb.srbench.scoring.metrics import EMPTY, TAU, MetricsPolicy, SplitMetrics, split_metrics
+from pytest_lsrb.srbench.options import MetricsPolicy
+from pytest_lsrb.srbench.records import SrbenchFields
+from pytest_lsrb.srbench.scoring.metrics import EMPTY, NO_OOD, TAU, SplitMetrics, split_metrics
 from pytest_lsrb.srbench.scoring.symbolic import NOT_APPLICABLE, SymbolicVerdict, symbolic_match
 
 # Children of the bounded checker start with these imported (see core.bounded).
@@ -105,7 +107,7 @@ def score(
     metrics: MetricsPolicy = "reference",
     symbolic_budget: Budget | None = None,
     sa_scale: str = "free",
-) -> dict[str, Any]:
+) -> SrbenchFields:
     """The record fields for one result: metrics (under the `metrics` policy), symbolic verdict
     and verification. `llm` is the LLM judge's verdict when the judge ran (`judge` llm or both);
     `symbolic_budget` bounds the sympy checker (default: `SYMBOLIC_BUDGET`); `sa_scale`: its
@@ -113,9 +115,9 @@ def score(
     id_m = split_scores(problem, result, "test", tau, metrics)
     ood_m = split_scores(problem, result, "ood_test", tau, metrics)
     has_ood = problem.ood_test is not None
-    fields: dict[str, Any] = {
-        **id_m.record("id"),
-        **(ood_m.record("ood") if has_ood else {k: None for k in EMPTY.record("ood")}),
+    fields: SrbenchFields = {
+        **id_m.record_id(),
+        **(ood_m.record_ood() if has_ood else NO_OOD),
         "tau": tau,
         "metrics_policy": metrics,
         "has_ood": has_ood,
@@ -133,13 +135,15 @@ def score(
     fields["symbolic_scale"] = sa_scale if ruled else None
     if judge == "both" and problem.has_ground_truth:
         llm_match = llm.match if llm is not None else (False if not result.the_models else None)
-        fields.update(symbolic_match_sympy=verdict.match, symbolic_match_llm=llm_match)
+        fields.update({"symbolic_match_sympy": verdict.match, "symbolic_match_llm": llm_match})
     if not verify:
         fields.update(
-            verification_mode="none",
-            verification_attempted=False,
-            verification_success=None,
-            verification_outcome="not_attempted",
+            {
+                "verification_mode": "none",
+                "verification_attempted": False,
+                "verification_success": None,
+                "verification_outcome": "not_attempted",
+            }
         )
         return fields
     # A search whose result is not the model's (no valid candidate of its own: LLM-SR's starting
@@ -149,13 +153,17 @@ def score(
     attempted = outcome != "not_applicable"
     ok = attempted and VERIFICATION_OUTCOME_DOMAINS[outcome] is None
     fields.update(
-        verification_mode=VERIFICATION_MODE,
-        verification_attempted=attempted,
-        verification_success=ok if attempted else None,
-        verification_outcome=outcome,
-        verification_error_kind=None if ok or not attempted else outcome,
-        verification_error_domain=None if ok or not attempted else VERIFICATION_OUTCOME_DOMAINS[outcome],
-        sr_success=success,
+        {
+            "verification_mode": VERIFICATION_MODE,
+            "verification_attempted": attempted,
+            "verification_success": ok if attempted else None,
+            "verification_outcome": outcome,
+            "verification_error_kind": None if ok or not attempted else outcome,
+            "verification_error_domain": None
+            if ok or not attempted
+            else VERIFICATION_OUTCOME_DOMAINS[outcome],
+            "sr_success": success,
+        }
     )
     if not attempted:  # no symbolic verdict: the attempt is skipped (`outcomes`), saying why
         fields["verification_detail"] = (

@@ -34,13 +34,14 @@ from pytest_lsrb.adapters.base import (
 )
 from pytest_lsrb.core.credentials import checked_key, same_origin
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.excerpts import keep_text
+from pytest_lsrb.core.excerpts import RECORD_TEXT, cut_length, excerpt
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program, parse_expression
 from pytest_lsrb.equations.ir import Op, dag_nodes
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.methods.base import TASK_NAME
 from pytest_lsrb.srbench.options import SrOptions
+from pytest_lsrb.srbench.records import SrbenchFields
 from pytest_lsrb.srbench.scoring.symbolic import SymbolicVerdict, promote_constants
 
 JUDGE_METHOD: Final = "judge"
@@ -153,9 +154,7 @@ def read_verdict(text: str) -> bool | None:
     return None if not found else found[-1].lower() == "yes"
 
 
-def llm_judge(
-    problem: Problem, proposal: Program, adapter: Adapter
-) -> tuple[SymbolicVerdict, dict[str, Any]]:
+def llm_judge(problem: Problem, proposal: Program, adapter: Adapter) -> tuple[SymbolicVerdict, SrbenchFields]:
     """(verdict, record fields: the judge's model, raw answer, error and latency)."""
     prompt = judge_prompt(problem, proposal)
     request = GenerationRequest(
@@ -171,8 +170,12 @@ def llm_judge(
         },
     )
     result = adapter.generate(request)
-    fields: dict[str, Any] = {"judge_model": str(adapter.identity().get("model") or "")}
-    keep_text(fields, "judge_raw_output", result.text)  # bounded, with its length when cut
+    fields: SrbenchFields = {
+        "judge_model": str(adapter.identity().get("model") or ""),
+        "judge_raw_output": excerpt(result.text, RECORD_TEXT),  # bounded, with its length when cut
+    }
+    if (cut := cut_length(result.text)) is not None:
+        fields["judge_raw_output_chars"] = cut
     fields |= {
         "judge_latency_ms": round(result.latency_ms, 3),
         "judge_model_calls": result.http_attempts if not result.cached else 0,

@@ -33,16 +33,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import numpy as np
 from scipy.stats import kendalltau
 
 from pytest_lsrb.core.metrics import finite_float
+from pytest_lsrb.srbench.options import MetricsPolicy
+from pytest_lsrb.srbench.records import SrbenchFields
 
 TAU: Final = 0.1
-MetricsPolicy = Literal["reference", "strict"]
-METRICS_POLICIES: Final[tuple[MetricsPolicy, ...]] = ("reference", "strict")
 _EPS: Final = float(np.finfo(np.float64).eps)
 
 
@@ -130,24 +130,50 @@ class SplitMetrics:
     def valid(self) -> bool:
         return self.num_valid_points > 0 and self.mse is not None
 
-    def record(self, suffix: str) -> dict[str, Any]:
-        """Attempt-record fields, e.g. `nmse_id`, `acc_tau_id`, `num_valid_points_id`."""
+    def record_id(self) -> SrbenchFields:
+        """The in-domain test split's attempt-record fields (`nmse_id`, `acc_tau_id`, ...)."""
         return {
-            f"mse_{suffix}": self.mse,
-            f"nmse_{suffix}": self.nmse,
-            f"r2_{suffix}": self.r2,
-            f"kendall_tau_{suffix}": self.kendall_tau,
-            f"mape_{suffix}": self.mape,
-            f"acc_tau_{suffix}": self.acc_tau,
-            f"frac_within_tau_{suffix}": self.frac_within_tau,
-            f"num_valid_points_{suffix}": self.num_valid_points,
-            f"num_points_{suffix}": self.num_points,
+            "mse_id": self.mse,
+            "nmse_id": self.nmse,
+            "r2_id": self.r2,
+            "kendall_tau_id": self.kendall_tau,
+            "mape_id": self.mape,
+            "acc_tau_id": self.acc_tau,
+            "frac_within_tau_id": self.frac_within_tau,
+            "num_valid_points_id": self.num_valid_points,
+            "num_points_id": self.num_points,
+        }
+
+    def record_ood(self) -> SrbenchFields:
+        """The OOD split's attempt-record fields (`nmse_ood`, `acc_tau_ood`, ...)."""
+        return {
+            "mse_ood": self.mse,
+            "nmse_ood": self.nmse,
+            "r2_ood": self.r2,
+            "kendall_tau_ood": self.kendall_tau,
+            "mape_ood": self.mape,
+            "acc_tau_ood": self.acc_tau,
+            "frac_within_tau_ood": self.frac_within_tau,
+            "num_valid_points_ood": self.num_valid_points,
+            "num_points_ood": self.num_points,
         }
 
 
 EMPTY: Final = SplitMetrics(
     nmse=None, r2=None, acc_tau=False, frac_within_tau=0.0, num_valid_points=0, num_points=0
 )
+# The OOD fields of a problem without OOD data: every one null (`record_ood`'s keys).
+NO_OOD: Final[SrbenchFields] = {
+    "mse_ood": None,
+    "nmse_ood": None,
+    "r2_ood": None,
+    "kendall_tau_ood": None,
+    "mape_ood": None,
+    "acc_tau_ood": None,
+    "frac_within_tau_ood": None,
+    "num_valid_points_ood": None,
+    "num_points_ood": None,
+}
 
 
 def split_metrics(

@@ -21,7 +21,9 @@ import numpy as np
 
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.methods.base import DiscoveryResult, TracePoint
-from pytest_lsrb.srbench.scoring.metrics import MetricsPolicy, split_metrics
+from pytest_lsrb.srbench.options import MetricsPolicy
+from pytest_lsrb.srbench.records import SrbenchFields
+from pytest_lsrb.srbench.scoring.metrics import split_metrics
 
 SPLIT_FIELDS: Final = (("train", 1), ("test", 2), ("ood_test", 3))
 MAX_POINTS: Final = 200  # a record keeps at most this many points (the last ones when more)
@@ -50,7 +52,7 @@ def last_per_call(trace: list[TracePoint]) -> list[TracePoint]:
 
 def progress_fields(
     problem: Problem, result: DiscoveryResult, policy: MetricsPolicy = "reference"
-) -> dict[str, Any]:
+) -> SrbenchFields:
     points: list[list[Any]] = []
     for point in last_per_call(result.trace):
         row: list[Any] = [point.call, None, None, None]

@@ -54,6 +54,7 @@ from scipy.optimize import least_squares
 
 from pytest_lsrb.equations import Program
 from pytest_lsrb.equations.ir import Node, Num, Op, Param, dag_nodes
+from pytest_lsrb.srbench.records import SrbenchFields
 
 FIT_POINTS: Final = 200
 PROBE_POINTS: Final = 200
@@ -82,7 +83,7 @@ class SymbolicVerdict:
     residual: float | None = None  # relative RMS of the proposal's best fit to the truth
     detail: str = ""
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> SrbenchFields:
         """The record's fields. The residual to 3 digits, and 0 below 1e-12 (machine-precision
         noise there differs with the memory layout of the sums; the record is byte-stable)."""
         r = self.residual

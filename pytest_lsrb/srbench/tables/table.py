@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, status
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.srbench.scoring.metrics import median_or_none
 from pytest_lsrb.srbench.tables.analyses import Analyses
 
@@ -174,7 +174,7 @@ class SrbenchSummary:
         self.analyses = Analyses()  # search progress, ID vs OOD, symbolic vs OOD, complexity
         self.release_note: str | None = None  # the official release's counts line, when loaded
 
-    def add(self, record: AttemptDict) -> None:
+    def add(self, record: AttemptRecord) -> None:
         method = str(record.get("sr_method") or "unknown")
         self.methods[method] = self.methods.get(method, 0) + 1
         note = record.get("sr_release_note")
@@ -241,7 +241,7 @@ def ordered_groups(groups: Iterable[str]) -> list[str]:
     return sorted(set(groups), key=rank)
 
 
-def table1(records: Iterable[AttemptDict]) -> dict[str, dict[str, Any]]:
+def table1(records: Iterable[AttemptRecord]) -> dict[str, dict[str, Any]]:
     """Table 1 of these records: what summary.json's `srbench_table` holds for them (the one
     implementation, read by the summary, the terminal and the HTML report)."""
     acc = SrbenchSummary()

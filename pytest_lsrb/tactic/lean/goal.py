@@ -162,8 +162,12 @@ def split_value(rest: str) -> tuple[str, str | None]:
     return rest.strip(), None
 
 
-def parse_goal(text: str) -> Goal:
-    """Parse one pretty-printed goal; raise `GoalParseError` when it is not one goal."""
+def parse_goal(text: str, *, lenient: bool = False) -> Goal:
+    """Parse one pretty-printed goal; raise `GoalParseError` when it is not one goal.
+
+    `lenient`: read whatever text comes (the mock baseline and the goal slices read users' index
+    rows), never raising: a line that is no hypothesis is skipped, every line after the first `⊢`
+    continues the target, and a text without `⊢` has an empty target."""
     lines = text.replace("\r\n", "\n").rstrip("\n").split("\n")
     case_tag: str | None = None
     if lines and lines[0].startswith("case "):
@@ -171,29 +175,39 @@ def parse_goal(text: str) -> Goal:
         lines = lines[1:]
     raw: list[tuple[str, int, list[str]]] = []  # (names, column of the type, [type lines])
     target: list[str] | None = None
+
+    def refuse(reason: str) -> None:
+        if not lenient:
+            raise GoalParseError(reason)
+
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
-            raise GoalParseError("several goals (blank line inside the goal text)")
-        if line.startswith("⊢"):
+            refuse("several goals (blank line inside the goal text)")
+        elif line.startswith("⊢"):
             if target is not None:
-                raise GoalParseError("several goals (more than one ⊢)")
-            target = [line[1:].lstrip()]
+                refuse("several goals (more than one ⊢)")
+                target.append(line[1:].strip())
+            else:
+                target = [line[1:].lstrip()]
         elif line[0] in " \t":
             if target is not None:
                 target.append(line.rstrip())
             elif raw:
                 raw[-1][2].append(line.rstrip())
             else:
-                raise GoalParseError(f"line {lineno} continues nothing: {line.strip()[:60]!r}")
+                refuse(f"line {lineno} continues nothing: {line.strip()[:60]!r}")
         elif target is not None:
-            raise GoalParseError(f"line {lineno} after the target is not indented: {line[:60]!r}")
+            refuse(f"line {lineno} after the target is not indented: {line[:60]!r}")
+            target.append(line)
         else:
             m = _HYP_LINE.match(line)
-            if not m:
-                raise GoalParseError(f"line {lineno} is not a hypothesis `names : type`: {line[:60]!r}")
-            raw.append((m["names"], len(m["names"]) + 3, [m["rest"] or ""]))
+            if m:
+                raw.append((m["names"], len(m["names"]) + 3, [m["rest"] or ""]))
+            else:
+                refuse(f"line {lineno} is not a hypothesis `names : type`: {line[:60]!r}")
     if target is None:
-        raise GoalParseError("no ⊢ target")
+        refuse("no ⊢ target")
+        target = []
     hyps: list[Hypothesis] = []
     for names, column, parts in raw:
         if not parts[0]:  # `h :` with the type on the next lines
@@ -202,7 +216,7 @@ def parse_goal(text: str) -> Goal:
             parts = [parts[0].lstrip(), *parts[1:]] if parts else parts
         flat_type, value = split_value(" ".join(p.strip() for p in parts if p.strip()))
         if not flat_type:
-            raise GoalParseError(f"hypothesis {names} has no type")
+            refuse(f"hypothesis {names} has no type")
         layout: Layout | None = None
         if len(parts) > 1 and value is None:
             layout = Layout(column, tuple(parts))
@@ -214,7 +228,7 @@ def parse_goal(text: str) -> Goal:
         hyps.append(Hypothesis(tuple(names.split(" ")), flat_type, value, layout))
     statement = " ".join(p.strip() for p in target if p.strip())
     if not statement:
-        raise GoalParseError("the target after ⊢ is empty")
+        refuse("the target after ⊢ is empty")
     target_layout = Layout(2, tuple(target)) if len(target) > 1 else None
     return Goal(case_tag, tuple(hyps), statement, target_layout)
 

@@ -9,15 +9,15 @@ from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import JUDGED, status
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.output.reader import RunDir, read_run
 from pytest_lsrb.tools.gate.checks import GateResult, apply_holm, check_minimum, compare_metric
 from pytest_lsrb.tools.gate.thresholds import GateConfig
 
 
-def by_item(run: RunDir) -> dict[str, list[AttemptDict]]:
+def by_item(run: RunDir) -> dict[str, list[AttemptRecord]]:
     """A run's records grouped by item (each metric picks its own population from them)."""
-    out: dict[str, list[AttemptDict]] = {}
+    out: dict[str, list[AttemptRecord]] = {}
     for rec in run.records:
         out.setdefault(str(rec["item_id"]), []).append(rec)
     return out

@@ -7,7 +7,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from pytest_lsrb.tactic.lean.goal import Restatement, Unrestatable, parse_goal, restate
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_lsrb.tactic.lean.goal import GoalParseError, Restatement, Unrestatable, parse_goal, restate
 from pytest_lsrb.tactic.lean.script import choose_header, command_token, control_script, tactic_script
 
 
@@ -125,3 +128,38 @@ def test_all_sorrydb_goals_restate_or_say_why(sorrydb_path: Path) -> None:
     )
     assert share > 0.7
     assert reasons["the goal elides a term as ⋯"] > 0 and reasons["the goal contains sorry"] > 0
+
+
+# -- one parser, read strictly (restating) or leniently (the mock baseline, the goal slices) --
+
+
+def test_the_lenient_reading_takes_what_it_can_of_any_text() -> None:
+    """The baseline and the slices read users' goal texts: several goals, stray lines and no
+    target at all give a reading, never an error."""
+    several = parse_goal("a b : ℕ\nh : a = b\n⊢ p\n\ncase b\n⊢ q", lenient=True)
+    assert several.names == ["a", "b", "h"] and several.target == "p case b q"
+    assert parse_goal("just some text", lenient=True) == parse_goal("⊢", lenient=True)
+    assert parse_goal("  dangling\nx : T\n⊢ x = x", lenient=True).names == ["x"]
+    let = parse_goal("case h\ns : Set α := {x | p x}\n⊢ s = s", lenient=True)
+    assert (
+        let.case_tag == "h" and let.hypotheses[0].type == "Set α" and let.hypotheses[0].value == "{x | p x}"
+    )
+
+
+@given(
+    st.text(max_size=80)
+    | st.lists(st.sampled_from(["⊢ p", "h :", "  a", "x y : T", "", "case c"])).map("\n".join)
+)
+def test_the_lenient_reading_never_raises_and_agrees_where_the_strict_one_reads(text: str) -> None:
+    lenient = parse_goal(text, lenient=True)
+    try:
+        strict = parse_goal(text)
+    except GoalParseError:
+        return
+    assert strict == lenient
+
+
+def test_both_readings_agree_on_every_real_goal(sorrydb_path: Path) -> None:
+    for record in json.loads(sorrydb_path.read_text(encoding="utf-8"))["sorries"]:
+        goal = record["debug_info"]["goal"]
+        assert parse_goal(goal) == parse_goal(goal, lenient=True)

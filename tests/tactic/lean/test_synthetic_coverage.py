@@ -11,7 +11,7 @@ from typing import Any, cast
 import pytest
 
 from pytest_lsrb.engine.outcomes import subset_note
-from pytest_lsrb.engine.records import AttemptDict
+from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.session.terminal import summary_lines
 from pytest_lsrb.tactic.lean.goal import Restatement, restate
 from pytest_lsrb.tactic.lean.script import choose_header, control_script
@@ -90,7 +90,7 @@ def test_every_synthetic_rate_shows_the_subset_it_is_over(tmp_path: Path) -> Non
         _record(4, "reconstruction_failed", judged=False),
     ]
     for rec in records:
-        summary_part.add(cast(AttemptDict, rec))
+        summary_part.add(cast(AttemptRecord, rec))
     part = summary_part.finish()
     assert part["verification_judged_subset"] == {"judged": 2, "not_restatable": 2, "not_reconstructible": 1}
     summary: dict[str, Any] = {
@@ -119,6 +119,6 @@ def test_every_synthetic_rate_shows_the_subset_it_is_over(tmp_path: Path) -> Non
 def test_other_modes_say_nothing_more() -> None:
     part = TacticSummary(1)
     rec = _record(0, "closed", judged=True, success=True) | {"verification_mode": "repo_replay"}
-    part.add(cast(AttemptDict, rec))
+    part.add(cast(AttemptRecord, rec))
     assert "verification_judged_subset" not in part.finish()
     assert subset_note({"verification_success_rate": 1.0}) == ""
