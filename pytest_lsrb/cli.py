@@ -192,6 +192,7 @@ def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     config = gate.gate_config(args.baseline, args.max_drop, args.min, args.alpha, prefix="--")
     result = gate.compare_dirs(config, follow_latest(Path(args.current)))
     print(gate.title(result))
+    print(f"runs: {result.baseline_name} -> {result.current_name}")
     print("\n".join(gate.result_lines(result)))
     if args.json:
         write_json_atomic(Path(args.json), result.to_json())

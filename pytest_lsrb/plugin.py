@@ -66,6 +66,10 @@ class SessionHooks:
             return
         session.config.pluginmanager.register(AttemptSetup(self.state), PLUGIN_NAME + "-setup")
         self.state.start(run)
+        if fastpath(session.config):  # a test's node id must not stay in the C environment
+            from pytest_lsrb.session.seams.environ import keep_current_test_in_python
+
+            session.config.add_cleanup(keep_current_test_in_python())
         self.state.heap.freeze()  # the rows and cases live until the session ends (session.heap)
 
     @pytest.hookimpl(wrapper=True)
@@ -281,7 +285,18 @@ def lsrb_runner(
 
     session = _session(pytestconfig)
     concurrency = in_flight(lsrb_adapter, lsrb_suite_run.config.concurrency)
-    custom = "adapter_source_sha256" in lsrb_suite_run.config.extra_identity  # a user's own lsrb_adapter
+    extra = lsrb_suite_run.config.extra_identity
+    custom = "adapter_source_sha256" in extra  # a user's own lsrb_adapter
+    fields = adapter_fingerprint(lsrb_adapter) if custom else None
+    if fields is not None and "adapter_settings_sha256" in extra:  # the run is named by its adapter
+        said = (extra["adapter"], extra["adapter_settings_sha256"])
+        if (fields["adapter_class"], fields["adapter_settings_sha256"]) != said:
+            raise pytest.UsageError(
+                f"{extra['adapter_fixture']} gave the tests a {fields['adapter_class']} whose settings "
+                f"hash {fields['adapter_settings_sha256'][:12]}, but the run is named by the "
+                f"{said[0]} with settings hash {said[1][:12]} it gave before the run started; the "
+                "fixture must make the same adapter each time (identity() naming its settings)."
+            )
     runner = Runner(
         task=lsrb_suite_run.task,
         adapter=lsrb_adapter,
@@ -294,7 +309,7 @@ def lsrb_runner(
         # The run-wide stop file is how xdist workers tell each other; a serial run's one runner
         # stops itself, and need not look for the file before every attempt.
         stop_signal=StopSignal(lsrb_suite_run.config.output_dir) if session.is_worker else None,
-        adapter_fields=adapter_fingerprint(lsrb_adapter) if custom else None,
+        adapter_fields=fields,
         # --lsrb-max-cost/-total-tokens/-wall-time: one ledger in the run's directory for every process
         budget=guard_for(lsrb_suite_run.config.values, lsrb_suite_run.config.output_dir),
     )

@@ -9,7 +9,7 @@ naming the file, the line and the field, wherever it is read from.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,6 +73,12 @@ def summarize_file(
     return summarizer.finish()
 
 
+def run_name(config: Mapping[str, Any]) -> str:
+    """A run as the terminal, compare and the gate name it: `adapter/model` from its config (a
+    user's own adapter: its class, `session.overrides`), `default` for the adapter's own model."""
+    return f"{config.get('adapter', '?')}/{config.get('model') or 'default'}"
+
+
 @dataclass
 class RunDir:
     """One run as read back: run.json, summary.json (None when the run did not finish) and the
@@ -97,6 +103,10 @@ class RunDir:
     def config(self) -> dict[str, Any]:
         cfg = self.head.get("config")
         return cfg if isinstance(cfg, dict) else {}
+
+    @property
+    def name(self) -> str:
+        return run_name(self.config)
 
     @property
     def samples(self) -> int:

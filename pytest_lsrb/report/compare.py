@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import item_direction, resolve_metric
 from pytest_lsrb.output.files import SUMMARY_FILE, read_json
-from pytest_lsrb.output.reader import RunDir
+from pytest_lsrb.output.reader import RunDir, run_name
 from pytest_lsrb.report.aggregate import Scored, per_item_counts, score
 from pytest_lsrb.report.data import load_run
 
@@ -217,8 +217,7 @@ def format_comparison(
     def who(s: Mapping[str, Any]) -> str:
         raw = s.get("config")
         cfg: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
-        name = f"{cfg.get('adapter', '?')}/{cfg.get('model') or 'default'}"
-        return f"{name} ({str(s.get('selected_rows_hash') or '')[:8] or '-'})"
+        return f"{run_name(cfg)} ({str(s.get('selected_rows_hash') or '')[:8] or '-'})"
 
     lines = [f"baseline {who(base)}  ->  current {who(cur)}"]
     bh, ch = base.get("selected_rows_hash"), cur.get("selected_rows_hash")

@@ -25,6 +25,7 @@ from pytest_lsrb.session.seams import fastpath, worker_queue
 if TYPE_CHECKING:
     from pytest_lsrb.engine.records import AttemptRecord
     from pytest_lsrb.engine.runner import Attempt, Runner
+    from pytest_lsrb.session.overrides import Made, Override
 
 
 class LsrbSession(ABC):
@@ -40,6 +41,7 @@ class LsrbSession(ABC):
         # what the cyclic collector no longer walks (session.heap)
         self.heap = Heap(ends_process=self.is_worker, fastpath=fastpath(config))
         self.pytest_session: pytest.Session | None = None
+        self.made_adapter: Made | None = None  # a user's adapter made to name the run (controller)
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -54,23 +56,49 @@ class LsrbSession(ABC):
             return self.run
         import sys
 
-        from pytest_lsrb.session.overrides import adapter_identity
+        from pytest_lsrb.session.overrides import find_override
 
         try:
-            overrides = adapter_identity(
+            override = find_override(
                 self.config.pluginmanager.list_name_plugin(), sys.modules["pytest_lsrb.plugin"], root
             )
+            entries = override.identity() if override is not None else {}
+            given = xdist.given_adapter_identity(self.config)  # a worker: its controller's naming
+            named = None
+            if given is not None:
+                entries = {**entries, **given}
+            elif override is not None and not self.is_worker:
+
+                def named(so_far: SuiteRun) -> dict[str, str]:
+                    return self.name_adapter(override, so_far)
+
             self.run = prepare_suite_run(
                 root,
                 self.config.getoption,
                 self.config.rootpath,
                 xdist.given_run_dir(self.config),
                 xdist.given_resume(self.config),
-                overrides,
+                entries,
+                named,
             )
         except LsrbUsageError as exc:
+            if self.made_adapter is not None:  # made to name a run that does not start
+                self.made_adapter.finish()
+                self.made_adapter = None
             raise pytest.UsageError(str(exc)) from None
         return self.run
+
+    def name_adapter(self, override: Override, so_far: SuiteRun) -> dict[str, str]:
+        """The identity entries of the adapter a user's `lsrb_adapter` makes (`session.overrides`):
+        made once here, kept for the controller's check before the run, then ended. {} when the
+        fixture asks for fixtures only a test can give: the run is then named by the file alone."""
+        from pytest_lsrb.session.overrides import identity_of, made_for_identity
+
+        made = made_for_identity(override, {"lsrb_suite_run": so_far, "pytestconfig": self.config})
+        if made is None:
+            return {}
+        self.made_adapter = made
+        return identity_of(override, made)
 
     def begin(self, session: pytest.Session) -> SuiteRun | None:
         """The suite the command line names, prepared (None when it names none)."""

@@ -34,6 +34,19 @@ if TYPE_CHECKING:
     from pytest_lsrb.tools import gate
 
 
+def checked(adapter: Adapter, users: bool) -> None:
+    """`adapter.check()`; a user's adapter that fails its check otherwise than with
+    LsrbUsageError (the Protocol's way) still stops the run in one sentence."""
+    try:
+        adapter.check()
+    except LsrbUsageError:
+        raise
+    except Exception as exc:
+        if not users:
+            raise
+        raise LsrbUsageError(f"the lsrb_adapter's check() failed: {type(exc).__name__}: {exc}") from None
+
+
 FOLLOW_EVERY_S = 0.5  # the controller of xdist workers reads their new records this often
 
 
@@ -137,6 +150,9 @@ class ControllerSession(LsrbSession):
         from pytest_lsrb.output import rundir as outputs
         from pytest_lsrb.tools import gate
 
+        # a user's own adapter, made to name the run (`session.overrides`), is checked instead of
+        # the named one, then ended by its fixture's own teardown, whatever stops the run first
+        made, self.made_adapter = self.made_adapter, None
         try:
             self.gate = gate.preflight(run.config, run.spec.name)
             # bad mode or profile file, or no Lean for a mode that needs it: stop before the
@@ -146,14 +162,15 @@ class ControllerSession(LsrbSession):
                 verifier.preflight()
             finally:
                 verifier.close()
-            adapter = create_adapter(run.adapter_config())
+            adapter = made.adapter if made is not None else create_adapter(run.adapter_config())
             try:
-                adapter.check()
+                checked(adapter, made is not None)
                 concurrency = in_flight(adapter, run.config.concurrency)
                 self.queue_depth = queue_depth(concurrency)
                 self._warn_about_slots(adapter, concurrency)
             finally:
-                adapter.close()
+                if made is None:
+                    adapter.close()
             if not self.config.option.collectonly:  # listing tests must not touch a run's files
                 self.output = outputs.RunOutput.open(run)
                 if self.gate is not None and not run.config.resume:
@@ -168,6 +185,9 @@ class ControllerSession(LsrbSession):
                 self.reports = ReportKeeper(terminal, self.config) if keeps else None
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
+        finally:
+            if made is not None:
+                made.finish()
 
     def _warn_about_slots(self, adapter: Adapter, concurrency: int) -> None:
         """Say so when more attempts would be in flight than the server decodes at once."""
@@ -290,7 +310,11 @@ class ControllerSession(LsrbSession):
         controller unpacks batched messages."""
         if self.run is None:
             return
-        xdist.give_run_dir(node, self.run.config.output_dir, self.run.config.resume)
+        from pytest_lsrb.session.overrides import IDENTITY_KEYS
+
+        extra = self.run.config.extra_identity
+        named = {key: str(extra[key]) for key in IDENTITY_KEYS if key in extra}
+        xdist.give_run_dir(node, self.run.config.output_dir, self.run.config.resume, named)
         if fastpath(self.config):  # else workers send xdist's own per-event messages
             xdist.unpack_batches(node, self.queue_depth)
         self.following = True

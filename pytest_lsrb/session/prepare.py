@@ -5,6 +5,7 @@ surfaces here as one `LsrbUsageError`, before any model is called."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ def prepare_suite_run(
     run_dir: Path | None = None,
     resume: bool | None = None,
     adapter_identity: dict[str, str] | None = None,
+    name_adapter: Callable[[SuiteRun], dict[str, str]] | None = None,
 ) -> SuiteRun:
     """Load, validate, select, shard and expand: pure of side effects on the output directory.
 
@@ -29,6 +31,9 @@ def prepare_suite_run(
     --lsrb-resume-or-start, whether the run resumes is decided here too (the worker is handed its
     controller's decision as `resume`: by the time it looks, the controller has started the run).
     `adapter_identity`: a user's own lsrb_adapter fixture (`session.overrides`), part of the identity.
+    `name_adapter`: given the run as decided so far, the identity entries of the adapter a user's
+    own lsrb_adapter makes (its class and settings); they replace `adapter_identity`'s before the
+    config hash, and the run directory it names, are fixed.
     """
     from pytest_lsrb.core.registry import TASKS
     from pytest_lsrb.core.selection import expand, select, selected_rows_hash, shard
@@ -60,8 +65,13 @@ def prepare_suite_run(
         cases = expand(mine, config.samples, config.seed)
     except LsrbUsageError as exc:  # a value that came from suite.toml is named there
         raise config.blame(exc) from None
+    selected_hash = selected_rows_hash(selected)
     if adapter_identity:
         config = dataclasses.replace(config, extra_identity={**config.extra_identity, **adapter_identity})
+    if name_adapter is not None:
+        so_far = SuiteRun(spec, task, config, len(selected), selected_hash, cases, config.config_hash())
+        named = name_adapter(so_far)
+        config = dataclasses.replace(config, extra_identity={**config.extra_identity, **named})
     if config.runs_folder:
         config = dataclasses.replace(config, output_dir=run_dir or choose_run_dir(config))
     if config.resume_or_start:
@@ -75,7 +85,7 @@ def prepare_suite_run(
         task=task,
         config=config,
         selected_count=len(selected),
-        selected_hash=selected_rows_hash(selected),
+        selected_hash=selected_hash,
         cases=cases,
         config_hash=config.config_hash(),
     )

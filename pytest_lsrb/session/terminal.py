@@ -127,8 +127,10 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
 
 
 def write_summary(terminalreporter: Any, summary: dict[str, Any], out_dir: Path) -> None:
+    from pytest_lsrb.output.reader import run_name
+
     cfg = summary.get("config", {})
-    title = f"lsrb: {summary['suite']} · {cfg.get('adapter')}/{cfg.get('model') or 'default'}"
+    title = f"lsrb: {summary['suite']} · {run_name(cfg)}"
     terminalreporter.write_sep("=", title)
     for line in summary_lines(summary, out_dir):
         terminalreporter.write_line(line)
@@ -140,8 +142,9 @@ def write_summary(terminalreporter: Any, summary: dict[str, Any], out_dir: Path)
 def header_lines(run: SuiteRun) -> list[str]:
     """pytest's report header: the suite, adapter, selection and the calls the run plans."""
     v = run.config.values
+    adapter = run.config.extra_identity.get("adapter") or v["adapter"]  # a user's own: its class
     return [
-        f"lsrb: suite {run.spec.name}, adapter {v['adapter']}, "
+        f"lsrb: suite {run.spec.name}, adapter {adapter}, "
         f"{len({c.item_id for c in run.cases})} items x {v['samples']} samples "
         f"(shard {v['shard_index']}/{v['shard_count']}), seed {v['seed']}, "
         f"selected_rows_hash {run.selected_hash[:12]}",

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 RUN_DIR_KEY = "lsrb_run_dir"  # workerinput: the run directory the controller chose
+ADAPTER_KEY = "lsrb_adapter_identity"  # workerinput: the identity entries of a user's adapter
 RESUME_KEY = "lsrb_resume"  # workerinput: whether the controller resumed it (--lsrb-resume-or-start)
 WRITE_ERROR_KEY = "lsrb_write_error"  # workeroutput: the sentence for a write the disk refused
 
@@ -37,6 +38,14 @@ def given_resume(config: pytest.Config) -> bool | None:
     return bool(workerinput[RESUME_KEY]) if RESUME_KEY in workerinput else None
 
 
+def given_adapter_identity(config: pytest.Config) -> dict[str, str] | None:
+    """Worker: the identity entries its controller gave a user's own adapter (None in the
+    controller or without xdist); workers never make that adapter before their tests."""
+    workerinput = getattr(config, "workerinput", {})
+    found = workerinput.get(ADAPTER_KEY)
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
+
+
 def worker_id(config: pytest.Config) -> str:
     """Worker: its xdist id (gw0, gw1, ...)."""
     return str(getattr(config, "workerinput", {}).get("workerid", "?"))
@@ -47,10 +56,12 @@ def node_id(node: Any) -> str:
     return str(getattr(getattr(node, "gateway", None), "id", "?"))
 
 
-def give_run_dir(node: Any, run_dir: Path, resume: bool) -> None:
-    """Controller: tell a worker about to start where the run writes, and whether it resumed."""
+def give_run_dir(node: Any, run_dir: Path, resume: bool, adapter_identity: dict[str, str]) -> None:
+    """Controller: tell a worker about to start where the run writes, whether it resumed, and the
+    identity entries of a user's own adapter (so each worker's config hash is the controller's)."""
     node.workerinput[RUN_DIR_KEY] = str(run_dir)
     node.workerinput[RESUME_KEY] = resume
+    node.workerinput[ADAPTER_KEY] = adapter_identity
 
 
 def crash_flag(run_dir: Path, n: int) -> Path:

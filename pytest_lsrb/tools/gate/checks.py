@@ -56,6 +56,8 @@ class GateResult:
     only_in_baseline: int
     only_in_current: int
     same_selection: bool | None
+    baseline_name: str | None = None  # `output.reader.run_name`: adapter/model
+    current_name: str = ""
 
     @property
     def regressed(self) -> bool:

@@ -55,6 +55,8 @@ def evaluate(config: GateConfig, current: RunDir, baseline: RunDir | None) -> Ga
         only_in_baseline=len(b_items - c_items),
         only_in_current=len(c_items - b_items) if baseline else 0,
         same_selection=None if not (b_hash and c_hash) else b_hash == c_hash,
+        baseline_name=baseline.name if baseline else None,
+        current_name=current.name,
     )
 
 
