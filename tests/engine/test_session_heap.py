@@ -36,7 +36,9 @@ def test_a_checkpoint_collects_garbage_and_freezes_what_lives() -> None:
         frozen_before = gc.get_freeze_count()
         for _ in range(CHECKPOINT_EVERY - 1):
             heap.test_finished()
-        assert gc.get_freeze_count() == frozen_before  # no checkpoint yet
+        # no checkpoint yet: nothing new frozen (a frozen object another thread lets go of, as
+        # execnet's do under -n, leaves the permanent generation, so the count may only shrink)
+        assert gc.get_freeze_count() <= frozen_before
         heap.test_finished()
         assert dropped() is None
         assert gc.get_freeze_count() > frozen_before
