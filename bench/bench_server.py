@@ -37,7 +37,7 @@ share is what sets answers/s; `ans/srv-cpu-s` (answers per second of server CPU,
 mean of llama.cpp's `prompt_n`, `prompt_ms`, `predicted_n`, `predicted_ms`, whether each chat
 body a harness sent is byte-identical to one the plain client sent, and every request line seen.
 
-Usage: python bench/bench_server.py [--items 8] [--max-tokens 8] [--slots 1 4] [--rounds 2] [--quick]
+Usage: python bench/bench_server.py [--items 24] [--max-tokens 8] [--slots 1 4] [--rounds 2] [--quick]
 """
 
 from __future__ import annotations
@@ -489,7 +489,15 @@ def bench_slots(gguf: Path, slots: int, args: argparse.Namespace, tmp: Path) -> 
     try:
         for _ in range(args.rounds):  # interleaved, so the machine's other jobs hit every harness
             for i, harness in enumerate(harnesses):
-                runs[i].append(harness())
+                r = harness()
+                runs[i].append(r)
+                print(  # as it goes: a run cut short still shows its finished rounds
+                    f"  round: {r.name}: {r.answers / r.span_s:.3f} ans/s, busy {r.busy:.2f}, span cpu "
+                    + "/".join(f"{c:.2f}" for c in r.span_cpu)
+                    + f", prompt_ms mean {r.extra.get('prompt_ms mean', '-')}"
+                    + f", predicted_ms mean {r.extra.get('predicted_ms mean', '-')}, load {r.load:.1f}",
+                    flush=True,
+                )
     finally:
         fwd.close()
         stop(proc)
@@ -505,7 +513,7 @@ def bench_slots(gguf: Path, slots: int, args: argparse.Namespace, tmp: Path) -> 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--items", type=int, default=8, help="requests (tactic suite items) per harness")
+    ap.add_argument("--items", type=int, default=24, help="requests (tactic suite items) per harness")
     ap.add_argument("--max-tokens", type=int, default=8)
     ap.add_argument("--slots", type=int, nargs="*", default=[1, 4])
     ap.add_argument(
