@@ -28,7 +28,16 @@ share the CPU, so that is time the server loses. For the lsrb runs on one slot i
 how long after its answer each test finished (median and max; the answer's time is the record's
 `finished_at`) and whether answers arrived in test order.
 
-Usage: python bench/bench_server.py [--items 8] [--max-tokens 8] [--slots 1 4] [--rounds 2] [--quick]
+What the machine's other jobs cost is shown, not guessed: at the first chat request and at each
+answer the forwarder reads /proc for the CPU seconds of the harness's processes, of the server
+and of the whole machine, so `span cpu` splits the span's CPU into harness / server / others
+(others: every other process, this script included). On a shared two-core machine the server's
+share is what sets answers/s; `ans/srv-cpu-s` (answers per second of server CPU, as a ratio to
+(a)) is the server's cost per answer, which those jobs move far less. Per answer it prints the
+mean of llama.cpp's `prompt_n`, `prompt_ms`, `predicted_n`, `predicted_ms`, whether each chat
+body a harness sent is byte-identical to one the plain client sent, and every request line seen.
+
+Usage: python bench/bench_server.py [--items 24] [--max-tokens 8] [--slots 1 4] [--rounds 2] [--quick]
 """
 
 from __future__ import annotations
@@ -60,7 +69,7 @@ from llama_launcher import smollm2_gguf, start, stop  # noqa: E402
 
 ALIAS = "smollm2"
 # llama.cpp's answer: "timings": {..., "prompt_ms": 3964.5, ..., "predicted_ms": 4597.7, ...}
-TIMINGS = re.compile(rb'"prompt_ms":\s*([0-9.eE+-]+).*?"predicted_ms":\s*([0-9.eE+-]+)', re.S)
+TIMINGS = re.compile(rb'"timings":\s*(\{[^{}]*\})')
 
 PLAIN = """
 import asyncio, json, sys, time
@@ -120,11 +129,49 @@ print(json.dumps({"done": time.time(), "answers": logs[0].results.completed_samp
 """
 
 
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds incl. reaped children) of `pid` from /proc, None when gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    f = raw[raw.rindex(")") + 2 :].split()  # fields from state on: ppid=1, utime..cstime=11..14
+    return int(f[1]), sum(int(x) for x in f[11:15]) / TICK
+
+
+def _tree(root: int, skip: int) -> list[int]:
+    """`root`'s descendants, without `skip`'s subtree (the server)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (st := _stat(int(entry.name))) is not None:
+            parents[int(entry.name)] = st[0]
+    out, todo = [], [root]
+    while todo:
+        parent = todo.pop()
+        kids = [pid for pid, pp in parents.items() if pp == parent and pid != skip]
+        out += kids
+        todo += kids
+    return out
+
+
+def _machine_busy() -> float:
+    """CPU seconds the whole machine spent busy (/proc/stat: all but idle and iowait)."""
+    try:
+        f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except OSError:
+        return 0.0
+    return (sum(f[:8]) - f[3] - f[4]) / TICK
+
+
 class Forwarder:
     """TCP forwarder in front of the server: when the first chat request went out and the last
     answer byte came back (the same clock for every harness)."""
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, server_pid: int) -> None:
+        self.server_pid = server_pid
         parts = urlsplit(upstream)
         self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
         self.sock = socket.create_server(("127.0.0.1", 0))
@@ -139,6 +186,18 @@ class Forwarder:
             self.last_reply: float | None = None
             self.posts = 0
             self.slot_ms = 0.0  # sum of the answers' timings.prompt_ms + predicted_ms
+            self.timings: list[dict[str, float]] = []  # each answer's llama.cpp timings
+            self.sent = bytearray()  # every request byte, to compare the harnesses' bodies
+            self.paths: dict[str, int] = {}  # request line -> count (all traffic, not just chat)
+            self.harness: list[int] = []  # the harness's processes (found at the first chat request)
+            self.cpu_first: tuple[float, float, float] | None = None  # (harness, server, machine)
+            self.cpu_last: tuple[float, float, float] | None = None
+
+    def cpu(self) -> tuple[float, float, float]:
+        """CPU seconds so far of the harness's processes, the server, and the whole machine."""
+        harness = sum(st[1] for pid in self.harness if (st := _stat(pid)) is not None)
+        server = _stat(self.server_pid)
+        return harness, server[1] if server else 0.0, _machine_busy()
 
     def _accept(self) -> None:
         while True:
@@ -162,16 +221,28 @@ class Forwarder:
                         posts = data.count(b"POST /v1/chat/completions")
                         if posts and self.first_post is None:
                             self.first_post = now
+                            self.harness = _tree(os.getpid(), self.server_pid)
+                            self.cpu_first = self.cpu()
                         self.posts += posts
+                        self.sent += data
+                        for line in re.findall(rb"(?m)^(?:GET|POST|PUT|DELETE|HEAD) \S+", data):
+                            key = line.decode("latin-1")
+                            self.paths[key] = self.paths.get(key, 0) + 1
                     else:
                         self.last_reply = now
                         seen = (seen + data)[-(1 << 16) :]
                         end = 0
                         for match in TIMINGS.finditer(seen):
-                            self.slot_ms += float(match[1]) + float(match[2])
+                            t = json.loads(match[1])
+                            self.timings.append(t)
+                            self.slot_ms += float(t["prompt_ms"]) + float(t["predicted_ms"])
                             end = match.end()
                         seen = seen[end:]
                 dst.sendall(data)
+                if not request and self.first_post is not None:
+                    snap = self.cpu()  # after the bytes went on: the harness is not kept waiting
+                    with self.lock:
+                        self.cpu_last = snap
         except OSError:
             pass
         finally:
@@ -192,6 +263,7 @@ class Row:
     cpu_s: float
     busy: float = 0.0  # the slots' working time / (span x slots)
     load: float = 0.0
+    span_cpu: tuple[float, float, float] = (0.0, 0.0, 0.0)  # CPU s in the span: harness, server, others
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -233,9 +305,39 @@ def span(fwd: Forwarder) -> tuple[float, float, float]:
     return fwd.first_post, fwd.last_reply, fwd.last_reply - fwd.first_post
 
 
+def chat_bodies(sent: bytes) -> list[bytes]:
+    """The chat request bodies in `sent` (HTTP/1.1, Content-Length framed), byte for byte."""
+    bodies = []
+    for m in re.finditer(rb"POST /v1/chat/completions HTTP/1.1\r\n(.*?)\r\n\r\n", sent, re.S):
+        length = re.search(rb"(?im)^content-length:\s*(\d+)", m[1])
+        if length:
+            bodies.append(bytes(sent[m.end() : m.end() + int(length[1])]))
+    return bodies
+
+
+PLAIN_BODIES: dict[int, list[bytes]] = {}  # slots -> the plain client's bodies (the reference)
+
+
 def server_side(row: Row, fwd: Forwarder, slots: int) -> Row:
     row.busy = fwd.slot_ms / 1000.0 / (row.span_s * slots)
     row.load = os.getloadavg()[0]
+    if fwd.cpu_first and fwd.cpu_last:
+        harness, server, machine = (b - a for a, b in zip(fwd.cpu_first, fwd.cpu_last, strict=True))
+        row.span_cpu = (harness, server, machine - harness - server)
+    ts = fwd.timings
+    if ts:
+        for key in ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms"):
+            row.extra[f"{key} mean"] = f"{statistics.fmean(float(t.get(key, 0)) for t in ts):.1f}"
+    bodies = chat_bodies(bytes(fwd.sent))
+    if row.name.startswith("(a)"):
+        PLAIN_BODIES[slots] = bodies
+    else:
+        ref = set(PLAIN_BODIES.get(slots, []))
+        row.extra["bodies byte-identical to (a)"] = f"{sum(b in ref for b in bodies)}/{len(bodies)}"
+        if bodies and bodies[0] not in ref and PLAIN_BODIES.get(slots):
+            row.extra["a body"] = bodies[0][:300].decode("utf-8", "replace")
+            row.extra["(a) body"] = PLAIN_BODIES[slots][0][:300].decode("utf-8", "replace")
+    row.extra["requests"] = ", ".join(f"{k} x{v}" for k, v in sorted(fwd.paths.items()))
     return row
 
 
@@ -328,17 +430,20 @@ def run_lsrb(
 
 def print_rows(slots: int, rows: list[Row], notes: list[str]) -> None:
     base = rows[0].answers / rows[0].span_s
+    per_cpu = [r.answers / r.span_cpu[1] if r.span_cpu[1] else 0.0 for r in rows]
     print(f"\n{slots} slot(s)")
     print(
         f"{'harness':<38} {'answers':>7} {'span s':>7} {'ans/s':>7} {'x (a)':>6} {'to end s':>8} "
-        f"{'cpu s':>6} {'busy':>5} {'x (a)':>6} {'load':>5}"
+        f"{'cpu s':>6} {'busy':>5} {'x (a)':>6} {'load':>5} "
+        f"{'span cpu: harness/server/others':>31} {'ans/srv-cpu-s x (a)':>19}"
     )
-    for r in rows:
+    for r, pc in zip(rows, per_cpu, strict=True):
         rate = r.answers / r.span_s
         busy = r.busy / rows[0].busy if rows[0].busy else 0.0
         print(
             f"{r.name:<38} {r.answers:>7} {r.span_s:7.2f} {rate:7.3f} {rate / base:6.2f} {r.to_end_s:8.2f} "
-            f"{r.cpu_s:6.2f} {r.busy:5.2f} {busy:6.2f} {r.load:5.1f}"
+            f"{r.cpu_s:6.2f} {r.busy:5.2f} {busy:6.2f} {r.load:5.1f} "
+            f"{'/'.join(f'{c:.2f}' for c in r.span_cpu):>31} {pc / per_cpu[0] if per_cpu[0] else 0.0:19.2f}"
         )
     for r in rows:
         if r.extra:
@@ -355,7 +460,7 @@ def bench_slots(gguf: Path, slots: int, args: argparse.Namespace, tmp: Path) -> 
         raise SystemExit(
             f"the llama.cpp server did not start: {(tmp / f'server_{slots}.log').read_text()[-2000:]}"
         )
-    fwd = Forwarder(url)
+    fwd = Forwarder(url, proc.pid)
     notes: list[str] = []
     plain: dict[str, str] = {}
 
@@ -384,7 +489,15 @@ def bench_slots(gguf: Path, slots: int, args: argparse.Namespace, tmp: Path) -> 
     try:
         for _ in range(args.rounds):  # interleaved, so the machine's other jobs hit every harness
             for i, harness in enumerate(harnesses):
-                runs[i].append(harness())
+                r = harness()
+                runs[i].append(r)
+                print(  # as it goes: a run cut short still shows its finished rounds
+                    f"  round: {r.name}: {r.answers / r.span_s:.3f} ans/s, busy {r.busy:.2f}, span cpu "
+                    + "/".join(f"{c:.2f}" for c in r.span_cpu)
+                    + f", prompt_ms mean {r.extra.get('prompt_ms mean', '-')}"
+                    + f", predicted_ms mean {r.extra.get('predicted_ms mean', '-')}, load {r.load:.1f}",
+                    flush=True,
+                )
     finally:
         fwd.close()
         stop(proc)
@@ -400,7 +513,7 @@ def bench_slots(gguf: Path, slots: int, args: argparse.Namespace, tmp: Path) -> 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--items", type=int, default=8, help="requests (tactic suite items) per harness")
+    ap.add_argument("--items", type=int, default=24, help="requests (tactic suite items) per harness")
     ap.add_argument("--max-tokens", type=int, default=8)
     ap.add_argument("--slots", type=int, nargs="*", default=[1, 4])
     ap.add_argument(

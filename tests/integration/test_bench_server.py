@@ -26,7 +26,10 @@ def test_the_server_bench_runs_every_harness_on_a_real_server() -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
-    rows = dict(re.findall(r"^(\(\w\) [^\n]*?)\s+(\d+)(?:\s+[\d.]+){8}$", out, re.M))
+    # name, answers, 8 numbers, CPU in the span (harness/server/others), answers per server CPU s
+    rows = dict(
+        re.findall(r"^(\(\w\) [^\n]*?)\s+(\d+)(?:\s+[\d.]+){8}\s+[\d.]+/[\d.]+/-?[\d.]+\s+[\d.]+$", out, re.M)
+    )
     names = {
         "(a) plain client",
         "(b) lsrb serial, default",
@@ -35,6 +38,9 @@ def test_the_server_bench_runs_every_harness_on_a_real_server() -> None:
     }
     assert names <= set(rows), out
     assert all(count == "3" for count in rows.values()), out  # every harness got every answer
-    assert "(b) lsrb serial, default: test after answer" in out
+    assert re.search(r"\(b\) lsrb serial, default: .*test after answer", out), out
+    # lsrb sends the server exactly the plain client's requests (so server time compares)
+    for name in names - {"(a) plain client"}:
+        assert re.search(re.escape(name) + r": .*bodies byte-identical to \(a\) 3/3", out), out
     assert re.search(r"\(b\) lsrb serial, default: .*answers in test order 3/3", out), out
     assert ("(d) inspect_ai" in out) and ("(d) lm-eval" in out), out  # measured, or skipped with a note
