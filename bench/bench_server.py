@@ -187,7 +187,9 @@ class Forwarder:
             self.posts = 0
             self.slot_ms = 0.0  # sum of the answers' timings.prompt_ms + predicted_ms
             self.timings: list[dict[str, float]] = []  # each answer's llama.cpp timings
-            self.sent = bytearray()  # every request byte, to compare the harnesses' bodies
+            # every request byte, one buffer per connection (concurrent connections' bytes would
+            # interleave in one), to compare the harnesses' bodies
+            self.sent: list[bytearray] = []
             self.paths: dict[str, int] = {}  # request line -> count (all traffic, not just chat)
             self.harness: list[int] = []  # the harness's processes (found at the first chat request)
             self.cpu_first: tuple[float, float, float] | None = None  # (harness, server, machine)
@@ -213,6 +215,10 @@ class Forwarder:
 
     def _pump(self, src: socket.socket, dst: socket.socket, request: bool) -> None:
         seen = b""  # the answer bytes not yet matched against TIMINGS
+        mine = bytearray()  # this connection's request bytes
+        if request:
+            with self.lock:
+                self.sent.append(mine)
         try:
             while data := src.recv(1 << 16):
                 now = time.time()
@@ -224,7 +230,7 @@ class Forwarder:
                             self.harness = _tree(os.getpid(), self.server_pid)
                             self.cpu_first = self.cpu()
                         self.posts += posts
-                        self.sent += data
+                        mine += data
                         for line in re.findall(rb"(?m)^(?:GET|POST|PUT|DELETE|HEAD) \S+", data):
                             key = line.decode("latin-1")
                             self.paths[key] = self.paths.get(key, 0) + 1
@@ -328,7 +334,7 @@ def server_side(row: Row, fwd: Forwarder, slots: int) -> Row:
     if ts:
         for key in ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms"):
             row.extra[f"{key} mean"] = f"{statistics.fmean(float(t.get(key, 0)) for t in ts):.1f}"
-    bodies = chat_bodies(bytes(fwd.sent))
+    bodies = [body for conn in fwd.sent for body in chat_bodies(bytes(conn))]
     if row.name.startswith("(a)"):
         PLAIN_BODIES[slots] = bodies
     else:
