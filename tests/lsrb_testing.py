@@ -107,3 +107,24 @@ def kimina_row(goal: str, item: str = "k1") -> Any:
             "goal_text": goal,
         }
     )
+
+
+def sin_problem() -> Any:
+    """A small llm_srbench problem, y = x·sin(x) on 80 rows of x in [0.5, 2), train = test: what the
+    discovery methods' cap tests (time, tokens) run on."""
+    import numpy as np
+
+    from pytest_lsrb.srbench.data.problem import Problem
+
+    x = np.random.default_rng(0).uniform(0.5, 2.0, 80)
+    table = np.column_stack([np.sin(x) * x, x])
+    return Problem(
+        name="p",
+        symbols=["y", "x"],
+        symbol_descs=["y", "x"],
+        symbol_properties=["O", "V"],
+        problem_set="lsr_synth",
+        domain="phys_osc",
+        train=table,
+        test=table,
+    )

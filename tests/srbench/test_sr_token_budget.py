@@ -6,34 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
+from lsrb_testing import sin_problem
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, SamplingConfig
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.option_checks import check_values
-from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.limits import check_limits, run_limits
 from pytest_lsrb.srbench.methods import get_method
 from pytest_lsrb.srbench.mock.baseline import mock_equation_answer
 
 PROMPT, COMPLETION = 100, 50  # tokens each answer reports
-
-
-def problem() -> Problem:
-    rng = np.random.default_rng(0)
-    x = rng.uniform(0.5, 2.0, 80)
-    table = np.column_stack([np.sin(x) * x, x])
-    return Problem(
-        name="p",
-        symbols=["y", "x"],
-        symbol_descs=["y", "x"],
-        symbol_properties=["O", "V"],
-        problem_set="lsr_synth",
-        domain="phys_osc",
-        train=table,
-        test=table,
-    )
 
 
 class Reporting:
@@ -59,7 +42,7 @@ def test_a_search_stops_at_its_token_budget_and_keeps_its_best(name: str) -> Non
     adapter = Reporting()
     cap = 4 * (PROMPT + COMPLETION)  # four answers use it up exactly; the fifth is never asked
     result = get_method(name).discover(
-        problem(), adapter, SamplingConfig(), seed=1, budget=50, options={"sr_token_budget": cap}
+        sin_problem(), adapter, SamplingConfig(), seed=1, budget=50, options={"sr_token_budget": cap}
     )
     assert adapter.calls == 4 and result.model_calls == 4
     assert (result.extra["prompt_tokens"], result.extra["completion_tokens"]) == (4 * PROMPT, 4 * COMPLETION)
@@ -73,10 +56,10 @@ def test_lasr_falls_back_to_its_symbolic_operators_once_the_tokens_are_spent() -
     on this problem without a cap (and with it only the first is asked)."""
     options: dict[str, Any] = {"sr_time_limit": 3.0}
     free = Reporting()
-    get_method("lasr").discover(problem(), free, SamplingConfig(), seed=1, budget=50, options=options)
+    get_method("lasr").discover(sin_problem(), free, SamplingConfig(), seed=1, budget=50, options=options)
     capped = Reporting()
     result = get_method("lasr").discover(
-        problem(), capped, SamplingConfig(), seed=1, budget=50, options={**options, "sr_token_budget": 1}
+        sin_problem(), capped, SamplingConfig(), seed=1, budget=50, options={**options, "sr_token_budget": 1}
     )
     assert free.calls > 1
     assert capped.calls == 1 and result.model_calls == 1
@@ -86,7 +69,7 @@ def test_lasr_falls_back_to_its_symbolic_operators_once_the_tokens_are_spent() -
 def test_without_reported_usage_nothing_is_counted() -> None:
     adapter = Reporting(usage=False)
     result = get_method("direct").discover(
-        problem(), adapter, SamplingConfig(), seed=1, budget=5, options={"sr_token_budget": 1}
+        sin_problem(), adapter, SamplingConfig(), seed=1, budget=5, options={"sr_token_budget": 1}
     )
     assert adapter.calls == 5 and result.model_calls == 5
 

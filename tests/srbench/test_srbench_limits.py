@@ -6,33 +6,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
+from lsrb_testing import sin_problem
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, SamplingConfig
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.limits import check_limits, run_limits
 from pytest_lsrb.srbench.methods import get_method
 from pytest_lsrb.srbench.mock.baseline import mock_equation_answer
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _problem() -> Problem:
-    rng = np.random.default_rng(0)
-    x = rng.uniform(0.5, 2.0, 80)
-    table = np.column_stack([np.sin(x) * x, x])
-    return Problem(
-        name="p",
-        symbols=["y", "x"],
-        symbol_descs=["y", "x"],
-        symbol_properties=["O", "V"],
-        problem_set="lsr_synth",
-        domain="phys_osc",
-        train=table,
-        test=table,
-    )
 
 
 class SlowAdapter:
@@ -66,7 +49,7 @@ def test_non_positive_caps_are_a_usage_error(key: str, value: float) -> None:
 def test_both_methods_stop_at_the_run_time_limit(name: str) -> None:
     adapter = SlowAdapter()
     result = get_method(name).discover(
-        _problem(), adapter, SamplingConfig(), seed=1, budget=200, options={"sr_time_limit": 0.5}
+        sin_problem(), adapter, SamplingConfig(), seed=1, budget=200, options={"sr_time_limit": 0.5}
     )
     assert 1 <= adapter.calls <= 8 and result.model_calls == adapter.calls
     assert result.found  # the best equation so far is kept
