@@ -262,17 +262,26 @@ class LeanVerifierBase(ABC):
                         max_heartbeats=self.max_heartbeats(profile),
                     )
                 else:
-                    backend = FileBackend(
-                        project=project,
-                        timeout_s=self.check_timeout(profile),
-                        memory_mb=profile.memory_mb,
-                        lean_command=profile.lean_command,
-                        lake_command=profile.lake_command,
-                        slots=slots,
-                        max_heartbeats=self.max_heartbeats(profile),
-                    )
+                    backend = self.file_backend(project, profile, slots)
                 self._backends[key] = backend
             return backend
+
+    def file_backend(
+        self,
+        project: Path | None,
+        profile: ReplayProfile,
+        slots: threading.BoundedSemaphore | None = None,
+    ) -> FileBackend:
+        """A `lake env lean` file checker for `project` under `profile`'s limits and commands."""
+        return FileBackend(
+            project=project,
+            timeout_s=self.check_timeout(profile),
+            memory_mb=profile.memory_mb,
+            lean_command=profile.lean_command,
+            lake_command=profile.lake_command,
+            slots=slots,
+            max_heartbeats=self.max_heartbeats(profile),
+        )
 
     def close(self) -> None:
         with self._lock:

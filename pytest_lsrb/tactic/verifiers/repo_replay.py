@@ -41,7 +41,7 @@ from pytest_lsrb.tactic.lean.acceptance import (
     sorry_diff,
     warning_diff,
 )
-from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, lean_interact_available
+from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun, lean_interact_available
 from pytest_lsrb.tactic.lean.checkout import CheckoutCache, CheckoutFailure
 from pytest_lsrb.tactic.lean.declaration import TARGET_NAME, prompt_context, referenced_names
 from pytest_lsrb.tactic.lean.modules import is_module
@@ -222,14 +222,7 @@ class RepoReplayVerifier(LeanVerifierBase):
         """The closed answer's file compiled and replayed through the kernel by lean4checker:
         what the elaborator let into the environment (an option that skipped the kernel, an
         `addDecl` by metaprogramming) must pass the kernel too."""
-        checker = FileBackend(
-            project=root,
-            timeout_s=self.check_timeout(profile),
-            memory_mb=profile.memory_mb,
-            lean_command=profile.lean_command,
-            lake_command=profile.lake_command,
-            max_heartbeats=self.max_heartbeats(profile),
-        )
+        checker = self.file_backend(root, profile)
         passed, run = checker.kernel_recheck(text, checker=profile.lean4checker_command)
         if passed is None:
             failed = from_failed_run(run, stage="tactic")
