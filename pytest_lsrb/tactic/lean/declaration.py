@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pytest_lsrb.tactic.lean.keywords import LEAN_KEYWORDS
+from pytest_lsrb.tactic.lean.lexer import code_view
 
 TARGET_NAME: Final = "lsrb_target"
 _MODIFIERS: Final = r"(?:(?:private|protected|noncomputable|partial|unsafe|nonrec|public|meta)\s+)*"
@@ -165,14 +166,13 @@ def insert_probe(text: str, after_line: int, probe: str) -> tuple[str, int]:
 _NAME_REF: Final = re.compile(
     r"(?<![\w.'«»!?])(?:[A-Za-z_][\w'!?]*|«[^»\n]*»)(?:\.(?:[A-Za-z_][\w'!?]*|«[^»\n]*»))*"
 )
-_COMMENT_OR_STRING: Final = re.compile(r"/-.*?-/|--[^\n]*|\"(?:[^\"\\\n]|\\.)*\"", re.S)
 
 
 def referenced_names(*texts: str, exclude: frozenset[str] = frozenset(), limit: int = 64) -> tuple[str, ...]:
     """Names `texts` may refer to declarations by, in order of first use, the first text's first
     (comments and strings skipped), at most `limit`: what `#print axioms` is asked about to learn
     what a target owes (the answer first, so a long proof's other names cannot crowd it out)."""
-    bare = " ".join(_COMMENT_OR_STRING.sub(" ", text) for text in texts)
+    bare = " ".join(code_view(text) for text in texts)
     out: dict[str, None] = {}
     for m in _NAME_REF.finditer(bare):
         name = m.group(0)
