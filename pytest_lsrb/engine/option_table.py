@@ -46,7 +46,13 @@ SRBENCH = ("llm_srbench",)
 TACTIC = ("goal_to_tactic_proposal_v1",)
 
 OPTIONS: list[Option] = [
-    Option("adapter", str, "mock", "model adapter: mock (offline baseline), ollama or openai"),
+    Option(
+        "adapter",
+        str,
+        "mock",
+        "model adapter: mock (offline baseline), ollama or openai; sorrydb-tactics or sorrydb-rfl: "
+        "SorryDB's deterministic strategies, no model (sample i answers the i-th tactic)",
+    ),
     Option("model", str, "", "model name sent to the endpoint (default: the adapter's)"),
     Option("base-url", str, None, "endpoint base URL (default: the adapter's)"),
     Option(

@@ -175,7 +175,8 @@ class TacticTask:
             seed=ctx.case.attempt_seed,
             sampling=ctx.sampling,
             task=self.name,
-            context={"goal_text": row.goal_text},
+            # the sample, for adapters whose answer is the sample's (adapters/reference.py)
+            context={"goal_text": row.goal_text, "sample_index": ctx.case.sample_index},
         )
         result = ctx.adapter.generate(request)
         fields: TacticFields = {
