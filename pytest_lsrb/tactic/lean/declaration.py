@@ -122,11 +122,15 @@ _SCOPE_LINE: Final = re.compile(
 )
 
 
-def prompt_context(text: str, start_line: int, lines: int) -> str:
+def prompt_context(text: str, start_line: int, lines: int, end_column: int | None = None) -> str:
     """What a prover sees above a sorry: the file's scope lines before the declaration (`open`,
     `namespace`, `variable`, local notation, ...; at column 0), then the declaration from its
-    first line to the sorry's line, at most `lines` lines before the sorry."""
+    first line to the sorry's line, at most `lines` lines before the sorry. With `end_column` (the
+    sorry's end on its line) the line stops after the sorry: nothing that follows the target -
+    the rest of its line, a later declaration proving the same statement - is shown."""
     source = text.split("\n")
+    if end_column is not None and 0 < start_line <= len(source):
+        source[start_line - 1] = source[start_line - 1][:end_column]
     decl = find_declaration(text, start_line)
     first = decl.first_line if decl is not None else max(1, start_line - lines)
     first = max(first, start_line - lines)
