@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from pytest_lsrb.tactic.guard import contains_forbidden
+from pytest_lsrb.tactic.lean.keywords import COMMAND_KEYWORDS, IN_TACTICS
 from pytest_lsrb.tactic.lean.lexer import code_view, without_comments
 from pytest_lsrb.tactic.tactics import is_tactic_keyword
 
@@ -89,9 +90,12 @@ _NOT_PROOF = re.compile(
     r"^(?:import|set_option|open|namespace|section|end|universe|universes|variable|variables|"
     r"noncomputable\s+section|attribute|@\[[^\]]*\]\s*$)\b|^@\[[^\]]*\]\s*$"
 )
+# A line that starts a command ends the proof above it (lean/keywords.py's one list; `open ... in`
+# and `set_option ... in` are tactics, `@[attr]` opens a declaration).
 _COMMAND_START = re.compile(
-    r"^(?:#[a-z]|end\b|namespace\b|section\b|open\b(?!.*\bin\b)|theorem\b|lemma\b|def\b|example\b|"
-    r"instance\b|abbrev\b|@\[|noncomputable\b|private\b|protected\b)"
+    r"^(?:@\[|#[a-z]|(?:"
+    + "|".join(sorted(COMMAND_KEYWORDS - IN_TACTICS, key=len, reverse=True))
+    + r")(?![\w'!?])|(?:open|set_option)\b(?!.*\bin\b))"
 )
 _COLON_TACTICS: Final = frozenset(
     {"have", "haveI", "show", "suffices", "let", "letI", "obtain", "replace", "set"}
