@@ -41,14 +41,15 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
     """`lsrb run SUITE` with several models (`tools.lineup`): one ordinary pytest run per model,
     each in `<group>/<label>`, those on different servers at once; then the comparison
     (`report.lineup`), the HTML report of all of them, and the command that resumes them all."""
-    import shlex
+    import os
     import subprocess
     import threading
     from datetime import datetime, timezone
 
+    from pytest_lsrb.core.credentials import child_command
     from pytest_lsrb.report.data import load_run
     from pytest_lsrb.report.lineup import lineup_lines
-    from pytest_lsrb.session.nextstep import with_option
+    from pytest_lsrb.session.nextstep import printable, with_option
     from pytest_lsrb.tools.lineup import by_server, group_dir
     from pytest_lsrb.tools.lineup_view import LineupView, child_progress_args
 
@@ -63,16 +64,18 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
 
     def run_one(run: Any) -> None:
         out = group / run.label
-        command = [sys.executable, "-m", "pytest", str(suite), "-p", "no:cacheprovider", *shared]
-        command += [*run.words(), f"--lsrb-output-dir={out}"]
+        words = [*shared, *run.words(), f"--lsrb-output-dir={out}"]
+        env = dict(os.environ)  # the base URL's credentials travel here, not on the command line
+        command = [sys.executable, "-m", "pytest", str(suite), "-p", "no:cacheprovider"]
+        command += child_command(words, env)
         if not parallel:  # one server: the runs one after another, each on this terminal
             print(f"lsrb: model {run.label} -> {out}", flush=True)
-            statuses[run.label] = subprocess.run(command, check=False).returncode
+            statuses[run.label] = subprocess.run(command, check=False, env=env).returncode
             return
         assert view is not None
         with view.log(run.label).open("w", encoding="utf-8") as fh:
             command += child_progress_args(shared)
-            ended = subprocess.run(command, stdout=fh, stderr=subprocess.STDOUT, check=False)
+            ended = subprocess.run(command, stdout=fh, stderr=subprocess.STDOUT, check=False, env=env)
         statuses[run.label] = ended.returncode
         view.finished(run.label, out, ended.returncode)
 
@@ -109,7 +112,7 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
             again.append("--lsrb-resume-or-start")  # a model whose run never began starts
         for option, value in larger_budgets([group / run.label for run in runs]).items():
             again = with_option(again, option, value)
-        print(f"lsrb: not every model's run finished; to resume them all, run: {shlex.join(again)}")
+        print(f"lsrb: not every model's run finished; to resume them all, run: {printable(again)}")
     if any(code == 4 for code in statuses.values()):
         return EXIT_USAGE
     return worst
