@@ -254,9 +254,9 @@ def test_oscillator_ood_must_be_new_motion_not_only_a_new_t() -> None:
     # test set is interpolation for x and v, and the candidate is rejected.
     steady = parse_expression("-2.0*x", symbols)
     assert candidate_data(spec, win, steady, np.random.default_rng(0), 100, 50) == "ood_interpolation"
-    data = ode_data(spec, win, steady, np.random.default_rng(0), 100, 50)
-    assert not isinstance(data, str)
-    assert ood_outside_share(data[0], data[1], symbols, steady) < MIN_OOD_OUTSIDE
+    tables = ode_data(spec, win, steady, np.random.default_rng(0), 100, 50)
+    assert not isinstance(tables, str)
+    assert ood_outside_share(tables[0], tables[1], symbols, steady) < MIN_OOD_OUTSIDE
 
 
 def test_builtin_ood_targets_vary() -> None:

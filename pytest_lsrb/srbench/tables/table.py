@@ -193,7 +193,8 @@ class SrbenchSummary:
         self.release_note = self.release_note or (str(note) if note else None)
         if record.get("sr_per_problem") == "best_train":
             self.rule = "best_train"
-        hits = int(record.get("fit_time_limit_hits") or 0)
+        raw = record.get("fit_time_limit_hits")
+        hits = raw if isinstance(raw, int) else 0
         self.fit_cap_hits += hits
         self.fit_cap_attempts += hits > 0
         if status(record) == INFRASTRUCTURE:  # not the model's result (see the module's note)
