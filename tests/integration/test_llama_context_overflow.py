@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llama_launcher import smollm2_gguf, start, stop
 from lsrb_testing import pytest_verdict
+
+from pytest_lsrb.tools.serve import smollm2_gguf, start, stop
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
