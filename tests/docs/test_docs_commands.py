@@ -132,7 +132,12 @@ def _check_output(sample: Block, printed: str) -> None:
     assert not missing, f"{sample.where}: the sample's lines not printed by the command above it: {missing}"
 
 
-@pytest.mark.parametrize("page", RUN_PAGES, ids=[p.name for p in RUN_PAGES])
+@pytest.mark.parametrize(
+    "page",
+    # the quickstart, a newcomer's first page, is the docs' one end-to-end test in the default run
+    [pytest.param(p, marks=pytest.mark.smoke) if p.name == "quickstart.md" else p for p in RUN_PAGES],
+    ids=[p.name for p in RUN_PAGES],
+)
 def test_the_commands_of_a_page_run(page: Path, tmp_path: Path) -> None:
     work = _scratch(tmp_path)
     last, llama = "", False
