@@ -228,6 +228,14 @@ def cmd_schema(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb list`: the tasks, adapters, verifiers and methods installed, and where each is from."""
+    from pytest_lsrb.tools.plugins import listing
+
+    print(listing())
+    return 0
+
+
 def cmd_srbench_generate(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb srbench generate --out DIR [--feynman CSV]`: write LSR-Transform/Synth problem sets."""
     from pytest_lsrb.srbench.generate import run_generate
@@ -384,6 +392,16 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("name", nargs="?", default=None, help="schema name (omit to list them)")
     schema.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE instead")
     schema.set_defaults(func=cmd_schema)
+
+    listed = sub.add_parser(
+        "list",
+        help="list the tasks, adapters, verifiers and methods installed, and where each comes from",
+        description="Every name a suite.toml's `task`, --lsrb-adapter, --lsrb-verification and "
+        "--lsrb-sr-method accept: built in, or from an installed package's entry point (groups "
+        "pytest_lsrb.tasks, .adapters, .verifiers, .methods), with the module:Class it loads. "
+        'A "package.module:Class" spec is accepted there too.',
+    )
+    listed.set_defaults(func=cmd_list)
 
     from pytest_lsrb.srbench.generate import add_generate_arguments
 

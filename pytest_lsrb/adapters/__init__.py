@@ -11,19 +11,31 @@ from pytest_lsrb.adapters.base import (
     SamplingConfig,
 )
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.registry import load_class
+from pytest_lsrb.core.registry import ADAPTERS_GROUP, Registry
 
-ADAPTERS: dict[str, str] = {
-    "mock": "pytest_lsrb.adapters.mock:MockAdapter",
-    "ollama": "pytest_lsrb.adapters.ollama:OllamaAdapter",
-    "openai": "pytest_lsrb.adapters.openai:OpenAIAdapter",
-}
+# `--lsrb-adapter NAME`: a built-in, an entry point of `pytest_lsrb.adapters`, or a spec.
+ADAPTERS = Registry(
+    {
+        "mock": "pytest_lsrb.adapters.mock:MockAdapter",
+        "ollama": "pytest_lsrb.adapters.ollama:OllamaAdapter",
+        "openai": "pytest_lsrb.adapters.openai:OpenAIAdapter",
+    },
+    group=ADAPTERS_GROUP,
+    what="adapter",
+    where="--lsrb-adapter",
+)
 
 
 def create_adapter(config: AdapterConfig) -> Adapter:
-    cls = load_class(ADAPTERS, config.name, what="adapter", where="--lsrb-adapter")
+    """The adapter `--lsrb-adapter` names, made with `config` (behind the response cache when
+    `--lsrb-cache-dir` is given and the adapter is `cacheable`)."""
+    cls = ADAPTERS.load(config.name)
+    if not (isinstance(cls, type) and issubclass(cls, Adapter)):
+        raise LsrbUsageError(
+            f"--lsrb-adapter: '{config.name}' is not a subclass of pytest_lsrb.adapters.base.Adapter."
+        )
     adapter: Adapter = cls(config)
-    if config.cache_dir and getattr(adapter, "cacheable", True):
+    if config.cache_dir and adapter.cacheable:
         from pathlib import Path
 
         from pytest_lsrb.adapters.cache import CachingAdapter, ResponseCache

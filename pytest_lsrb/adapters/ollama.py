@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult
+from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, GenerationResult
 from pytest_lsrb.adapters.http import (
     HttpEndpoint,
     Reply,
@@ -72,7 +72,7 @@ def model_available(model: str, names: list[str]) -> bool:
     return model in names or (":" not in model and f"{model}:latest" in names)
 
 
-class OllamaAdapter:
+class OllamaAdapter(Adapter):
     name = "ollama"
     default_concurrency = DEFAULT_CONCURRENCY
 

@@ -17,6 +17,7 @@ import httpx
 
 from pytest_lsrb.adapters.base import (
     MAX_FOUND_CONCURRENCY,
+    Adapter,
     AdapterConfig,
     GenerationRequest,
     GenerationResult,
@@ -100,7 +101,7 @@ def parse_models(data: Any) -> list[tuple[str, str]]:
     return out
 
 
-class OpenAIAdapter:
+class OpenAIAdapter(Adapter):
     name = "openai"
     default_concurrency = DEFAULT_CONCURRENCY
 

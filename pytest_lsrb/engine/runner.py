@@ -48,7 +48,7 @@ from pytest_lsrb.engine.outcomes import answered, judgement
 from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION, AttemptFields, AttemptRecord
 from pytest_lsrb.engine.stop import StopSignal
 from pytest_lsrb.engine.task import AttemptContext, Judgement, Task
-from pytest_lsrb.engine.verifier import Verifier
+from pytest_lsrb.engine.verifier import UndeclaredOutcome, Verifier
 
 
 # Not frozen: one per test, and a frozen dataclass's __init__ costs ~3x a plain one's. Tests read it.
@@ -168,6 +168,9 @@ class Runner:
             self.budget.begin_attempt()
         try:
             fields = self.task.run_attempt(ctx)
+        except UndeclaredOutcome as exc:  # never guessed: the run stops, saying which outcome
+            self.stop(f"stopping the run: {exc}")
+            raise RunStopped(f"stopping the run: {exc}") from None
         except Exception as exc:  # a harness bug must not take the run down
             fields = {
                 "generation_error_kind": "harness",

@@ -20,7 +20,7 @@ from pytest_lsrb.engine.outcomes import JUDGED, answered, verdict
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec, read_suite_text, render
 from pytest_lsrb.engine.summary import GroupCounts
-from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement
+from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task
 from pytest_lsrb.tactic.answer import read_answer
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
@@ -107,7 +107,7 @@ def build_messages(
 _Prompt = tuple[tuple[Message, ...], str, list[dict[str, str]]]
 
 
-class TacticTask:
+class TacticTask(Task[TacticRow]):
     name = TASK_NAME
     answer_field = "tactic"
     verification_modes = ("none", "synthetic", "repo_replay")

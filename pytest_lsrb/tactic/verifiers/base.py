@@ -12,11 +12,11 @@ from typing import Any, Final
 from pytest_lsrb.core.credentials import checked_key
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import SKIPPED_OUTCOME
-from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
+from pytest_lsrb.engine.verifier import SHARED_OUTCOMES, VerificationResult, VerifierConfig
 from pytest_lsrb.tactic.guard import refuse
 from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, lean_slots, make_repl_backend
 from pytest_lsrb.tactic.lean.kimina import KiminaBackend
-from pytest_lsrb.tactic.lean.outcome import Verdict
+from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Verdict
 from pytest_lsrb.tactic.lean.process import which
 from pytest_lsrb.tactic.profiles import (
     BUILTIN_DEFAULT,
@@ -70,6 +70,7 @@ class LeanVerifierBase(ABC):
     """
 
     mode = "lean"
+    outcomes: Final = {**SHARED_OUTCOMES, **LEAN_OUTCOMES}
 
     def __init__(self, config: VerifierConfig) -> None:
         self.config = config
