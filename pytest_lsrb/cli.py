@@ -275,6 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sorrydb.set_defaults(func=cmd_import_sorrydb)
 
+    from pytest_lsrb.tools.splits import DEFAULT_FRACTIONS
+
     split = sub.add_parser(
         "split",
         help="freeze an index into splits and report contamination",
@@ -286,8 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
     split.add_argument("--out", required=True, help="folder for the manifest and the report")
     split.add_argument(
         "--splits",
-        default="dev=0.2,test=0.8",
-        help="NAME=FRACTION,... summing to 1 (default: dev=0.2,test=0.8)",
+        default=DEFAULT_FRACTIONS,
+        help=f"NAME=FRACTION,... summing to 1 (default: {DEFAULT_FRACTIONS})",
     )
     split.add_argument("--seed", type=int, default=0, help="assignment seed (default: 0)")
     split.add_argument(

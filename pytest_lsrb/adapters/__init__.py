@@ -26,14 +26,19 @@ ADAPTERS = Registry(
 )
 
 
+def refuse_non_adapter(cls: object, name: str) -> None:
+    """A usage error when what `--lsrb-adapter NAME` loads is not an `Adapter` subclass."""
+    if not (isinstance(cls, type) and issubclass(cls, Adapter)):
+        raise LsrbUsageError(
+            f"--lsrb-adapter: '{name}' is not a subclass of pytest_lsrb.adapters.base.Adapter."
+        )
+
+
 def create_adapter(config: AdapterConfig) -> Adapter:
     """The adapter `--lsrb-adapter` names, made with `config` (behind the response cache when
     `--lsrb-cache-dir` is given and the adapter is `cacheable`)."""
     cls = ADAPTERS.load(config.name)
-    if not (isinstance(cls, type) and issubclass(cls, Adapter)):
-        raise LsrbUsageError(
-            f"--lsrb-adapter: '{config.name}' is not a subclass of pytest_lsrb.adapters.base.Adapter."
-        )
+    refuse_non_adapter(cls, config.name)
     adapter: Adapter = cls(config)
     if config.cache_dir and adapter.cacheable:
         from pathlib import Path

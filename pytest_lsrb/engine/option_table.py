@@ -489,6 +489,14 @@ OPTIONS: list[Option] = [
 PER_SHARD_KEYS = frozenset({"shard_index"})
 
 
+def choices_of(name: str) -> tuple[str, ...]:
+    """The choices of `--lsrb-<name>` (dashes or underscores): the one spelling of the list, which
+    every check, constant and page reads (`tactic.answer.ANSWER_MODES`, `srbench.options`)."""
+    found = next(opt for opt in OPTIONS if key(opt.name) == key(name))
+    assert found.choices is not None, f"--lsrb-{found.name} has no choices"
+    return found.choices
+
+
 def dest(name: str) -> str:
     return "lsrb_" + name.replace("-", "_")
 
