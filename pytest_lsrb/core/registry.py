@@ -109,10 +109,6 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self.names()
 
-    def knows(self, name: str) -> bool:
-        """`name` resolves to something (a spec is taken on trust until it is loaded)."""
-        return name in self.builtins or is_spec(name) or any(ep.name == name for ep in self.entry_points())
-
     def unknown(self, name: str, where: str | None = None) -> LsrbUsageError:
         known = ", ".join(self.names())
         return LsrbUsageError(

@@ -46,7 +46,13 @@ SRBENCH = ("llm_srbench",)
 TACTIC = ("goal_to_tactic_proposal_v1",)
 
 OPTIONS: list[Option] = [
-    Option("adapter", str, "mock", "model adapter: mock (offline baseline), ollama or openai"),
+    Option(
+        "adapter",
+        str,
+        "mock",
+        "model adapter: mock (offline baseline), ollama, openai, an installed package's adapter "
+        '(`lsrb list`) or a "package.module:Class" spec',
+    ),
     Option("model", str, "", "model name sent to the endpoint (default: the adapter's)"),
     Option("base-url", str, None, "endpoint base URL (default: the adapter's)"),
     Option(
@@ -158,7 +164,12 @@ OPTIONS: list[Option] = [
         "LSRB_SHARD_INDEX (README: sharding)",
     ),
     Option("index", str, None, "index file to use instead of the suite's built-in one"),
-    Option("verification", str, "none", "how answers are checked (suite-specific modes)"),
+    Option(
+        "verification",
+        str,
+        "none",
+        "how answers are checked (the task's modes; an installed package's verifier: `lsrb list`)",
+    ),
     Option("profiles", str, None, "replay profile file or folder (repo_replay/synthetic)"),
     Option(
         "allow-local-remotes",
@@ -312,8 +323,9 @@ OPTIONS: list[Option] = [
         "sr-method",
         str,
         "direct",
-        "llm_srbench discovery method: direct (the reference's Direct), llmsr (LLM-SR) or "
-        "direct-expression (a one-line-expression prompt from the suite's templates)",
+        "llm_srbench discovery method: direct (the reference's Direct), llmsr (LLM-SR), "
+        "direct-expression (a one-line-expression prompt from the suite's templates), an installed "
+        'package\'s method (`lsrb list`) or a "package.module:Class" spec',
         tasks=SRBENCH,
     ),
     Option(

@@ -163,11 +163,6 @@ def _every_row(row: object) -> bool:
     return True
 
 
-def score_label(task: Task[Any], values: Mapping[str, Any]) -> str:
-    """The progress line's name for a judged attempt's success (`Task.score_label`)."""
-    return task.score_label(values)
-
-
 def mock_answers(mock_answer: Callable[[Mapping[str, Any], int], str]) -> MockAnswers:
     """The mock adapter's answers from a task's `mock_answer`, which is shown the request's
     context plus, under `prompt`, the text of its messages (what a real model would read)."""

@@ -47,7 +47,7 @@ def from_failed_run(run: LeanRun, *, stage: str) -> VerificationResult | None:
     """The result for a run that did not get to Lean's verdict, or None when it did.
 
     `stage` is `tactic` (a wall-clock hang is `timeout`, a crash or an exit without Lean's own
-    messages `oom_or_crash`: both the environment's, core/errors.py, since the answer's own
+    messages `oom_or_crash`: both the environment's, tactic/lean/outcome.py, since the answer's own
     budget is maxHeartbeats, whose exhaustion Lean reports as an error) or the environment
     outcome to use when the harness's own check failed (`reconstruction_failed`,
     `baseline_failed`).
