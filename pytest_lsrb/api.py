@@ -92,6 +92,7 @@ class RunOptions(TypedDict, total=False):
     baseline: str | os.PathLike[str] | None
     max_drop: str | None
     min: str | None
+    max: str | None
     alpha: float
     sr_method: str
     sr_budget: int | None

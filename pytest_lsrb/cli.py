@@ -192,7 +192,7 @@ def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     from pytest_lsrb.output.files import write_json_atomic
     from pytest_lsrb.tools import gate
 
-    config = gate.gate_config(args.baseline, args.max_drop, args.min, args.alpha, prefix="--")
+    config = gate.gate_config(args.baseline, args.max_drop, args.min, args.alpha, args.max, prefix="--")
     result = gate.compare_dirs(config, follow_latest(Path(args.current)))
     print(gate.title(result))
     print(f"runs: {result.baseline_name} -> {result.current_name}")
@@ -368,6 +368,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="allowed drop per metric (default: pass_at_1=0, any significant drop)",
     )
     compare.add_argument("--min", default=None, metavar="METRIC=X[,...]", help="floor per metric")
+    compare.add_argument(
+        "--max", default=None, metavar="METRIC=X[,...]", help="ceiling per lower-is-better metric"
+    )
     compare.add_argument(
         "--alpha", type=float, default=None, help="significance level of the paired test (default: 0.05)"
     )

@@ -323,6 +323,13 @@ OPTIONS: list[Option] = [
         "min", str, None, "METRIC=X[,...]: exit 6 when METRIC is below X, e.g. valid_rate=0.9", identity=False
     ),
     Option(
+        "max",
+        str,
+        None,
+        "METRIC=X[,...]: exit 6 when a lower-is-better METRIC is above X, e.g. latency_ms_p95=2000",
+        identity=False,
+    ),
+    Option(
         "alpha",
         float,
         0.05,

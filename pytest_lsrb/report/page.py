@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.core.metrics import rate
+from pytest_lsrb.engine.metric import METRICS
 from pytest_lsrb.engine.outcomes import subset_note
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.output.reader import RunDir
@@ -25,7 +26,6 @@ from pytest_lsrb.report.compare import (
     Comparison,
     Delta,
     Flip,
-    Metric,
     compare,
     fmt_delta,
     fmt_value,
@@ -204,7 +204,7 @@ class Page:
             _card(
                 "pass rate (judged)",
                 pct(pass_rate),
-                _delta_html(Delta(Metric("pass", "", "higher", "rate"), base_pass, pass_rate))
+                _delta_html(Delta(METRICS["success_rate"], base_pass, pass_rate))
                 if self.base is not None
                 else f"{passed} passed · {errored} errored" + (f" · {skipped} skipped" if skipped else ""),
             )
