@@ -51,6 +51,7 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
     from pytest_lsrb.report.lineup import lineup_lines
     from pytest_lsrb.session.nextstep import printable, with_option
     from pytest_lsrb.tools.lineup import by_server, group_dir
+    from pytest_lsrb.tools.lineup_view import LineupView, child_progress_args
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     group, shared = group_dir(shared, suite.name, stamp)
@@ -58,6 +59,8 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
     parallel = len(groups) > 1
     statuses: dict[str, int] = {}
     group.mkdir(parents=True, exist_ok=True)
+    # Runs at once write to their logs; the terminal gets each one's progress line (lineup_view).
+    view = LineupView(group, [run.label for run in runs], interval_s=2.0) if parallel else None
 
     def run_one(run: Any) -> None:
         out = group / run.label
@@ -69,26 +72,27 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
             print(f"lsrb: model {run.label} -> {out}", flush=True)
             statuses[run.label] = subprocess.run(command, check=False, env=env).returncode
             return
-        log = group / f"{run.label}.log"
-        with log.open("w", encoding="utf-8") as fh:
+        assert view is not None
+        with view.log(run.label).open("w", encoding="utf-8") as fh:
+            command += child_progress_args(shared)
             ended = subprocess.run(command, stdout=fh, stderr=subprocess.STDOUT, check=False, env=env)
         statuses[run.label] = ended.returncode
-        tail = [
-            line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()
-        ]
-        print(f"lsrb: model {run.label} -> {out} (exit {statuses[run.label]}; log {log})", flush=True)
-        for line in tail[-3:]:
-            print(f"  {line}", flush=True)
+        view.finished(run.label, out, ended.returncode)
 
     def run_group(members: list[Any]) -> None:
         for run in members:
             run_one(run)
 
     threads = [threading.Thread(target=run_group, args=(members,)) for members in groups]
+    watching = threading.Event()
+    if view is not None:
+        view.intro()
+        threads.append(threading.Thread(target=view.watch, args=(watching,), daemon=True))
     for thread in threads:
         thread.start()
-    for thread in threads:
+    for thread in threads[: len(groups)]:
         thread.join()
+    watching.set()
 
     done = [(run.label, group / run.label) for run in runs if (group / run.label / "run.json").is_file()]
     lines: list[str] = []

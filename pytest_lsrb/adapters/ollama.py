@@ -15,7 +15,6 @@ from pytest_lsrb.adapters.http import (
     HttpEndpoint,
     Reply,
     ResponseError,
-    RetryPolicy,
     api_key_from_env,
     bad_response,
     error_in_success,
@@ -24,6 +23,7 @@ from pytest_lsrb.adapters.http import (
     to_result,
     token_usage,
 )
+from pytest_lsrb.adapters.retry import RetryPolicy
 from pytest_lsrb.core.errors import LsrbUsageError
 
 DEFAULT_BASE_URL = "http://localhost:11434"
@@ -84,7 +84,9 @@ class OllamaAdapter(Adapter):
             timeout_s=config.timeout_s,
             pool_size=(config.concurrency or DEFAULT_CONCURRENCY) + 2,
             in_flight=config.concurrency or DEFAULT_CONCURRENCY,
-            retry=RetryPolicy(config.max_retries, config.backoff_base_s, config.backoff_max_s),
+            retry=RetryPolicy(
+                config.max_retries, config.backoff_base_s, config.backoff_max_s, total_s=config.retry_time_s
+            ),
             # Ollama itself needs no key; a proxy or hosted Ollama in front of it may.
             api_key=api_key_from_env(config.api_key_env),
         )

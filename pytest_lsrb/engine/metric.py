@@ -255,6 +255,7 @@ for _m in (
     ),
     Metric("wall_time_s", "wall time (s)", "lower", "s", "run", timing=True),
     Metric("prompt_tokens", "prompt tokens", None, "tokens", "run"),
+    Metric("cost", "cost", "lower", "number", "run"),  # with --lsrb-price (engine.cost)
     Metric("completion_tokens", "completion tokens", None, "tokens", "run"),
     Metric(
         "tokens_per_attempt",

@@ -79,7 +79,22 @@ OPTIONS: list[Option] = [
         "request field for the token limit (max_tokens or max_completion_tokens)",
     ),
     Option("timeout", float, 120.0, "seconds before one model call times out", identity=False),
-    Option("max-retries", _int, 4, "retries for transient model-call errors", identity=False),
+    Option(
+        "max-retries",
+        _int,
+        100,
+        "at most this many retries of one model call (--lsrb-retry-time is the usual limit)",
+        identity=False,
+    ),
+    Option(
+        "retry-time",
+        float,
+        120.0,
+        "seconds a model call keeps retrying transient errors (connection refused or reset, 429, "
+        "502/503/504, timeouts) after its first one, with capped jittered backoff honouring "
+        "Retry-After: long enough for a server to restart; 0: no retries",
+        identity=False,
+    ),
     Option(
         "concurrency",
         _opt_int,

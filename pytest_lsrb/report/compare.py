@@ -121,7 +121,7 @@ def config_changes(baseline: Mapping[str, Any] | None, current: Mapping[str, Any
 def fmt_value(value: float | None, kind: Kind) -> str:
     if value is None:
         return "-"
-    if kind == "count":
+    if kind in ("count", "tokens"):
         return f"{value:.0f}"
     if kind == "ms":
         return f"{value:.1f}"

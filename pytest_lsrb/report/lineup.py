@@ -21,7 +21,15 @@ from pytest_lsrb.tools.gate.thresholds import Threshold
 from pytest_lsrb.tools.significance import holm_adjust
 
 # The headline metrics the table shows, when a run has them (pass@k rows are added by pattern).
-TABLE_KEYS = ("success_rate", "valid_rate", "generation_error_rate", "latency_ms_p50")
+TABLE_KEYS = (
+    "success_rate",
+    "valid_rate",
+    "generation_error_rate",
+    "latency_ms_p50",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost",
+)
 PAIRED_METRIC = "pass_at_1"
 
 
