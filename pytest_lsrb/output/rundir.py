@@ -173,7 +173,8 @@ class RunOutput:
         """One followed line's record; None, with `write_error` set, when the line holds none."""
         try:
             # (str, not bytes: json.loads would guess the encoding of every line)
-            return json.loads(line.decode("utf-8"))
+            decoded: AttemptRecord = json.loads(line.decode("utf-8"))
+            return decoded
         except ValueError:
             pass
         lineno = _count_lines(path, self.followed) + 1
@@ -211,15 +212,19 @@ class RunOutput:
             return None
         run = self.run
         keys = {case.key for case in run.cases}
-        if selection is not None:
-            keys &= selection
-        if self.live is not None:  # it has only what this session wrote: the selection's cases
+        if self.live is not None:  # a fresh run: what it wrote is its selection's
             metrics = self.live.finish()
+            if selection is not None:
+                keys &= selection
         else:
             acc = run.task.summary_accumulator(run.config.samples)
             metrics = summarize_file(
                 self.dir / ATTEMPTS_FILE, run.config.samples, acc, keys, record_type_of(run.task)
             )
+            if selection is not None:  # a resume: its selection, and whatever earlier ones recorded
+                path = self.dir / ATTEMPTS_FILE
+                done = {record_key(r) for r in latest_records(path, record_type=record_type_of(run.task))}
+                keys &= selection | done
         summary = {
             "schema_version": SUMMARY_SCHEMA_VERSION,
             "suite": run.spec.name,

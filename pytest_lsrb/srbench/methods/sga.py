@@ -29,7 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
 from pytest_lsrb.adapters.usage import CallTally
@@ -49,6 +49,7 @@ from pytest_lsrb.srbench.fitting.adam import AdamFit, fit_adam
 from pytest_lsrb.srbench.fitting.objective import FIT_TIME_LIMIT_S, fit_cap_hit
 from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.records import SrbenchFields
 
 METHOD_NAME: Final = "sga"
 MAX_PARAMS: Final = 10
@@ -424,10 +425,10 @@ class SGARun:
                 "generation_errors": dict(sorted(self.generation_errors.items())),
                 "sga_temperatures": [self.config.temperature_exploit, self.config.temperature_explore],
                 "fit_time_limit_hits": self.fit_cap_hits,
-                **self.tally.record_fields(),
-                "wall_time_s": round(seconds, 3),
             },
         )
+        out.extra.update(cast(SrbenchFields, self.tally.record_fields()))
+        out.extra["wall_time_s"] = round(seconds, 3)
         out.note_generation_failure(self.fatal, self.calls, self.generation_errors)
         return out
 
