@@ -235,6 +235,13 @@ def cmd_srbench_generate(args: argparse.Namespace, extra: list[str]) -> int:
     return run_generate(args)
 
 
+def cmd_srbench_agreement(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb srbench judge-agreement [--pairs dev|heldout|FILE] [--lsrb-sr-judge ...]`."""
+    from pytest_lsrb.srbench.scoring.agreement import run_agreement
+
+    return run_agreement(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lsrb", description="pytest-lsrb: evaluate LLMs on hard reasoning benchmarks."
@@ -397,6 +404,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_generate_arguments(generate)
     generate.set_defaults(func=cmd_srbench_generate)
+    from pytest_lsrb.srbench.scoring.agreement import add_agreement_arguments
+
+    agreement = srbench_sub.add_parser(
+        "judge-agreement",
+        help="measure a symbolic-accuracy judge against pairs labelled from the paper's wording",
+        description="Score labelled (ground truth, proposal) pairs with the sympy checker, an LLM judge "
+        "or both, and print the agreement per category and the false accepts.",
+    )
+    add_agreement_arguments(agreement)
+    agreement.set_defaults(func=cmd_srbench_agreement)
 
     # Further subcommands: add a parser here with set_defaults(func=cmd_...), and a small cmd_...
     # function above that calls into the module owning the work.

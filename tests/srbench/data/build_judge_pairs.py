@@ -20,14 +20,15 @@ review reported (`hand`). A third of the pairs, chosen by a fixed hash of (truth
 to `heldout.jsonl`, which no development of a judge looks at.
 """
 
+# ruff: noqa: B023  (each `add` closure is called inside the iteration that defines it)
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import signal
-from contextlib import contextmanager
-import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -226,7 +227,9 @@ def _renumber(parts: list[str]) -> list[str]:
     return out
 
 
-def _synth_truths(rng: np.random.Generator, per_domain: int) -> list[tuple[str, list[tuple[Term, dict[str, float]]]]]:
+def _synth_truths(
+    rng: np.random.Generator, per_domain: int
+) -> list[tuple[str, list[tuple[Term, dict[str, float]]]]]:
     out = []
     for domain, spec in DOMAINS.items():
         for _ in range(per_domain):
@@ -238,11 +241,12 @@ def _synth_truths(rng: np.random.Generator, per_domain: int) -> list[tuple[str, 
                     known.append(term)
                 if len(known) == n_known:
                     break
-            novel = [spec.novel[int(i)] for i in sorted(rng.choice(len(spec.novel), 1 + int(rng.random() < 0.35), replace=False))]
-            terms = [*spec.required, *known, *novel]
-            rendered = [
-                (t, {k: float(f"{rng.uniform(*r):.3g}") for k, r in t.coeffs.items()}) for t in terms
+            novel = [
+                spec.novel[int(i)]
+                for i in sorted(rng.choice(len(spec.novel), 1 + int(rng.random() < 0.35), replace=False))
             ]
+            terms = [*spec.required, *known, *novel]
+            rendered = [(t, {k: float(f"{rng.uniform(*r):.3g}") for k, r in t.coeffs.items()}) for t in terms]
             out.append((domain, rendered))
     return out
 
@@ -292,7 +296,14 @@ def synth_pairs(rng: np.random.Generator) -> list[dict[str, Any]]:
 
         def add(proposal: str, category: str, note: str) -> None:
             pairs.append(
-                {"truth": truth, "proposal": proposal, "category": category, "source": domain, "ranges": ranges, "note": note}
+                {
+                    "truth": truth,
+                    "proposal": proposal,
+                    "category": category,
+                    "source": domain,
+                    "ranges": ranges,
+                    "note": note,
+                }
             )
 
         # reparametrisation: every constant a named one
@@ -306,23 +317,33 @@ def synth_pairs(rng: np.random.Generator) -> list[dict[str, Any]]:
         # constant values: every value moved
         # (an exponent's value is part of the form, docs/srbench.md: `n` stays)
         moved = [
-            _render(t.template, {k: x if k == "n" else x * float(rng.uniform(0.4, 2.5)) for k, x in v.items()})
+            _render(
+                t.template, {k: x if k == "n" else x * float(rng.uniform(0.4, 2.5)) for k, x in v.items()}
+            )
             for t, v in terms
         ]
         add(_join(moved), "constant_value", "every constant's value moved")
         # constant placement: each term written another way (skeleton style)
-        placed = _renumber([PLACED[t.tag].format(n=_fmt(v["n"])) if "n" in v else PLACED[t.tag] for t, v in terms])
+        placed = _renumber(
+            [PLACED[t.tag].format(n=_fmt(v["n"])) if "n" in v else PLACED[t.tag] for t, v in terms]
+        )
         add(_join(placed), "constant_placement", "constants moved, combined or into arguments")
         # subset: one term missing
         if len(terms) >= 2:
             i = int(rng.integers(len(terms)))
-            add(_join([_render(t.template, v) for j, (t, v) in enumerate(terms) if j != i]), "subset", f"without {tags[i]}")
+            add(
+                _join([_render(t.template, v) for j, (t, v) in enumerate(terms) if j != i]),
+                "subset",
+                f"without {tags[i]}",
+            )
         # superset: a term of another shape added
         extra = EXTRA[domain][int(rng.integers(len(EXTRA[domain])))]
         add(_join([truth, extra]), "superset", f"plus {extra}")
         # near miss: one term changed
         i = int(rng.integers(len(terms)))
-        near = [_render(NEAR[t.tag], v) if j == i else _render(t.template, v) for j, (t, v) in enumerate(terms)]
+        near = [
+            _render(NEAR[t.tag], v) if j == i else _render(t.template, v) for j, (t, v) in enumerate(terms)
+        ]
         add(_join(near), "near_miss", f"{tags[i]} changed")
         # approximation: a function term replaced by its truncated series
         for j, (t, v) in enumerate(terms):
@@ -336,11 +357,21 @@ def synth_pairs(rng: np.random.Generator) -> list[dict[str, Any]]:
 
 
 def _transform_truths(csv: Path) -> list[dict[str, Any]]:
-    report = generate_transform(csv, seed=7, n_train=60, n_test=20, solve_budget_s=3.0, match_complexity=False)
+    report = generate_transform(
+        csv, seed=7, n_train=60, n_test=20, solve_budget_s=3.0, match_complexity=False
+    )
     out = []
     for p in report.problems:
         X = p.columns("train")[0]
-        out.append({"truth": p.expression, "ranges": {k: [float(f"{float(x.min()):.4g}"), float(f"{float(x.max()):.4g}")] for k, x in X.items()}, "name": p.name})
+        out.append(
+            {
+                "truth": p.expression,
+                "ranges": {
+                    k: [float(f"{float(x.min()):.4g}"), float(f"{float(x.max()):.4g}")] for k, x in X.items()
+                },
+                "name": p.name,
+            }
+        )
     return out
 
 
@@ -369,14 +400,25 @@ def transform_pairs(csv: Path, rng: np.random.Generator) -> list[dict[str, Any]]
 
         def add(proposal: Any, category: str, note: str) -> None:
             pairs.append(
-                {"truth": truth_text, "proposal": txt(proposal), "category": category, "source": "lsr_transform", "ranges": ranges, "note": f"{item['name']}: {note}"}
+                {
+                    "truth": truth_text,
+                    "proposal": txt(proposal),
+                    "category": category,
+                    "source": "lsr_transform",
+                    "ranges": ranges,
+                    "note": f"{item['name']}: {note}",
+                }
             )
 
-        c0, c1 = sympy.Symbol("c0"), sympy.Symbol("c1")
+        c0 = sympy.Symbol("c0")
         add(c0 * expr, "reparametrisation", "an overall constant factor")
         floats = sorted(expr.atoms(sympy.Float), key=str)
         if floats:
-            add(expr.xreplace({f: sympy.Symbol(f"c{i}") for i, f in enumerate(floats)}), "reparametrisation", "numbers named")
+            add(
+                expr.xreplace({f: sympy.Symbol(f"c{i}") for i, f in enumerate(floats)}),
+                "reparametrisation",
+                "numbers named",
+            )
             exponents = {p.exp for p in expr.atoms(sympy.Pow)}
             moved = {f: sympy.Float(float(f) * 1.7, 4) for f in floats if f not in exponents}
             if moved:
@@ -385,7 +427,11 @@ def transform_pairs(csv: Path, rng: np.random.Generator) -> list[dict[str, Any]]
         funcs = [f for f in expr.atoms(sympy.Function) if f.args and f.args[0].free_symbols]
         if funcs:
             f = sorted(funcs, key=str)[0]
-            add(expr.xreplace({f: f.func(sympy.Rational(7, 10) * f.args[0])}), "constant_placement", f"0.7 inside {f.func}")
+            add(
+                expr.xreplace({f: f.func(sympy.Rational(7, 10) * f.args[0])}),
+                "constant_placement",
+                f"0.7 inside {f.func}",
+            )
         roots = [p for p in expr.atoms(sympy.Pow) if p.exp == sympy.Rational(1, 2) and p.base.is_Add]
         if roots:
             r = sorted(roots, key=str)[0]
@@ -410,7 +456,14 @@ def transform_pairs(csv: Path, rng: np.random.Generator) -> list[dict[str, Any]]
         if len(top) >= 2:
             add(expr - top[-1], "subset", "a term dropped")
         else:
-            inner = sorted([a for a in sympy.preorder_traversal(expr) if isinstance(a, sympy.Add) and len(_var_terms(a, set(syms.values()))) >= 2], key=str)
+            inner = sorted(
+                [
+                    a
+                    for a in sympy.preorder_traversal(expr)
+                    if isinstance(a, sympy.Add) and len(_var_terms(a, set(syms.values()))) >= 2
+                ],
+                key=str,
+            )
             if inner:
                 a = inner[0]
                 t = _var_terms(a, set(syms.values()))[-1]
@@ -435,15 +488,31 @@ def transform_pairs(csv: Path, rng: np.random.Generator) -> list[dict[str, Any]]
     return pairs
 
 
-def _pair(truth: str, proposal: str, category: str, ranges: dict[str, list[float]], note: str) -> dict[str, Any]:
-    return {"truth": truth, "proposal": proposal, "category": category, "source": "hand", "ranges": ranges, "note": note}
+def _pair(
+    truth: str, proposal: str, category: str, ranges: dict[str, list[float]], note: str
+) -> dict[str, Any]:
+    return {
+        "truth": truth,
+        "proposal": proposal,
+        "category": category,
+        "source": "hand",
+        "ranges": ranges,
+        "note": note,
+    }
 
 
 X = {"x": [0.5, 3.0]}
 XY = {"x": [0.5, 3.0], "y": [0.5, 3.0]}
 XM = {"x": [-2.0, 2.0]}
 OSC = {"t": [0.0, 20.0], "x": [-1.5, 1.5], "v": [-1.0, 1.0]}
-BARO = {"n_0": [1.0, 5.0], "m": [1.0, 5.0], "g": [1.0, 10.0], "x": [0.1, 2.0], "kb": [1.0, 3.0], "T": [1.0, 5.0]}
+BARO = {
+    "n_0": [1.0, 5.0],
+    "m": [1.0, 5.0],
+    "g": [1.0, 10.0],
+    "x": [0.1, 2.0],
+    "kb": [1.0, 3.0],
+    "T": [1.0, 5.0],
+}
 REL = {"m": [1.0, 5.0], "v": [1.0, 2.0], "c": [3.0, 10.0]}
 LAT = {"U": [1.0, 5.0], "k": [0.5, 2.0], "d": [0.5, 2.0]}
 
@@ -451,10 +520,28 @@ LAT = {"U": [1.0, 5.0], "k": [0.5, 2.0], "d": [0.5, 2.0]}
 def hand_pairs() -> list[dict[str, Any]]:
     """The review's pairs and the cases the paper leaves open (docs/srbench.md decides them)."""
     return [
-        _pair("n_0*exp(-m*g*x/(kb*T))", "n_0*exp(c0*m*g*x/(kb*T))", "constant_placement", BARO, "a constant for the -1"),
+        _pair(
+            "n_0*exp(-m*g*x/(kb*T))",
+            "n_0*exp(c0*m*g*x/(kb*T))",
+            "constant_placement",
+            BARO,
+            "a constant for the -1",
+        ),
         _pair("exp(-u)", "exp(c*u)", "constant_placement", {"u": [0.1, 3.0]}, "the sign as a constant"),
-        _pair("m*sqrt(1 - v**2/c**2)", "m*sqrt(1 - 0.5*v**2/c**2)", "constant_value", REL, "a constant inside the root"),
-        _pair("F0*sin(t) - omega0**2*x - beta*v", "c0*sin(c3*t) + c1*x + c2*v", "reparametrisation", OSC, "a template truth"),
+        _pair(
+            "m*sqrt(1 - v**2/c**2)",
+            "m*sqrt(1 - 0.5*v**2/c**2)",
+            "constant_value",
+            REL,
+            "a constant inside the root",
+        ),
+        _pair(
+            "F0*sin(t) - omega0**2*x - beta*v",
+            "c0*sin(c3*t) + c1*x + c2*v",
+            "reparametrisation",
+            OSC,
+            "a template truth",
+        ),
         _pair("cos(x)**2 - sin(x)**2", "cos(2*x)", "identity", XM, "double angle"),
         _pair("2*sin(x)*cos(x)*y", "y*sin(2*x)", "identity", XY, "double angle"),
         _pair("2*U*(1 - cos(k*d))", "c0*U*sin(k*d/2)**2", "identity", LAT, "half angle"),
@@ -467,9 +554,27 @@ def hand_pairs() -> list[dict[str, Any]]:
         _pair("3.14159*x**2", "pi*x**2", "constant_value", X, "pi spelled out"),
         _pair("x**2 + 1.2", "x**2", "additive_constant", X, "an additive constant dropped"),
         _pair("x**2", "x**2 + c0", "additive_constant", X, "an additive constant added"),
-        _pair("pi - arcsin(sin(x)/y)", "c0 - arcsin(sin(x)/y)", "additive_constant", {"x": [0.1, 1.2], "y": [1.5, 3.0]}, "the offset named"),
-        _pair("F*sin(w*t)", "c0*cos(c1*t)", "phase", {"F": [0.5, 2.0], "w": [0.5, 2.0], "t": [0.0, 10.0]}, "sin vs cos: a phase"),
-        _pair("F*sin(2*t)", "c0*sin(c1*t + c2)", "phase", {"F": [0.5, 2.0], "t": [0.0, 10.0]}, "a fitted phase"),
+        _pair(
+            "pi - arcsin(sin(x)/y)",
+            "c0 - arcsin(sin(x)/y)",
+            "additive_constant",
+            {"x": [0.1, 1.2], "y": [1.5, 3.0]},
+            "the offset named",
+        ),
+        _pair(
+            "F*sin(w*t)",
+            "c0*cos(c1*t)",
+            "phase",
+            {"t": [0.0, 10.0]},
+            "sin vs cos: a phase (F, w template constants)",
+        ),
+        _pair(
+            "F*sin(2*t)",
+            "c0*sin(c1*t + c2)",
+            "phase",
+            {"t": [0.0, 10.0]},
+            "a fitted phase (F a template constant)",
+        ),
         _pair("abs(x)*y", "x*y", "abs_positive", XY, "abs of a positive variable"),
         _pair("v*abs(v)", "v**2", "near_miss", {"v": [-1.0, 1.0]}, "abs on a mixed-sign variable"),
         _pair("A**1.5", "A**1.4", "exponent_value", {"A": [0.1, 2.0]}, "another exponent value"),
@@ -482,8 +587,20 @@ def hand_pairs() -> list[dict[str, Any]]:
         _pair("x", "c0*sin(c1*x)", "near_miss", X, "sin for a line"),
         _pair("x*exp(-y)", "x*exp(-y) + 0.01*x*y", "superset", XY, "a small extra term"),
         _pair("x*exp(-y)", "c0*x*exp(c1*y) + c2*y", "superset", XY, "an extra term a fit may zero"),
-        _pair("A*log(1 + A)", "c0*A*log(1 + A) + c1*A", "superset", {"A": [0.05, 2.0]}, "a linear term beside the log"),
-        _pair("A*log(1 + A)", "c0*A*log(c1 + A)", "constant_placement", {"A": [0.05, 2.0]}, "a constant inside the log"),
+        _pair(
+            "A*log(1 + A)",
+            "c0*A*log(1 + A) + c1*A",
+            "superset",
+            {"A": [0.05, 2.0]},
+            "a linear term beside the log",
+        ),
+        _pair(
+            "A*log(1 + A)",
+            "c0*A*log(c1 + A)",
+            "constant_placement",
+            {"A": [0.05, 2.0]},
+            "a constant inside the log",
+        ),
         _pair("log(x)", "log(c0*x)", "constant_placement", X, "a scale inside the log"),
         _pair("x*y + sin(x)", "x*y", "subset", XY, "a term missing"),
     ]
