@@ -34,7 +34,7 @@ def _osc(n: int, lo: float, hi: float) -> np.ndarray:
 
 def _damped(n: int, lo: float, hi: float) -> np.ndarray:
     x, v = RNG.uniform(lo, hi, n), RNG.uniform(lo, hi, n)
-    return np.column_stack([-0.5 * x - 0.1 * v, x, v])
+    return np.column_stack([-0.5 * x - 0.1 * v * x, x, v])
 
 
 def _saturating(n: int, lo: float, hi: float) -> np.ndarray:
@@ -59,9 +59,11 @@ PROBLEMS: dict[str, tuple[list[str], list[str], str, Any, str]] = {
     "PO_superset": (
         ["a", "x", "v"],
         ["acceleration [superset]", "position", "velocity"],
-        "-0.5*x - 0.1*v",
+        # (a product term, so the starting skeleton c0*x + c1*v + c2 does not fit it too: the
+        # superset answer is what the search returns)
+        "-0.5*x - 0.1*v*x",
         _damped,
-        "return params[0]*x + params[1]*v + params[2]*x**3",
+        "return params[0]*x + params[1]*v*x + params[2]*x**3",
     ),
     "PO_approx": (
         ["y", "x"],

@@ -238,16 +238,21 @@ _FUNCTIONS: Final = frozenset(
 
 
 def _variable_arguments(program: Program) -> tuple[Node, ...]:
-    """The arguments of the functions (and non-integer powers) that hold a variable."""
+    """The arguments of the functions, the bases of the powers and the denominators that hold a
+    variable: where a fit could push its constants into a linear regime (`(c1*T + c2)**2` with
+    c1 -> 0 is a line)."""
     out: list[Node] = []
     for node in dag_nodes(program.root):
-        if not isinstance(node, Op) or node.name not in _FUNCTIONS:
+        if not isinstance(node, Op):
             continue
-        arg = node.args[0]
-        if node.name == "pow":
-            exp = node.args[1]
-            if not (isinstance(exp, Num) and not float(exp.value).is_integer()):
-                continue
+        if node.name in _FUNCTIONS:
+            arg = node.args[0]
+        elif node.name == "div":
+            arg = node.args[1]
+        else:
+            continue
+        if node.name == "pow" and isinstance(node.args[1], Num) and node.args[1].value == 1.0:
+            continue
         if _holds_variable(arg):
             out.append(arg)
     return tuple(out)
