@@ -280,3 +280,16 @@ def test_the_llm_judge_reads_a_pair_as_it_reads_a_problem() -> None:
         judge,
     )
     assert {j: t["all"].agree for j, t in report.judges.items()} == {"sympy": 2, "llm": 2, "both": 2}
+
+
+def test_table_1s_header_quotes_the_stored_held_out_agreement(monkeypatch, tmp_path) -> None:
+    from pytest_lsrb.srbench.scoring import agreement
+    from pytest_lsrb.srbench.tables.table import table_lines
+
+    summary = {"srbench_table": {"lsr_transform": {"sa_judge": "rule", "attempts": 1, "method": "direct"}}}
+    monkeypatch.setattr(agreement, "MEASURED", tmp_path / "agreement.json")
+    assert "not measured" in table_lines(summary)[0]
+    pair = Pair("2*x", "c0*x", True, "reparametrisation", {"x": (0.5, 3.0)})
+    agreement.write_measured(measure([pair], "heldout", ["sympy"]))
+    head = table_lines(summary)[0]
+    assert head.startswith("SA judged by: the paper's rule") and "100.0% of 1 held-out pairs, 0 false accepts" in head

@@ -201,15 +201,17 @@ def measure(
     return report
 
 
-def write_measured(report: Report, path: Path = MEASURED) -> None:
+def write_measured(report: Report, path: Path | None = None) -> None:
     """Store the figures (merged by pair set and judge) for Table 1's header."""
+    path = path or MEASURED
     stored = read_measured(path)
     stored.setdefault(report.pairs, {}).update(report.as_json())
     path.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def read_measured(path: Path = MEASURED) -> dict[str, Any]:
+def read_measured(path: Path | None = None) -> dict[str, Any]:
     try:
+        path = path or MEASURED
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
