@@ -97,7 +97,9 @@ class AdapterConfig:
     allow_model_alias: bool = False
     api_key_env: str | None = None
     timeout_s: float = 120.0
-    max_retries: int = 4
+    max_retries: int = 100
+    # Seconds a call keeps retrying transient errors after its first one (adapters.retry).
+    retry_time_s: float = 120.0
     max_tokens_field: str = "max_tokens"
     cache_dir: str | None = None
     cache_journal: str = "auto"  # the response cache's SQLite journal: auto, wal or delete

@@ -84,7 +84,9 @@ class OllamaAdapter:
             timeout_s=config.timeout_s,
             pool_size=(config.concurrency or DEFAULT_CONCURRENCY) + 2,
             in_flight=config.concurrency or DEFAULT_CONCURRENCY,
-            retry=RetryPolicy(config.max_retries, config.backoff_base_s, config.backoff_max_s),
+            retry=RetryPolicy(
+                config.max_retries, config.backoff_base_s, config.backoff_max_s, total_s=config.retry_time_s
+            ),
             # Ollama itself needs no key; a proxy or hosted Ollama in front of it may.
             api_key=api_key_from_env(config.api_key_env),
         )

@@ -115,7 +115,9 @@ class OpenAIAdapter:
             # connections open lazily: room for a server that reports more slots than the default
             pool_size=(config.concurrency or MAX_FOUND_CONCURRENCY) + 2,
             in_flight=config.concurrency or DEFAULT_CONCURRENCY,
-            retry=RetryPolicy(config.max_retries, config.backoff_base_s, config.backoff_max_s),
+            retry=RetryPolicy(
+                config.max_retries, config.backoff_base_s, config.backoff_max_s, total_s=config.retry_time_s
+            ),
             api_key=api_key_from_env(config.api_key_env),
         )
         self._asked_concurrency = config.concurrency  # None: follow the server's slots up too

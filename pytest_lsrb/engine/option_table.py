@@ -46,7 +46,13 @@ SRBENCH = ("llm_srbench",)
 TACTIC = ("goal_to_tactic_proposal_v1",)
 
 OPTIONS: list[Option] = [
-    Option("adapter", str, "mock", "model adapter: mock (offline baseline), ollama or openai"),
+    Option(
+        "adapter",
+        str,
+        "mock",
+        "model adapter: mock (offline baseline), ollama or openai; sorrydb-tactics or sorrydb-rfl: "
+        "SorryDB's deterministic strategies, no model (sample i answers the i-th tactic)",
+    ),
     Option("model", str, "", "model name sent to the endpoint (default: the adapter's)"),
     Option("base-url", str, None, "endpoint base URL (default: the adapter's)"),
     Option(
@@ -72,7 +78,22 @@ OPTIONS: list[Option] = [
         "request field for the token limit (max_tokens or max_completion_tokens)",
     ),
     Option("timeout", float, 120.0, "seconds before one model call times out", identity=False),
-    Option("max-retries", _int, 4, "retries for transient model-call errors", identity=False),
+    Option(
+        "max-retries",
+        _int,
+        100,
+        "at most this many retries of one model call (--lsrb-retry-time is the usual limit)",
+        identity=False,
+    ),
+    Option(
+        "retry-time",
+        float,
+        120.0,
+        "seconds a model call keeps retrying transient errors (connection refused or reset, 429, "
+        "502/503/504, timeouts) after its first one, with capped jittered backoff honouring "
+        "Retry-After: long enough for a server to restart; 0: no retries",
+        identity=False,
+    ),
     Option(
         "concurrency",
         _opt_int,
@@ -208,10 +229,20 @@ OPTIONS: list[Option] = [
     ),
     Option(
         "context",
+        str,
+        "goal",
+        "what the prompt shows: goal (the goal state only) or file (repo_replay: also the file "
+        "around the sorry - its open/namespace/variable lines and the declaration up to the "
+        "sorry, the target marked as SorryDB's prompts mark it; nothing after the sorry)",
+        choices=("goal", "file"),
+        tasks=TACTIC,
+    ),
+    Option(
+        "context-lines",
         _int,
-        0,
-        "repo_replay: show the model the file around the sorry - its open/namespace/variable lines "
-        "and the declaration up to the sorry, at most N lines before it (0: the goal only)",
+        100,
+        "with --lsrb-context file: at most N lines of the declaration above the sorry (SorryDB's "
+        "tactic strategy shows 100)",
         tasks=TACTIC,
     ),
     Option(
@@ -299,6 +330,13 @@ OPTIONS: list[Option] = [
     ),
     Option(
         "min", str, None, "METRIC=X[,...]: exit 6 when METRIC is below X, e.g. valid_rate=0.9", identity=False
+    ),
+    Option(
+        "max",
+        str,
+        None,
+        "METRIC=X[,...]: exit 6 when a lower-is-better METRIC is above X, e.g. latency_ms_p95=2000",
+        identity=False,
     ),
     Option(
         "alpha",

@@ -149,7 +149,8 @@ def judge_adapter(
         base_url=sr.judge_base_url or options.get("base_url"),
         api_key_env=judge_key_env(sr, options),
         timeout_s=float(options.get("timeout") or 120.0),
-        max_retries=int(options.get("max_retries") or 4),
+        max_retries=int(options.get("max_retries") if options.get("max_retries") is not None else 100),
+        retry_time_s=float(options.get("retry_time") if options.get("retry_time") is not None else 120.0),
         cache_dir=options.get("cache_dir"),
         answers=mock_answers,
     )
