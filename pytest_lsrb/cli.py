@@ -235,6 +235,14 @@ def cmd_schema(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb list`: the tasks, adapters, verifiers and methods installed, and where each is from."""
+    from pytest_lsrb.tools.plugins import listing
+
+    print(listing())
+    return 0
+
+
 def cmd_srbench_generate(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb srbench generate --out DIR [--feynman CSV]`: write LSR-Transform/Synth problem sets."""
     from pytest_lsrb.srbench.generate import run_generate
@@ -298,6 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sorrydb.set_defaults(func=cmd_import_sorrydb)
 
+    from pytest_lsrb.tools.splits import DEFAULT_FRACTIONS
+
     split = sub.add_parser(
         "split",
         help="freeze an index into splits and report contamination",
@@ -309,8 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
     split.add_argument("--out", required=True, help="folder for the manifest and the report")
     split.add_argument(
         "--splits",
-        default="dev=0.2,test=0.8",
-        help="NAME=FRACTION,... summing to 1 (default: dev=0.2,test=0.8)",
+        default=DEFAULT_FRACTIONS,
+        help=f"NAME=FRACTION,... summing to 1 (default: {DEFAULT_FRACTIONS})",
     )
     split.add_argument("--seed", type=int, default=0, help="assignment seed (default: 0)")
     split.add_argument(
@@ -418,6 +428,16 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("name", nargs="?", default=None, help="schema name (omit to list them)")
     schema.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE instead")
     schema.set_defaults(func=cmd_schema)
+
+    listed = sub.add_parser(
+        "list",
+        help="list the tasks, adapters, verifiers and methods installed, and where each comes from",
+        description="Every name a suite.toml's `task`, --lsrb-adapter, --lsrb-verification and "
+        "--lsrb-sr-method accept: built in, or from an installed package's entry point (groups "
+        "pytest_lsrb.tasks, .adapters, .verifiers, .methods), with the module:Class it loads. "
+        'A "package.module:Class" spec is accepted there too.',
+    )
+    listed.set_defaults(func=cmd_list)
 
     from pytest_lsrb.srbench.generate import add_generate_arguments
 

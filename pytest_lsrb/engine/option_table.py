@@ -51,7 +51,8 @@ OPTIONS: list[Option] = [
         str,
         "mock",
         "model adapter: mock (offline baseline), ollama or openai; sorrydb-tactics or sorrydb-rfl: "
-        "SorryDB's deterministic strategies, no model (sample i answers the i-th tactic)",
+        "SorryDB's deterministic strategies, no model (sample i answers the i-th tactic); an "
+        'installed package\'s adapter (`lsrb list`) or a "package.module:Class" spec',
     ),
     Option("model", str, "", "model name sent to the endpoint (default: the adapter's)"),
     Option("base-url", str, None, "endpoint base URL (default: the adapter's)"),
@@ -179,7 +180,12 @@ OPTIONS: list[Option] = [
         "LSRB_SHARD_INDEX (README: sharding)",
     ),
     Option("index", str, None, "index file to use instead of the suite's built-in one"),
-    Option("verification", str, "none", "how answers are checked (suite-specific modes)"),
+    Option(
+        "verification",
+        str,
+        "none",
+        "how answers are checked (the task's modes; an installed package's verifier: `lsrb list`)",
+    ),
     Option("profiles", str, None, "replay profile file or folder (repo_replay/synthetic)"),
     Option(
         "allow-local-remotes",
@@ -350,8 +356,9 @@ OPTIONS: list[Option] = [
         "sr-method",
         str,
         "direct",
-        "llm_srbench discovery method: direct (the reference's Direct), llmsr (LLM-SR) or "
-        "direct-expression (a one-line-expression prompt from the suite's templates)",
+        "llm_srbench discovery method: direct (the reference's Direct), llmsr (LLM-SR), "
+        "direct-expression (a one-line-expression prompt from the suite's templates), an installed "
+        'package\'s method (`lsrb list`) or a "package.module:Class" spec',
         tasks=SRBENCH,
     ),
     Option(
@@ -525,6 +532,14 @@ OPTIONS: list[Option] = [
 
 # Run-config keys that may differ between the shards of one run.
 PER_SHARD_KEYS = frozenset({"shard_index"})
+
+
+def choices_of(name: str) -> tuple[str, ...]:
+    """The choices of `--lsrb-<name>` (dashes or underscores): the one spelling of the list, which
+    every check, constant and page reads (`tactic.answer.ANSWER_MODES`, `srbench.options`)."""
+    found = next(opt for opt in OPTIONS if key(opt.name) == key(name))
+    assert found.choices is not None, f"--lsrb-{found.name} has no choices"
+    return found.choices
 
 
 def dest(name: str) -> str:

@@ -112,7 +112,7 @@ def verified(record: Record) -> bool:
     return bool(record.get("verification_attempted")) and judged(record)
 
 
-def judgement(task: Task | None, record: Record) -> Judgement:
+def judgement(task: Task[Any] | None, record: Record) -> Judgement:
     """The pytest outcome of a finished attempt: infrastructure errors the test, a profile skip
     skips it, a generation error of the model's fails it; the rest is the task's call (`task`
     None: the generic verdict, for records of a task this version does not know)."""

@@ -173,7 +173,8 @@ class RunOutput:
         """One followed line's record; None, with `write_error` set, when the line holds none."""
         try:
             # (str, not bytes: json.loads would guess the encoding of every line)
-            return json.loads(line.decode("utf-8"))
+            decoded: AttemptRecord = json.loads(line.decode("utf-8"))
+            return decoded
         except ValueError:
             pass
         lineno = _count_lines(path, self.followed) + 1

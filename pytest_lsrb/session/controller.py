@@ -246,7 +246,6 @@ class ControllerSession(LsrbSession):
         import sys
 
         from pytest_lsrb.engine.cost import parse_price
-        from pytest_lsrb.engine.task import score_label
         from pytest_lsrb.session.progress import Progress, ProgressReporter, interval_for
 
         resumed = len(self.finished_judgements()) if run.config.resume else 0
@@ -254,7 +253,7 @@ class ControllerSession(LsrbSession):
             len(run.cases) - resumed,
             interval_s=interval_for(run.config.progress, sys.stdout.isatty()),
             price=parse_price(run.config.price),
-            score_label=score_label(run.task, run.config.values),
+            score_label=run.task.score_label(run.config.values),
             note=notes_of(budget_note_of(run), WAITING.note),
         )
         progress.resumed = resumed
