@@ -250,6 +250,13 @@ def cmd_srbench_generate(args: argparse.Namespace, extra: list[str]) -> int:
     return run_generate(args)
 
 
+def cmd_srbench_agreement(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb srbench judge-agreement [--pairs dev|heldout|FILE] [--lsrb-sr-judge ...]`."""
+    from pytest_lsrb.srbench.scoring.agreement import run_agreement
+
+    return run_agreement(args)
+
+
 def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb serve [MODEL.gguf]`: a local OpenAI-compatible llama.cpp server (`tools.serve`)."""
     from pytest_lsrb.tools import serve
@@ -447,6 +454,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_generate_arguments(generate)
     generate.set_defaults(func=cmd_srbench_generate)
+    from pytest_lsrb.srbench.scoring.agreement import add_agreement_arguments
+
+    agreement = srbench_sub.add_parser(
+        "judge-agreement",
+        help="measure a symbolic-accuracy judge against pairs labelled from the paper's wording",
+        description="Score labelled (ground truth, proposal) pairs with the sympy checker, an LLM judge "
+        "or both, and print the agreement per category and the false accepts.",
+    )
+    add_agreement_arguments(agreement)
+    agreement.set_defaults(func=cmd_srbench_agreement)
 
     from pytest_lsrb.tools.serve import add_serve_arguments
 

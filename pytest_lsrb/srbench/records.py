@@ -166,7 +166,7 @@ class SrbenchFields(AttemptFields, total=False):
     symbolic_residual: float | None
     """Relative RMS of the proposal's best fit to the truth."""
     symbolic_scale: str | None
-    """The rule's overall-factor rule (--lsrb-sr-sa-scale), where the rule judged."""
+    """The rule's reading of an additive constant alone (--lsrb-sr-sa-scale), where the rule judged."""
     # -- the LLM judge (--lsrb-sr-judge=llm)
     judge_model: str | None
     """The judge's model."""

@@ -102,7 +102,7 @@ def score(
     """The record fields for one result: metrics (under the `metrics` policy), symbolic verdict
     and verification. `llm` is the LLM judge's verdict when the judge ran (`judge` llm or both);
     `symbolic_budget` bounds the sympy checker (default: `SYMBOLIC_BUDGET`); `sa_scale`: its
-    overall-factor rule (`srbench.scoring.symbolic`, free or strict)."""
+    reading of an additive constant alone (`srbench.scoring.symbolic`, free or strict)."""
     id_m = split_scores(problem, result, "test", tau, metrics)
     ood_m = split_scores(problem, result, "ood_test", tau, metrics)
     has_ood = problem.ood_test is not None
@@ -121,7 +121,7 @@ def score(
     }
     verdict = _symbolic(problem, result, judge, llm, symbolic_budget or SYMBOLIC_BUDGET, sa_scale)
     fields.update(verdict.record())
-    # Which overall-factor rule decided (the rule judged: not the LLM judge, not without a truth).
+    # Which additive-constant reading decided (the rule judged: not the LLM judge, not without a truth).
     ruled = judge in ("sympy", "both") and problem.has_ground_truth
     fields["symbolic_scale"] = sa_scale if ruled else None
     if judge == "both" and problem.has_ground_truth:

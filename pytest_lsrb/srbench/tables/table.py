@@ -86,12 +86,12 @@ RULE_JUDGE: Final = "rule"
 _LLM_METHODS: Final = frozenset({"llm", "llm_error", "llm_unreadable"})
 
 
-STRICT_RULE_JUDGE: Final = "rule:strict"  # --lsrb-sr-sa-scale strict: no free overall factor
+STRICT_RULE_JUDGE: Final = "rule:strict"  # --lsrb-sr-sa-scale strict: an additive constant is a term
 
 
 def sa_judge(record: Mapping[str, Any]) -> str:
-    """`rule` (srbench.scoring.symbolic: the families equal), `rule:strict` (the same without the
-    free overall factor) or `llm:<judge model>`."""
+    """`rule` (srbench.scoring.symbolic), `rule:strict` (the same with an additive constant alone
+    a term) or `llm:<judge model>`."""
     if record.get("symbolic_method") in _LLM_METHODS:
         return f"llm:{record.get('judge_model') or 'unknown'}"
     return STRICT_RULE_JUDGE if record.get("symbolic_scale") == "strict" else RULE_JUDGE
@@ -302,20 +302,35 @@ def table_lines(summary: Mapping[str, Any]) -> list[str]:
 
 
 def _header_lines(summary: Mapping[str, Any]) -> list[str]:
-    """Who judged SA, and (an official release) the problems per split against the paper's."""
+    """Who judged SA and how often that judge agrees with labels from the paper's wording, and
+    (an official release) the problems per split against the paper's."""
     table = summary.get("srbench_table") or {}
     judges = sorted({j for row in table.values() for j in str(row.get("sa_judge") or "").split(", ") if j})
     rules = {
-        RULE_JUDGE: "the paper's rule (the families, constants and overall factor free, are equal; "
-        "srbench.scoring.symbolic)",
-        STRICT_RULE_JUDGE: "the paper's rule with no free overall factor (--lsrb-sr-sa-scale strict)",
+        RULE_JUDGE: "the paper's rule (the forms, every constant free, are equal; srbench.scoring.symbolic)",
+        STRICT_RULE_JUDGE: "the paper's rule with an additive constant a term (--lsrb-sr-sa-scale strict)",
     }
-    named = [rules.get(j) or f"LLM judge {j.removeprefix('llm:')}" for j in judges]
+    named = [(rules.get(j) or f"LLM judge {j.removeprefix('llm:')}") + _agreement_note(j) for j in judges]
     out = [f"SA judged by: {'; '.join(named) or 'none (no ground truth or --lsrb-sr-judge=none)'}"]
     note = summary.get("sr_release_note")
     if note:
         out.append(str(note))
     return out
+
+
+def _agreement_note(judge: str) -> str:
+    """The judge's measured agreement on the held-out labelled pairs (`lsrb srbench
+    judge-agreement --pairs heldout --write`), or that it was never measured."""
+    from pytest_lsrb.srbench.scoring.agreement import measured_agreement
+
+    key = "sympy" if judge == RULE_JUDGE else judge
+    row = measured_agreement(key) if judge != STRICT_RULE_JUDGE else None
+    if not row or not row.get("total"):
+        return " [agreement with labels from the paper's wording: not measured]"
+    return (
+        f" [agrees with labels from the paper's wording on {100 * float(row['agreement']):.1f}% of "
+        f"{row['total']} held-out pairs, {row['false_accepts']} false accepts; the paper's GPT-4o: 94.6%]"
+    )
 
 
 # The paper's Table 1 layout: per group a block of (row key, head).
