@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from pytest_lsrb.adapters import create_adapter
@@ -123,6 +123,12 @@ def check_judge_options(sr: SrOptions, options: Mapping[str, Any]) -> None:
         )
 
 
+def _given(options: Mapping[str, Any], name: str, kind: Callable[[Any], Any], default: Any) -> Any:
+    """A run option's value as `kind`, or `default` when the run left it unset (0 is a value)."""
+    value = options.get(name)
+    return default if value is None else kind(value)
+
+
 def judge_adapter(
     sr: SrOptions, options: Mapping[str, Any], run_adapter: Adapter, mock_answers: MockAnswers
 ) -> Adapter:
@@ -137,8 +143,8 @@ def judge_adapter(
         base_url=sr.judge_base_url or options.get("base_url"),
         api_key_env=judge_key_env(sr, options),
         timeout_s=float(options.get("timeout") or 120.0),
-        max_retries=int(options.get("max_retries") if options.get("max_retries") is not None else 100),
-        retry_time_s=float(options.get("retry_time") if options.get("retry_time") is not None else 120.0),
+        max_retries=_given(options, "max_retries", int, AdapterConfig.max_retries),
+        retry_time_s=_given(options, "retry_time", float, AdapterConfig.retry_time_s),
         cache_dir=options.get("cache_dir"),
         answers=mock_answers,
     )
