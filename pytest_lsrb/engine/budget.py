@@ -40,6 +40,7 @@ from typing import Any, Final
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult, interrupt
 from pytest_lsrb.adapters.usage import reported_tokens
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.nofollow import open_nofollow
 from pytest_lsrb.engine.cost import Price, parse_price
 
 LEDGER_FILE: Final = ".lsrb-budget.json"
@@ -234,7 +235,7 @@ class Ledger:
     def _locked(self) -> Iterator[Any]:
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_nofollow(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # never through a link
             with os.fdopen(fd, "r+", encoding="utf-8") as handle:
                 try:
                     import fcntl
