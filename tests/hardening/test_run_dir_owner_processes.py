@@ -78,7 +78,7 @@ def test_the_same_command_twice_at_once_runs_once(server: FakeOllama, tmp_path: 
     first_out = first.communicate(timeout=300)[0]
     assert first.returncode == 0, first_out[-2000:]
     assert second.returncode == 4
-    refusal = [line for line in second.stdout.splitlines() if line.startswith("ERROR:")]
+    refusal = [line for line in (second.stdout + second.stderr).splitlines() if line.startswith("ERROR:")]
     assert len(refusal) == 1 and f"pid {first.pid} on " in refusal[0] and "in use by another" in refusal[0]
     found = keys(run_dir)
     assert len(found) == ITEMS * 2 and set(found.values()) == {1}  # every attempt once
