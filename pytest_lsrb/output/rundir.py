@@ -175,7 +175,8 @@ class RunOutput:
         """One followed line's record; None, with `write_error` set, when the line holds none."""
         try:
             # (str, not bytes: json.loads would guess the encoding of every line)
-            return json.loads(line.decode("utf-8"))
+            decoded: AttemptRecord = json.loads(line.decode("utf-8"))
+            return decoded
         except ValueError:
             pass
         lineno = _count_lines(path, self.followed) + 1
@@ -197,8 +198,14 @@ class RunOutput:
             self.write_error = write_failure(path, exc)
             raise OutputWriteError(self.write_error) from None
 
-    def finish(self, wall_time_s: float) -> dict[str, Any] | None:
-        """Write summary.json and return it; None when a write failed (see `write_error`)."""
+    def finish(
+        self, wall_time_s: float, selection: set[tuple[str, int]] | None = None
+    ) -> dict[str, Any] | None:
+        """Write summary.json and return it; None when a write failed (see `write_error`).
+
+        `selection`: the cases pytest selected (`-k`, `-m`, node ids); the run is complete when
+        they are done, so a `-k` run is a whole run and its resume finishes what it left. None:
+        every case of the run."""
         try:
             self.writer.close()
         except OSError as exc:
@@ -207,13 +214,19 @@ class RunOutput:
             return None
         run = self.run
         keys = {case.key for case in run.cases}
-        if self.live is not None:
+        if self.live is not None:  # a fresh run: what it wrote is its selection's
             metrics = self.live.finish()
+            if selection is not None:
+                keys &= selection
         else:
             acc = run.task.summary_accumulator(run.config.samples)
             metrics = summarize_file(
                 self.dir / ATTEMPTS_FILE, run.config.samples, acc, keys, record_type_of(run.task)
             )
+            if selection is not None:  # a resume: its selection, and whatever earlier ones recorded
+                path = self.dir / ATTEMPTS_FILE
+                done = {record_key(r) for r in latest_records(path, record_type=record_type_of(run.task))}
+                keys &= selection | done
         summary = {
             "schema_version": SUMMARY_SCHEMA_VERSION,
             "suite": run.spec.name,
@@ -224,6 +237,7 @@ class RunOutput:
             "shard_count": self.header["shard_count"],
             "shard_index": self.header["shard_index"],
             "attempts_expected": len(keys),
+            "items_expected": len({item_id for item_id, _ in keys}),
             "complete": metrics["attempts"] == len(keys),
             **run.task.summary_fields(run.config),
             **metrics,

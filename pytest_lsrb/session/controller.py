@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
+from pytest_lsrb.adapters.retry import WAITING
 from pytest_lsrb.core.errors import LsrbUsageError, OutputWriteError
 from pytest_lsrb.core.nofollow import create_nofollow
 from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import queue_depth
 from pytest_lsrb.session import xdist
 from pytest_lsrb.session.base import LsrbSession
+from pytest_lsrb.session.cases import keys_of_nodeids
 from pytest_lsrb.session.seams import fastpath
 from pytest_lsrb.session.seams.reports import ReportKeeper
 from pytest_lsrb.session.termination import EXIT_TERMINATED, TermHandler
@@ -97,6 +99,16 @@ def budget_uncounted(run: SuiteRun) -> str | None:
     )
 
 
+def notes_of(*notes: Callable[[], str | None] | None) -> Callable[[], str | None]:
+    """The progress line's extra parts, each asked when the line is shown."""
+
+    def note() -> str | None:
+        said = [text for text in (n() for n in notes if n is not None) if text]
+        return " · ".join(said) or None
+
+    return note
+
+
 def budget_note_of(run: SuiteRun) -> Callable[[], str | None] | None:
     """What the progress line says of the run's budgets (read from the ledger when shown)."""
     from pytest_lsrb.engine.budget import Ledger, budget_note, limits_of
@@ -131,6 +143,10 @@ class ControllerSession(LsrbSession):
         self.started = datetime.now(timezone.utc)
         self.queue_depth = 0  # tests each xdist worker should hold so its prefetch stays busy
         self.progress: ProgressReporter | None = None  # the progress line
+        self._unlisten: Callable[[], None] | None = None  # its ear on calls waiting to retry
+        # The cases pytest selected (-k, -m, node ids): the run is complete when they are done.
+        self.selection: set[tuple[str, int]] | None = None
+        self.selection_unknown = False
         self.following = False  # controller of xdist workers: it follows their attempts.jsonl
         self.workers_lost = 0  # xdist workers that crashed so far
         self.next_follow = 0.0  # controller of xdist workers: when to read their records next
@@ -261,7 +277,6 @@ class ControllerSession(LsrbSession):
         import sys
 
         from pytest_lsrb.engine.cost import parse_price
-        from pytest_lsrb.engine.task import score_label
         from pytest_lsrb.session.progress import Progress, ProgressReporter, interval_for
 
         resumed = len(self.finished_judgements()) if run.config.resume else 0
@@ -269,17 +284,30 @@ class ControllerSession(LsrbSession):
             len(run.cases) - resumed,
             interval_s=interval_for(run.config.progress, sys.stdout.isatty()),
             price=parse_price(run.config.price),
-            score_label=score_label(run.task, run.config.values),
-            note=budget_note_of(run),
+            score_label=run.task.score_label(run.config.values),
+            note=notes_of(budget_note_of(run), WAITING.note),
         )
         progress.resumed = resumed
-        return ProgressReporter(progress, self.config.pluginmanager.get_plugin("terminalreporter"))
+        reporter = ProgressReporter(progress, self.config.pluginmanager.get_plugin("terminalreporter"))
+        # A call riding out an outage finishes no attempt, so nothing else would print a line.
+        self._unlisten = WAITING.listen(reporter.nudge)
+        return reporter
 
     # -- collection ----------------------------------------------------------------------------
 
     def node_collected(self, ids: list[str]) -> None:
         """xdist: a worker collected `ids` (the progress line learns the total)."""
         self.count_collected(len(ids))
+        if self.run is not None:
+            self.selected(keys_of_nodeids(self.run.cases, ids))
+
+    def selected(self, keys: set[tuple[str, int]] | None) -> None:
+        # Every xdist worker collects the same tests; a worker whose ids could not be read makes
+        # the whole run the selection (as without -k), never a smaller one.
+        if keys is None or self.selection_unknown:
+            self.selection_unknown, self.selection = True, None
+        else:
+            self.selection = keys if self.selection is None else self.selection | keys
 
     def count_collected(self, tests: int) -> None:
         if self.progress is not None:
@@ -395,6 +423,9 @@ class ControllerSession(LsrbSession):
 
     def finish(self, session: pytest.Session) -> None:
         """Write summary.json and apply the gate."""
+        if self._unlisten is not None:
+            self._unlisten()
+            self._unlisten = None
         super().finish(session)
         if self.output is None or self.run is None:
             return
@@ -405,7 +436,7 @@ class ControllerSession(LsrbSession):
         from pytest_lsrb.tools import gate
 
         wall = (datetime.now(timezone.utc) - self.started).total_seconds()
-        self.summary = self.output.finish(wall_time_s=wall)
+        self.summary = self.output.finish(wall_time_s=wall, selection=self.selection)
         self.term.saved = True
         self.budget_stop = budget_stop(self.run)
         self.next_step = next_step_line(

@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import with_config
 
-from pytest_lsrb.engine.records import RECORD_CONFIG, AttemptFields, AttemptRecord, Count
+from pytest_lsrb.adapters.usage import Count
+from pytest_lsrb.engine.records import RECORD_CONFIG, AttemptFields, AttemptRecord
 
 
 @with_config(RECORD_CONFIG)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_lsrb.core.errors import LsrbUsageError, generation_domain
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec
-from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, mock_answers
+from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task, mock_answers
 from pytest_lsrb.srbench.data.loaders import load_problems
 from pytest_lsrb.srbench.data.problem import DOMAIN_ALIASES, Problem
 from pytest_lsrb.srbench.limits import judge_budget
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 TASK_NAME = "llm_srbench"
 
 
-class SrbenchTask:
+class SrbenchTask(Task[Problem]):
     name = TASK_NAME
     answer_field = "equation"
     verification_modes = ("equation",)  # every discovery result is scored on the problem's data

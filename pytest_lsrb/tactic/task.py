@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from json.encoder import encode_basestring as _json_string  # json's, ensure_ascii=False
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pytest_lsrb.adapters.base import GenerationRequest, Message
 from pytest_lsrb.adapters.usage import result_fields
@@ -20,8 +20,8 @@ from pytest_lsrb.engine.outcomes import JUDGED, answered, verdict
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec, read_suite_text, render
 from pytest_lsrb.engine.summary import GroupCounts
-from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement
-from pytest_lsrb.tactic.answer import read_answer
+from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task
+from pytest_lsrb.tactic.answer import ANSWER_MODES, read_answer
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
 from pytest_lsrb.tactic.records import TacticAttemptRecord, TacticFields
@@ -41,7 +41,8 @@ PROOF_MAX_TOKENS = 2048
 
 def answer_mode(options: Mapping[str, Any]) -> str:
     """`tactic` (the card's default: one next tactic) or `proof` (`--lsrb-answer proof`)."""
-    return "proof" if options.get("answer") == "proof" else "tactic"
+    mode = options.get("answer")
+    return str(mode) if mode in ANSWER_MODES else ANSWER_MODES[0]
 
 
 @functools.lru_cache(maxsize=8)
@@ -62,7 +63,7 @@ def prompt_hash(messages: tuple[Message, ...]) -> str:
         return hashlib.sha256(b"[]").hexdigest()
     hashed = _hashed_head(messages[:-1]).copy()
     hashed.update(f"{_json_message(messages[-1])}]".encode())
-    return hashed.hexdigest()
+    return str(hashed.hexdigest())
 
 
 def _json_message(message: Message) -> str:
@@ -78,7 +79,7 @@ def _hashed_head(head: tuple[Message, ...]) -> Any:
 def build_messages(
     suite: SuiteSpec, row: TacticRow, context: str | None = None, mode: str = "tactic"
 ) -> tuple[Message, ...]:
-    """The prompt; with `context` (`--lsrb-context`: the file around the sorry), the user message
+    """The prompt; with `context` (`--lsrb-context file`: the file around the sorry), the user message
     starts with it, and without it the prompt is exactly the suite's template. Mode `proof` uses
     the suite's `[answer_proof]` templates (they ask for the whole proof)."""
     fields = {
@@ -96,7 +97,12 @@ def build_messages(
     else:
         system, user = suite.render_prompt(fields)
     if context:
-        user = f"File {row.path}, up to the line of the sorry:\n```lean\n{context}\n```\n\n{user}"
+        # SorryDB's agentic prompt marks its target the same way: the file up to the sorry,
+        # "a sorry on the last line, column N" (sorrydb/strategies/agentic_strategy.py PROMPT)
+        user = (
+            f"File {row.path}, up to the sorry:\n```lean\n{context}\n```\n"
+            f"The target is the `sorry` on the last line, column {row.start_column}.\n\n{user}"
+        )
     msgs = [Message("user", user)]
     if system:
         msgs.insert(0, Message("system", system))
@@ -107,7 +113,7 @@ def build_messages(
 _Prompt = tuple[tuple[Message, ...], str, list[dict[str, str]]]
 
 
-class TacticTask:
+class TacticTask(Task[TacticRow]):
     name = TASK_NAME
     answer_field = "tactic"
     verification_modes = ("none", "synthetic", "repo_replay")
@@ -152,8 +158,8 @@ class TacticTask:
         if last is not None and last[0] is row and last[1] is suite:
             return last[2]
         context = None
-        lines = int(ctx.options.get("context") or 0)
-        if lines > 0:
+        lines = int(ctx.options.get("context_lines") or 100)
+        if ctx.options.get("context") == "file" and lines > 0:
             from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase
 
             if isinstance(ctx.verifier, LeanVerifierBase):  # (mode none has no source)
@@ -175,7 +181,8 @@ class TacticTask:
             seed=ctx.case.attempt_seed,
             sampling=ctx.sampling,
             task=self.name,
-            context={"goal_text": row.goal_text},
+            # the sample, for adapters whose answer is the sample's (adapters/reference.py)
+            context={"goal_text": row.goal_text, "sample_index": ctx.case.sample_index},
         )
         result = ctx.adapter.generate(request)
         fields: TacticFields = {
@@ -193,8 +200,8 @@ class TacticTask:
             # The summary's per-repository and per-Lean-version breakdowns group by these.
             "repo_remote": row.repo_remote,
             "repo_lean_version": row.repo_lean_version,
-            **result_fields(result),
         }
+        fields.update(cast(TacticFields, result_fields(result)))  # (usage fields are record fields)
         mode = answer_mode(ctx.options)
         answer = read_answer(result.text, "proof" if mode == "proof" else "tactic") if result.ok else None
         if answer is not None and result.ok and not answer.nonempty:

@@ -45,7 +45,6 @@ from scipy.optimize import minimize
 from pytest_lsrb.equations import BoundProgram, Program
 from pytest_lsrb.srbench.fitting.fit_enhanced import fit_enhanced
 from pytest_lsrb.srbench.fitting.objective import (
-    FIT_POLICIES,
     REFERENCE_GTOL,
     REFERENCE_MAX_ITER,
     REFERENCE_NPARAMS,
@@ -66,7 +65,6 @@ NEAR_EXACT_NMSE: Final = 1e-6  # below this training NMSE, polish on to POLISH_G
 POLISH_GTOL: Final = 1e-8
 
 __all__ = [
-    "FIT_POLICIES",
     "FitLimits",
     "FitPolicy",
     "FitResult",

@@ -23,7 +23,6 @@ from pytest_lsrb.core.metrics import finite_float
 FitStatus = Literal["ok", "nonfinite", "time_limit", "eval_limit"]
 FitMethod = Literal["bfgs", "lstsq", "none"]
 FitPolicy = Literal["reference", "fast", "enhanced"]
-FIT_POLICIES: Final[tuple[FitPolicy, ...]] = ("reference", "fast", "enhanced")
 # The reference optimises a vector of MAX_NPARAMS = 10 parameters, so scipy's default iteration
 # cap is 200 * 10 whatever the skeleton uses (unused parameters have a zero gradient and never move).
 REFERENCE_NPARAMS: Final = 10

@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 
@@ -48,6 +48,7 @@ from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePo
 from pytest_lsrb.srbench.methods.evolution import Evolution, EvolutionConfig, EvolutionHooks, Member
 from pytest_lsrb.srbench.methods.expression_tree import OPERATORS_TEXT, parametrise, read_expression, render
 from pytest_lsrb.srbench.options import SrOptions
+from pytest_lsrb.srbench.records import SrbenchFields
 
 METHOD_NAME: Final = "lasr"
 DEFAULT_BUDGET: Final = 1000  # model calls; the reference settings make ~600 (0.001 x ~550k events)
@@ -454,10 +455,10 @@ class LaSRRun:
                 "generation_errors": dict(sorted(self.generation_errors.items())),
                 "concepts": self.concepts[: self.config.max_concepts],
                 "pareto_front": [[m.size, m.loss] for m in found.pareto],
-                **self.tally.record_fields(),
-                "wall_time_s": round(time.perf_counter() - start, 3),
             },
         )
+        result.extra.update(cast(SrbenchFields, self.tally.record_fields()))
+        result.extra["wall_time_s"] = round(time.perf_counter() - start, 3)
         result.note_generation_failure(self.fatal, self.calls, self.generation_errors)
         return result
 

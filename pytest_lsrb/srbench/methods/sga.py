@@ -29,7 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
 from pytest_lsrb.adapters.usage import CallTally
@@ -48,6 +48,7 @@ from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.fitting.adam import AdamFit, fit_adam
 from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.records import SrbenchFields
 
 METHOD_NAME: Final = "sga"
 MAX_PARAMS: Final = 10
@@ -415,10 +416,10 @@ class SGARun:
                 "candidate_errors": dict(sorted(self.candidate_errors.items())),
                 "generation_errors": dict(sorted(self.generation_errors.items())),
                 "sga_temperatures": [self.config.temperature_exploit, self.config.temperature_explore],
-                **self.tally.record_fields(),
-                "wall_time_s": round(seconds, 3),
             },
         )
+        out.extra.update(cast(SrbenchFields, self.tally.record_fields()))
+        out.extra["wall_time_s"] = round(seconds, 3)
         out.note_generation_failure(self.fatal, self.calls, self.generation_errors)
         return out
 

@@ -13,7 +13,6 @@ from typing import Any, Final
 import numpy as np
 
 from pytest_lsrb.core.bounded import Budget, call_bounded, preload
-from pytest_lsrb.core.errors import VERIFICATION_OUTCOME_DOMAINS
 from pytest_lsrb.srbench.data.problem import SPLITS, Problem
 from pytest_lsrb.srbench.limits import SYMBOLIC_BUDGET
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
@@ -21,6 +20,7 @@ from pytest_lsrb.srbench.options import MetricsPolicy
 from pytest_lsrb.srbench.records import SrbenchFields
 from pytest_lsrb.srbench.scoring.metrics import EMPTY, NO_OOD, TAU, SplitMetrics, split_metrics
 from pytest_lsrb.srbench.scoring.symbolic import NOT_APPLICABLE, SymbolicVerdict, symbolic_match
+from pytest_lsrb.srbench.scoring.verifier import EQUATION_OUTCOMES
 
 # Children of the bounded checker start with these imported (see core.bounded).
 preload("pytest_lsrb.srbench.scoring.symbolic")
@@ -28,16 +28,7 @@ UNDECIDED: Final = "undecided"  # symbolic_method when the check ran out of its 
 
 VERIFICATION_MODE: Final = "equation"
 
-# Verification outcomes of an equation; their error domains live in errors.VERIFICATION_OUTCOME_DOMAINS.
-EQUATION_OUTCOMES: Final = (
-    "accurate",
-    "symbolic_match",
-    "inaccurate",
-    "symbolic_mismatch",
-    "not_finite",
-    "no_equation",
-    "not_applicable",
-)
+# Verification outcomes of an equation and whose each is: `scoring.verifier.EQUATION_OUTCOMES`.
 
 
 def all_inputs(problem: Problem) -> dict[str, np.ndarray]:
@@ -151,7 +142,7 @@ def score(
     # the verdict the summary, gate and merge count says so too.
     outcome = _outcome(result, id_m, verdict, success) if result.the_models else "no_equation"
     attempted = outcome != "not_applicable"
-    ok = attempted and VERIFICATION_OUTCOME_DOMAINS[outcome] is None
+    ok = attempted and EQUATION_OUTCOMES[outcome] is None
     fields.update(
         {
             "verification_mode": VERIFICATION_MODE,
@@ -159,9 +150,7 @@ def score(
             "verification_success": ok if attempted else None,
             "verification_outcome": outcome,
             "verification_error_kind": None if ok or not attempted else outcome,
-            "verification_error_domain": None
-            if ok or not attempted
-            else VERIFICATION_OUTCOME_DOMAINS[outcome],
+            "verification_error_domain": None if ok or not attempted else EQUATION_OUTCOMES[outcome],
             "sr_success": success,
         }
     )

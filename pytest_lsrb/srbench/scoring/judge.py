@@ -131,13 +131,15 @@ def judge_adapter(
     mock judge answers with `mock_answers` (the task's, as the run's mock does)."""
     if not judge_options_given(sr):
         return run_adapter
+    retries, retry_time = options.get("max_retries"), options.get("retry_time")
     config = AdapterConfig(
         name=sr.judge_adapter or str(options.get("adapter") or "mock"),
         model=sr.judge_model or str(options.get("model") or ""),
         base_url=sr.judge_base_url or options.get("base_url"),
         api_key_env=judge_key_env(sr, options),
         timeout_s=float(options.get("timeout") or 120.0),
-        max_retries=int(options.get("max_retries") or 4),
+        max_retries=int(retries) if retries is not None else 100,
+        retry_time_s=float(retry_time) if retry_time is not None else 120.0,
         cache_dir=options.get("cache_dir"),
         answers=mock_answers,
     )

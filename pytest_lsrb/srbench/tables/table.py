@@ -40,8 +40,6 @@ GROUP_ORDER: Final = (
     "lsr_synth_matsci",
 )
 PER_PROBLEM: Final = "sample 0"
-# --lsrb-sr-per-problem: which result stands for a problem in Table 1 (the record's `sr_per_problem`).
-PER_PROBLEM_RULES: Final = ("sample0", "best_train")
 # The fields GroupStats reads: all a best-of-k choice needs to keep of a record until the end.
 _TABLE_FIELDS: Final = (
     "sr_method",
