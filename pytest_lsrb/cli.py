@@ -297,11 +297,20 @@ def cmd_srbench_generate(args: argparse.Namespace, extra: list[str]) -> int:
     return run_generate(args)
 
 
+def cmd_srbench_agreement(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb srbench judge-agreement [--pairs dev|heldout|FILE] [--lsrb-sr-judge ...]`."""
+    from pytest_lsrb.srbench.scoring.agreement import run_agreement
+
+    return run_agreement(args)
+
+
 def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb serve [MODEL.gguf]`: a local OpenAI-compatible llama.cpp server (`tools.serve`)."""
     from pytest_lsrb.tools import serve
 
     gguf = serve.resolve_model(args.model)
+    if args.ctx_size < 1:
+        raise LsrbUsageError(f"lsrb serve: --ctx-size must be at least 1 (got {args.ctx_size}).")
     spec = serve.ServeSpec(
         gguf=gguf,
         alias=args.alias or serve.default_alias(gguf),
@@ -310,6 +319,7 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
         threads=args.threads or serve.machine_threads(),
         slots=args.slots,
         verbose=args.verbose,
+        ctx_per_slot=args.ctx_size,
     )
     return serve.serve(spec, stop_on_eof=args.stop_on_eof)
 
@@ -491,6 +501,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_generate_arguments(generate)
     generate.set_defaults(func=cmd_srbench_generate)
+    from pytest_lsrb.srbench.scoring.agreement import add_agreement_arguments
+
+    agreement = srbench_sub.add_parser(
+        "judge-agreement",
+        help="measure a symbolic-accuracy judge against pairs labelled from the paper's wording",
+        description="Score labelled (ground truth, proposal) pairs with the sympy checker, an LLM judge "
+        "or both, and print the agreement per category and the false accepts.",
+    )
+    add_agreement_arguments(agreement)
+    agreement.set_defaults(func=cmd_srbench_agreement)
 
     from pytest_lsrb.tools.serve import add_serve_arguments
 
