@@ -398,8 +398,10 @@ OPTIONS: list[Option] = [
     Option(
         "sr-fit-time-limit",
         _opt_float,
-        5.0,
-        "llm_srbench: wall-clock seconds for fitting one candidate's parameters",
+        30.0,  # the reference's (LLM-SR's evaluate_timeout_seconds); srbench.fitting.objective
+        "llm_srbench: wall-clock seconds for fitting one candidate's parameters (the reference's "
+        "30; a fit that reaches it keeps its best point so far and is counted: "
+        "fit_time_limit_hits)",
         tasks=SRBENCH,
     ),
     Option(
@@ -482,9 +484,9 @@ OPTIONS: list[Option] = [
         "sr-sa-scale",
         str,
         "free",
-        "llm_srbench symbolic accuracy (sympy judge): free (each form has a free overall factor, "
-        "so c*E/(g*z) matches E/(g*z): the paper compares forms after removing constants) or "
-        "strict (only the constants each side writes are free)",
+        "llm_srbench symbolic accuracy (sympy judge), an open case of the paper's rule: free (an "
+        "additive constant alone is a constant, removed like the others: x**2 + c matches x**2) or "
+        "strict (an additive constant alone is a term of the form)",
         choices=("free", "strict"),
         tasks=SRBENCH,
     ),

@@ -68,7 +68,7 @@ class SrOptions:
     judge_api_key_env: str | None
     success: str
     partial_release: bool = False
-    sa_scale: str = "free"  # the sympy checker's overall-factor rule (srbench.scoring.symbolic)
+    sa_scale: str = "free"  # the sympy checker's additive-constant reading (srbench.scoring.symbolic)
     token_budget: int | None = None  # prompt + completion tokens per discovery run; None: no cap
 
     @classmethod
