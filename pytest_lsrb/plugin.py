@@ -66,10 +66,6 @@ class SessionHooks:
             return
         session.config.pluginmanager.register(AttemptSetup(self.state), PLUGIN_NAME + "-setup")
         self.state.start(run)
-        if fastpath(session.config):  # a test's node id must not stay in the C environment
-            from pytest_lsrb.session.seams.environ import keep_current_test_in_python
-
-            session.config.add_cleanup(keep_current_test_in_python())
         self.state.heap.freeze()  # the rows and cases live until the session ends (session.heap)
 
     @pytest.hookimpl(wrapper=True)

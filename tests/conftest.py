@@ -3,6 +3,9 @@
 - `shared_data`: the real public data in ../shared/data (tests skip cleanly when it is absent).
 - `run_suite`: runs pytest on a suite in a subprocess, like a user would, and returns what it
   printed and wrote.
+
+The end-to-end tests (they start processes or servers; `opt_in.py` finds them from their code)
+are left out of the default run and run with `--run-slow` or `LSRB_RUN_SLOW=1`, as CI does.
 """
 
 from __future__ import annotations
@@ -14,6 +17,11 @@ from pathlib import Path
 
 import pytest
 from lsrb_testing import SHARED_DATA, TACTIC_SUITE, RunSuite, SuiteResult
+from opt_in import (  # noqa: F401  (the hooks that leave the end-to-end tests out by default)
+    pytest_addoption,
+    pytest_collection_modifyitems,
+    pytest_report_collectionfinish,
+)
 
 # hypothesis profiles (ci, explore) are registered in the repository's top-level conftest.py.
 

@@ -17,6 +17,9 @@ ADAPTERS: dict[str, str] = {
     "mock": "pytest_lsrb.adapters.mock:MockAdapter",
     "ollama": "pytest_lsrb.adapters.ollama:OllamaAdapter",
     "openai": "pytest_lsrb.adapters.openai:OpenAIAdapter",
+    # SorryDB's deterministic baselines: no model (adapters/reference.py)
+    "sorrydb-tactics": "pytest_lsrb.adapters.reference:SorryDBTacticsAdapter",
+    "sorrydb-rfl": "pytest_lsrb.adapters.reference:SorryDBRflAdapter",
 }
 
 

@@ -23,7 +23,6 @@ server dripping bytes cannot hold an attempt, and a body over `MAX_BODY_BYTES` i
 from __future__ import annotations
 
 import ipaddress
-import json
 import logging
 import random
 import threading
@@ -41,6 +40,7 @@ from pytest_lsrb.adapters.concurrency import CURRENT, NOT_SENT, AdaptiveLimit, A
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, RETRYABLE_GENERATION_KINDS
 from pytest_lsrb.core.redaction import RUN_KEYS, register_key, strip_userinfo
 from pytest_lsrb.core.seeds import stable_hash
+from pytest_lsrb.core.textfiles import loads_json
 
 log = logging.getLogger("pytest_lsrb.http")
 
@@ -137,11 +137,9 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
 
 def error_text(body: str) -> str:
     """The provider's own error message out of a body (OpenAI, Ollama, llama.cpp, vLLM shapes)."""
-    import json
-
     text = body.strip()
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except ValueError:
         return text[:MESSAGE_LIMIT]
     if isinstance(data, dict):
@@ -261,7 +259,7 @@ class HttpEndpoint:
                 retry_after_s=parse_retry_after(response.headers),
             )
         try:
-            data = json.loads(body)
+            data = loads_json(body)  # its one failure is ValueError, nesting too deep included
         except ValueError as exc:
             return Failure(
                 "bad_response", clip(f"not JSON ({exc}); the body starts {text[:80]!r}"), status=status
@@ -270,6 +268,8 @@ class HttpEndpoint:
             return parse(RUN_KEYS.secrets().redact_tree(data))
         except ResponseError as exc:
             return Failure(exc.kind, clip(self.redact(str(exc))), status=status)
+        except RecursionError:  # parsed, but too deep for the walk over it
+            return Failure("bad_response", "not usable JSON (nested too deeply)", status=status)
 
     def _receive(self, method: str, path: str, payload: Any) -> tuple[httpx.Response, bytes] | Failure:
         """The response and its whole body, within `timeout_s` in all (not just per read)."""

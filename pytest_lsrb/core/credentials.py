@@ -6,17 +6,56 @@ is read, checked (set, and sendable in an HTTP header: no control or non-ASCII c
 surrounding space) and registered for redaction (core.redaction.RUN_KEYS) before any model call;
 the sentence that refuses it names the variable, never the key. A key goes only to the origin
 (scheme, host, port) of its own endpoint: `same_origin` is the one test of that.
+
+A key pasted where a variable's *name* belongs (`--lsrb-api-key-env sk-...`) is refused without
+being quoted (`variable_problem`), and registered for redaction in case anything else echoes it.
+
+Credentials in a base URL (`http://user:KEY@host`) are sent as the URL says, but no URL we print,
+log or pass on a child's command line carries them: a child gets them in `$LSRB_BASE_URL_USERINFO`
+(`userinfo_env`), which also lets a user give them without writing them on a command line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from urllib.parse import urlsplit
+import re
+from collections.abc import Mapping, MutableMapping, Sequence
+from urllib.parse import urlsplit, urlunsplit
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.redaction import key_problem, register_key
+from pytest_lsrb.core.redaction import RUN_KEYS, key_problem, register_key, strip_userinfo
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# The credentials of a base URL that carries none on the command line (`user:password`).
+USERINFO_ENV = "LSRB_BASE_URL_USERINFO"
+BASE_URL_FLAG = "--lsrb-base-url"
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+# What API keys start with (OpenAI, Anthropic, Hugging Face, GitHub, Slack, AWS, Google, Groq...).
+_KEY_PREFIXES = ("sk-", "sk_", "hf_", "ghp_", "gho_", "github_pat_", "xox", "AKIA", "AIza", "gsk_", "pk-")
+
+
+def looks_like_key(value: str) -> bool:
+    """Whether `value` is shaped like a secret rather than an environment variable's name: a known
+    key prefix, or 20+ characters mixing lower case, upper case and digits (names are words)."""
+    if value.startswith(_KEY_PREFIXES):
+        return True
+    mixed = (
+        any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
+    )
+    return len(value) >= 20 and mixed == 3
+
+
+def variable_problem(variable: str) -> str | None:
+    """Why `variable` cannot be the name of an environment variable (never quoting it), or None."""
+    if looks_like_key(variable):
+        return "looks like a key, not the name of an environment variable (the value is not shown)"
+    if not _VARIABLE.fullmatch(variable):
+        return (
+            "is not the name of an environment variable (letters, digits and _, not starting with a "
+            "digit; the value is not shown)"
+        )
+    return None
 
 
 def checked_key(variable: str | None, where: str) -> str | None:
@@ -26,6 +65,13 @@ def checked_key(variable: str | None, where: str) -> str | None:
     """
     if not variable:
         return None
+    problem = variable_problem(variable)
+    if problem is not None:
+        register_key(variable)  # whatever else echoes it (a log, a traceback) shows it masked
+        raise LsrbUsageError(
+            f"{where}: the value {problem}; give the NAME of the variable that holds the key, "
+            "e.g. OPENAI_API_KEY."
+        )
     value = os.environ.get(variable)
     if not value:
         raise LsrbUsageError(f"{where}: the environment variable {variable} is not set or empty.")
@@ -49,3 +95,62 @@ def origin(url: str) -> tuple[str, str, int | None]:
 
 def same_origin(a: str, b: str) -> bool:
     return origin(a) == origin(b)
+
+
+def url_with_env_userinfo(url: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """`url` with the credentials in `$LSRB_BASE_URL_USERINFO` when it carries none of its own;
+    the password is registered for redaction either way."""
+    if not url:
+        return url
+    env = os.environ if environ is None else environ
+    parts = urlsplit(url)
+    userinfo = env.get(USERINFO_ENV)
+    if "@" not in parts.netloc and userinfo:
+        problem = key_problem(userinfo)
+        if problem is not None:
+            raise LsrbUsageError(f"${USERINFO_ENV} {problem}; fix the variable.")
+        parts = parts._replace(netloc=f"{userinfo}@{parts.netloc}")
+        url = urlunsplit(parts)
+    with contextlib.suppress(ValueError):
+        register_key(urlsplit(url).password)
+    return url
+
+
+def _userinfo(url: str) -> str | None:
+    netloc = urlsplit(url).netloc
+    return netloc.rsplit("@", 1)[0] if "@" in netloc else None
+
+
+def shown_command(words: Sequence[str]) -> tuple[list[str], bool]:
+    """A command line safe to print or log: every URL's credentials removed and every run key
+    masked; True when credentials were removed (the command then needs them again, from
+    `$LSRB_BASE_URL_USERINFO`)."""
+    out: list[str] = []
+    stripped = False
+    for word in words:
+        flag, eq, value = word.partition("=")
+        target = value if eq and flag.startswith("--") else word
+        if "://" in target and _userinfo(target) is not None:
+            target = strip_userinfo(target)
+            stripped = True
+            word = f"{flag}={target}" if eq and flag.startswith("--") else target
+        out.append(RUN_KEYS.redact(word))
+    return out, stripped
+
+
+def child_command(words: Sequence[str], env: MutableMapping[str, str]) -> list[str]:
+    """`words` for a child process with the base URL's credentials moved into `env`
+    ($LSRB_BASE_URL_USERINFO): a command line is visible to every user of the machine (`ps`)."""
+    out: list[str] = []
+    take_next = False
+    for word in words:
+        if take_next or word.startswith(BASE_URL_FLAG + "="):
+            prefix = "" if take_next else BASE_URL_FLAG + "="
+            url = word[len(prefix) :]
+            userinfo = _userinfo(url) if "://" in url else None
+            if userinfo is not None:
+                env[USERINFO_ENV] = userinfo
+                word = prefix + strip_userinfo(url)
+        take_next = word == BASE_URL_FLAG
+        out.append(word)
+    return out

@@ -4,8 +4,11 @@ A key can come back from a server in more spellings than its own: URL-encoded (a
 echoes the request line), or inside base64 (an echoed `Authorization: Basic` header, where the key
 follows `user:` at any byte offset). `Secrets` knows every such form of every key and replaces
 them all; callers redact a text *before* they cut it to length, so no prefix of a key survives a
-cut either. A key split by control or invisible characters (`sk-ab\x00cd`, `sk-ab\\r\\ncd` as JSON or
-a repr writes them) is still the key: each form matches with such characters between its letters.
+cut either. A server may also echo the start of a key on its own (OpenAI's "Incorrect API key
+provided: sk-proj-abcd****qrst"): any prefix of a key of at least `MIN_PREFIX` characters is
+redacted wherever it stands. A key split by control or invisible characters (`sk-ab\x00cd`,
+`sk-ab\\r\\ncd` as JSON or a repr writes them) is still the key: each form matches with such
+characters between its letters.
 
 `RUN_KEYS` holds every key this process sends anywhere (the model's, the judge's, a Kimina
 server's): whoever reads a key from the environment registers it, every endpoint redacts what it
@@ -27,6 +30,8 @@ MASK = "***"
 # Shorter base64 fragments than this could match ordinary text; a key's own spelling is always
 # redacted, whatever its length.
 MIN_FORM = 8
+# An echoed start of a key this long or longer is the key's (shorter ones are ordinary text).
+MIN_PREFIX = 8
 # What may stand between two letters of a key that is still the key: C0/C1 controls, soft hyphen,
 # zero-width and bidi marks, BOM, and their escaped spellings in JSON or a Python repr.
 _SPLIT = (
@@ -53,6 +58,19 @@ def _base64_cores(raw: bytes) -> set[str]:
     return cores
 
 
+def _prefix_pattern(secret: str) -> str | None:
+    """A pattern matching the longest prefix of `secret` that is at least `MIN_PREFIX` long: the
+    first `MIN_PREFIX` characters, then each following one optional in turn (linear in the key's
+    length, unlike one alternative per prefix)."""
+    if len(secret) <= MIN_PREFIX:
+        return None
+    head = _split_tolerant(secret[:MIN_PREFIX])
+    tail = ""
+    for char in reversed(secret[MIN_PREFIX:]):
+        tail = f"(?:{_SPLIT}{re.escape(char)}{tail})?"
+    return head + tail
+
+
 def secret_forms(secret: str) -> set[str]:
     """Every spelling of `secret` to redact: itself, URL-encoded, and inside base64."""
     if not secret:
@@ -68,12 +86,18 @@ class Secrets:
 
     def __init__(self, secrets: Iterable[str | None]) -> None:
         forms: set[str] = set()
+        prefixes: set[str] = set()
         for secret in secrets:
             if secret:
                 forms |= secret_forms(secret)
-        # Longest first, so a form that contains another is replaced whole.
+                prefix = _prefix_pattern(secret)
+                if prefix is not None:
+                    prefixes.add(prefix)
+        # Longest first, so a form that contains another is replaced whole; the prefix patterns
+        # last (each takes the longest prefix it can, so a whole key is matched by its own form).
         ordered = sorted(forms, key=lambda f: (-len(f), f))
-        self._pattern = re.compile("|".join(map(_split_tolerant, ordered))) if ordered else None
+        alternatives = [*map(_split_tolerant, ordered), *sorted(prefixes)]
+        self._pattern = re.compile("|".join(alternatives)) if alternatives else None
 
     def __bool__(self) -> bool:
         return self._pattern is not None

@@ -46,7 +46,13 @@ SRBENCH = ("llm_srbench",)
 TACTIC = ("goal_to_tactic_proposal_v1",)
 
 OPTIONS: list[Option] = [
-    Option("adapter", str, "mock", "model adapter: mock (offline baseline), ollama or openai"),
+    Option(
+        "adapter",
+        str,
+        "mock",
+        "model adapter: mock (offline baseline), ollama or openai; sorrydb-tactics or sorrydb-rfl: "
+        "SorryDB's deterministic strategies, no model (sample i answers the i-th tactic)",
+    ),
     Option("model", str, "", "model name sent to the endpoint (default: the adapter's)"),
     Option("base-url", str, None, "endpoint base URL (default: the adapter's)"),
     Option(
@@ -208,10 +214,20 @@ OPTIONS: list[Option] = [
     ),
     Option(
         "context",
+        str,
+        "goal",
+        "what the prompt shows: goal (the goal state only) or file (repo_replay: also the file "
+        "around the sorry - its open/namespace/variable lines and the declaration up to the "
+        "sorry, the target marked as SorryDB's prompts mark it; nothing after the sorry)",
+        choices=("goal", "file"),
+        tasks=TACTIC,
+    ),
+    Option(
+        "context-lines",
         _int,
-        0,
-        "repo_replay: show the model the file around the sorry - its open/namespace/variable lines "
-        "and the declaration up to the sorry, at most N lines before it (0: the goal only)",
+        100,
+        "with --lsrb-context file: at most N lines of the declaration above the sorry (SorryDB's "
+        "tactic strategy shows 100)",
         tasks=TACTIC,
     ),
     Option(

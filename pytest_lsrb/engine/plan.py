@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_lsrb.adapters.base import AdapterConfig
+from pytest_lsrb.core.credentials import url_with_env_userinfo
 from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.options import RunConfig
 from pytest_lsrb.engine.suite import SuiteSpec
@@ -30,7 +31,7 @@ class SuiteRun:
         return AdapterConfig(
             name=v["adapter"],
             model=v["model"] or "",
-            base_url=v["base_url"],
+            base_url=url_with_env_userinfo(v["base_url"]),
             allow_model_alias=bool(v["allow_model_alias"]),
             api_key_env=v["api_key_env"],
             timeout_s=config.timeout,

@@ -412,23 +412,26 @@ def _check_variables(variables: Sequence[str]) -> None:
             raise ValueError(f"not a usable variable name: {name!r}")
         if name == PARAMS_NAME:
             raise ValueError("'params' cannot be a variable name")
+        if name in STRUCTURAL_KEYWORDS:
+            raise ValueError(f"{name!r} cannot be a variable name: equation programs are written with it")
 
 
-# Keywords the equation language itself uses: a variable so named cannot be told apart from them.
-_SYNTAX_KEYWORDS = frozenset(
-    {"if", "else", "and", "or", "not", "def", "return", "import", "from", "as", "pass", "in", "is", "for"}
-)
+# The words every equation program is written with (`def equation(...)`, `return`, `import numpy
+# as np`): a variable so named would take them from the program, so it is refused (`_check_variables`;
+# a problem file's `symbols` say so at load). Every other keyword is aliased, `if`/`and`/`in`
+# included: in a problem with such an input the word means the input, not the syntax.
+STRUCTURAL_KEYWORDS = frozenset({"def", "return", "import", "from", "as"})
 KEYWORD_ALIAS_PREFIX = "lsrb_kw_"
 
 
 def keyword_aliases(variables: Sequence[str]) -> dict[str, str]:
     """alias -> name for the input names that are Python keywords (`lambda`, a wavelength;
-    `yield`): Python cannot parse them as names, so the text is parsed with each renamed to its
+    `yield`; `in`): Python cannot parse them as names, so the text is parsed with each renamed to its
     alias and the equation's variables keep the names as written."""
     return {
         f"{KEYWORD_ALIAS_PREFIX}{v}": v
         for v in variables
-        if keyword.iskeyword(v) and v not in _SYNTAX_KEYWORDS and v not in ("True", "False", "None")
+        if keyword.iskeyword(v) and v not in STRUCTURAL_KEYWORDS
     }
 
 

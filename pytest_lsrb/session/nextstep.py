@@ -119,5 +119,18 @@ def next_step_line(
             f"the run stopped at its budget ({budget_stop.option} {shown(budget_stop.limit)}; "
             f"spent {shown(budget_stop.spent)}) with {done} of {total} attempts done"
         )
-        return f"lsrb: {why}; to continue it with a larger budget, run: {shlex.join(command)}"
-    return f"lsrb: {why}; to finish it, run: {shlex.join(command)}"
+        return f"lsrb: {why}; to continue it with a larger budget, run: {printable(command)}"
+    return f"lsrb: {why}; to finish it, run: {printable(command)}"
+
+
+def printable(command: Sequence[str]) -> str:
+    """`command` as a line to print: no URL credentials and no key in it (`core.credentials`)."""
+    from pytest_lsrb.core.credentials import USERINFO_ENV, shown_command
+
+    words, stripped = shown_command(command)
+    line = shlex.join(words)
+    # A several-model run's child got its URL's credentials in the variable: they are not shown.
+    inherited = bool(os.environ.get(USERINFO_ENV)) and any("--lsrb-base-url" in w for w in words)
+    if stripped or inherited:
+        line += f"  (the URL's credentials are left out: set {USERINFO_ENV}=user:password first)"
+    return line

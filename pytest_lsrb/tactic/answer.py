@@ -53,6 +53,8 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from pytest_lsrb.tactic.guard import contains_forbidden
+from pytest_lsrb.tactic.lean.keywords import COMMAND_KEYWORDS, IN_TACTICS
+from pytest_lsrb.tactic.lean.lexer import code_view, without_comments
 from pytest_lsrb.tactic.tactics import is_tactic_keyword
 
 AnswerMode = Literal["tactic", "proof"]
@@ -88,9 +90,12 @@ _NOT_PROOF = re.compile(
     r"^(?:import|set_option|open|namespace|section|end|universe|universes|variable|variables|"
     r"noncomputable\s+section|attribute|@\[[^\]]*\]\s*$)\b|^@\[[^\]]*\]\s*$"
 )
+# A line that starts a command ends the proof above it (lean/keywords.py's one list; `open ... in`
+# and `set_option ... in` are tactics, `@[attr]` opens a declaration).
 _COMMAND_START = re.compile(
-    r"^(?:#[a-z]|end\b|namespace\b|section\b|open\b(?!.*\bin\b)|theorem\b|lemma\b|def\b|example\b|"
-    r"instance\b|abbrev\b|@\[|noncomputable\b|private\b|protected\b)"
+    r"^(?:@\[|#[a-z]|(?:"
+    + "|".join(sorted(COMMAND_KEYWORDS - IN_TACTICS, key=len, reverse=True))
+    + r")(?![\w'!?])|(?:open|set_option)\b(?!.*\bin\b))"
 )
 _COLON_TACTICS: Final = frozenset(
     {"have", "haveI", "show", "suffices", "let", "letI", "obtain", "replace", "set"}
@@ -103,7 +108,7 @@ _DECLARATION = re.compile(
 _PROOF_START = re.compile(r":=\s*by\b")
 _TERM_START = re.compile(r":=(?!\s*by\b)")
 # A line that cannot be a whole tactic: its proof or argument goes on below.
-_OPEN_END = re.compile(r"(?:\bby|=>|<;>|:=|[(\[{⟨,]|\bfrom|\bthen|\belse|\bwith|\bdo|\|)\s*$")
+_OPEN_END = re.compile(r"(?:\bby|=>|<;>|:=|[(\[{⟨,]|\bfrom|\bthen|\belse|\bwith|\bdo|\bin|\|)\s*$")
 
 
 @dataclass(frozen=True)
@@ -137,45 +142,12 @@ def _strip_reasoning(text: str) -> tuple[str, list[str]]:
     return stripped, steps
 
 
-def _strip_comments(code: str) -> str:
-    """`code` without `/- ... -/` blocks (docstrings included) and `--` comments, lines kept."""
-    if "-" not in code:  # no comment can start (the common case, read without the loop)
-        return code
-    out: list[str] = []
-    i, n, depth = 0, len(code), 0
-    while i < n:
-        two = code[i : i + 2]
-        if depth:
-            if two == "/-":
-                depth, i = depth + 1, i + 2
-            elif two == "-/":
-                depth, i = depth - 1, i + 2
-            else:
-                out.append("\n" if code[i] == "\n" else "")
-                i += 1
-        elif two == "/-":
-            depth, i = 1, i + 2
-        elif two == "--":
-            end = code.find("\n", i)
-            i = n if end < 0 else end
-        elif code[i] == '"':
-            j = i + 1
-            while j < n and code[j] != '"' and code[j] != "\n":
-                j += 2 if code[j] == "\\" else 1
-            out.append(code[i : j + 1])
-            i = j + 1
-        else:
-            out.append(code[i])
-            i += 1
-    return "".join(out)
-
-
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
 def _is_sketch(code: str) -> bool:
-    return contains_forbidden(_strip_comments(code))
+    return contains_forbidden(code)
 
 
 def _choose_fence(text: str) -> tuple[str, str] | None:
@@ -196,7 +168,7 @@ def _continuation(text: str) -> str | None:
     if not markers:
         return None
     before = text[: markers[0].start()]
-    first = next((line.strip() for line in before.split("\n") if line.strip()), "")
+    first = next((line.strip() for line in without_comments(before).split("\n") if line.strip()), "")
     if not first:
         return None
     line_after = text[markers[0].end() :].split("\n", 1)[0].strip()
@@ -210,7 +182,7 @@ def _continuation(text: str) -> str | None:
 
 def _proof_body(code: str) -> tuple[list[str], list[str]]:
     """The proof lines of a block of code (header and surroundings dropped) and the steps."""
-    lines = _strip_comments(code).split("\n")
+    lines = without_comments(code).split("\n")
     steps: list[str] = []
     heads = [i for i, line in enumerate(lines) if _DECLARATION.match(line.strip())]
     if heads:
@@ -231,6 +203,7 @@ def _proof_body(code: str) -> tuple[list[str], list[str]]:
         lines = ([" " * next_indent + first.strip()] if first.strip() else []) + below_lines
         body = _until_next_command(lines, _indent(rest.split("\n", 1)[0]))
     else:  # no header: code around the proof goes, a `set_option ... in` tactic stays (the guard's)
+        lines = restore_first_indent(lines)
         body = [
             line.rstrip()
             for line in lines
@@ -266,6 +239,36 @@ def _until_next_command(lines: list[str], header_indent: int) -> list[str]:
     return body
 
 
+def restore_first_indent(lines: list[str]) -> list[str]:
+    """`lines` with the first line's indentation put back where a client or proxy stripped it.
+
+    A completion of a prompt that ends in `:= by` is indented (DeepSeek-Prover-V2, Goedel-Prover
+    and Kimina-Prover continue at two spaces); a client that strips the text (`.strip()` on
+    the generated text) takes the first line's spaces only. Lean reads a tactic block by columns
+    (`Tactic.tacticSeq` is `sepByIndent`: every tactic at the block's column, a deeper line
+    continues the one above), so `apply Eq.symm` at column 0 over `rfl` at column 2 reads as one
+    tactic. The first line lost its indent when it stands at column 0, every later line is
+    indented (at least `m`), and the reading "the later lines are nested under it" is wrong:
+    either the line after it is deeper than `m` (a nested block starts at its own column, so a
+    later return to `m` cannot be inside it), or the first line is complete (brackets closed, no
+    `by`/`=>`/`,`/`in`... at its end) and the next line starts a tactic of its own. Then the first line
+    goes to column `m`. A single tactic whose block is all the rest is left as it is: its text
+    cannot tell, and Lean reads `have h : P := by` over its block the same at either column."""
+    code = [i for i, line in enumerate(lines) if line.strip()]
+    if len(code) < 2 or _indent(lines[code[0]]) > 0:
+        return lines
+    first, rest = lines[code[0]], [lines[i] for i in code[1:]]
+    m = min(_indent(line) for line in rest)
+    if m == 0 or not _starts_with_tactic(_unwrap(first.strip())[0]):
+        return lines
+    following = rest[0].strip()
+    complete = balanced(first) and not _OPEN_END.search(code_view(first).rstrip())
+    # an arm (`| zero`) or `<;>` may stand at its tactic's column or deeper: it tells nothing
+    if _indent(rest[0]) > m or (complete and _starts_with_tactic(following)):
+        return [*lines[: code[0]], " " * m + first, *lines[code[0] + 1 :]]
+    return lines
+
+
 def _first_tactic(body: list[str], *, by_indent: bool = True) -> str:
     """The first tactic of `body`: its first line and the lines indented deeper below it."""
     if not body:
@@ -276,7 +279,9 @@ def _first_tactic(body: list[str], *, by_indent: bool = True) -> str:
     for line in body[1:]:
         if not line.strip():
             continue
+        # `t <;>` at a line's end takes the next line as its right-hand side, at any column
         deeper = _indent(line) > base or (_indent(line) == base and continues(line))
+        deeper = deeper or (_indent(line) == base and block[-1].rstrip().endswith("<;>"))
         if not deeper or not (by_indent or _OPEN_END.search(block[-1]) or not balanced("\n".join(block))):
             break
         block.append(line.rstrip()[base:])
@@ -327,13 +332,13 @@ def _starts_with_tactic(line: str) -> bool:
 
 def _from_lines(text: str, mode: AnswerMode) -> tuple[str, str]:
     """The answer in text that is not code: the first line that reads as a tactic."""
-    lines = text.split("\n")
+    lines = restore_first_indent(without_comments(text).split("\n"))
     labels = [i for i, line in enumerate(lines) if _LABEL.match(_LIST_MARKER.sub("", line.strip()))]
     if labels:  # an explicit label (`# Next Tactic`, `**Tactic:**`) wins over the lines before it
         lines = lines[labels[-1] :]
     for index, line in enumerate(lines):
         candidate = line.strip()
-        if not candidate or candidate.startswith("--") or candidate.startswith("/-"):
+        if not candidate:
             continue
         candidate, step = _unwrap(candidate)
         if not candidate or _HEADING.match(candidate):
@@ -398,14 +403,14 @@ def _is_chatter(line: str) -> bool:
 
 
 def _strip_trailing_comment(line: str) -> str:
-    idx = line.find(" --")
-    return line[:idx].rstrip() if idx >= 0 else line
+    return without_comments(line).rstrip() if "-" in line else line
 
 
 def balanced(text: str) -> bool:
+    """Whether the brackets of the code balance (brackets in comments and strings are not code)."""
     pairs = {")": "(", "]": "[", "}": "{", "⟩": "⟨"}
     stack: list[str] = []
-    for ch in text:
+    for ch in code_view(text):
         if ch in "([{⟨":
             stack.append(ch)
         elif ch in pairs and (not stack or stack.pop() != pairs[ch]):

@@ -68,6 +68,13 @@ def _executable(value: str) -> str:
 Executable = Annotated[str, AfterValidator(_executable)]
 
 
+# A week to build a repository, a day for one check, 1 PiB of address space: larger values are a
+# mistake (or an attack on the timeouts below them), refused at load in one sentence.
+MAX_BUILD_S = 7 * 86400.0
+MAX_CHECK_S = 86400.0
+MAX_MEMORY_MB = 1 << 30
+
+
 class ReplayProfile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -76,13 +83,14 @@ class ReplayProfile(BaseModel):
     description: str = ""
     repo_remote: str | None = None
     repo_lean_version: str | None = None
-    # Finite: `inf` would let one hung check hold the run for ever (a Kimina server included).
-    build_timeout_s: float = Field(default=3600.0, gt=0, allow_inf_nan=False)
-    check_timeout_s: float = Field(default=300.0, gt=0, allow_inf_nan=False)
+    # Finite and bounded: `inf` would let one hung check hold the run for ever (a Kimina server
+    # included), and 1e300 s does not fit a socket's or a process's timeout (an INTERNALERROR).
+    build_timeout_s: float = Field(default=3600.0, gt=0, le=MAX_BUILD_S, allow_inf_nan=False)
+    check_timeout_s: float = Field(default=300.0, gt=0, le=MAX_CHECK_S, allow_inf_nan=False)
     # RLIMIT_AS counts address space, not resident memory: `import Mathlib` maps every .olean,
     # so 8 GiB was at the edge of what one Lean process needs. Hitting the cap is `memory_limit`.
-    memory_mb: int = Field(default=32768, ge=256)
-    build_memory_mb: int | None = Field(default=None, ge=256)
+    memory_mb: int = Field(default=32768, ge=256, le=MAX_MEMORY_MB)
+    build_memory_mb: int | None = Field(default=None, ge=256, le=MAX_MEMORY_MB)
     mathlib_cache: bool = True
     replay_method: Literal["file", "repl", "kimina"] = "file"
     # replay_method = "kimina": a Kimina Lean Server (lean/kimina.py) checks every source; the
@@ -91,7 +99,7 @@ class ReplayProfile(BaseModel):
     # cannot build a row's repository (repo_replay refuses such a profile).
     kimina_url: str | None = None
     kimina_api_key_env: str | None = None
-    max_parallel: int = Field(default=1, ge=1)
+    max_parallel: int = Field(default=1, ge=1, le=1024)
     skip: bool = False
     skip_reason: str = ""
     # acceptance (lean/acceptance.py): native_decide proofs depend on Lean.ofReduceBool

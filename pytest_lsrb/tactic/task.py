@@ -78,7 +78,7 @@ def _hashed_head(head: tuple[Message, ...]) -> Any:
 def build_messages(
     suite: SuiteSpec, row: TacticRow, context: str | None = None, mode: str = "tactic"
 ) -> tuple[Message, ...]:
-    """The prompt; with `context` (`--lsrb-context`: the file around the sorry), the user message
+    """The prompt; with `context` (`--lsrb-context file`: the file around the sorry), the user message
     starts with it, and without it the prompt is exactly the suite's template. Mode `proof` uses
     the suite's `[answer_proof]` templates (they ask for the whole proof)."""
     fields = {
@@ -96,7 +96,12 @@ def build_messages(
     else:
         system, user = suite.render_prompt(fields)
     if context:
-        user = f"File {row.path}, up to the line of the sorry:\n```lean\n{context}\n```\n\n{user}"
+        # SorryDB's agentic prompt marks its target the same way: the file up to the sorry,
+        # "a sorry on the last line, column N" (sorrydb/strategies/agentic_strategy.py PROMPT)
+        user = (
+            f"File {row.path}, up to the sorry:\n```lean\n{context}\n```\n"
+            f"The target is the `sorry` on the last line, column {row.start_column}.\n\n{user}"
+        )
     msgs = [Message("user", user)]
     if system:
         msgs.insert(0, Message("system", system))
@@ -152,8 +157,8 @@ class TacticTask:
         if last is not None and last[0] is row and last[1] is suite:
             return last[2]
         context = None
-        lines = int(ctx.options.get("context") or 0)
-        if lines > 0:
+        lines = int(ctx.options.get("context_lines") or 100)
+        if ctx.options.get("context") == "file" and lines > 0:
             from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase
 
             if isinstance(ctx.verifier, LeanVerifierBase):  # (mode none has no source)
@@ -175,7 +180,8 @@ class TacticTask:
             seed=ctx.case.attempt_seed,
             sampling=ctx.sampling,
             task=self.name,
-            context={"goal_text": row.goal_text},
+            # the sample, for adapters whose answer is the sample's (adapters/reference.py)
+            context={"goal_text": row.goal_text, "sample_index": ctx.case.sample_index},
         )
         result = ctx.adapter.generate(request)
         fields: TacticFields = {

@@ -7,6 +7,8 @@ the line right above its fence (an HTML comment, invisible on the site):
   runnable blocks, in one scratch folder per page (with `suites/`, `profiles/` and `examples/`
   linked from the checkout and `../shared` beside it), on the mock adapter; it must exit 0, or
   with the status `<!-- run: status=N -->` names.
+- `<!-- llama -->`: needs a real model server; run by `tests/docs/test_docs_llama.py` against
+  `lsrb serve` (xllamacpp + the SmolLM2 weights), in order with its page's other such blocks.
 - `<!-- skip: REASON -->`: not run (a real server, a Lean toolchain, minutes of work); the test
   prints the reason. Its `--lsrb-*` options and `lsrb` subcommands are still checked to exist.
 - `<!-- output -->` above a ```text block: what the runnable block before it prints; its lines
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w+-]*)")
-MARKER = re.compile(r"^\s*<!--\s*(?P<kind>run|skip|output)\s*(?::\s*(?P<arg>.*?))?\s*-->\s*$")
+MARKER = re.compile(r"^\s*<!--\s*(?P<kind>run|skip|output|llama)\s*(?::\s*(?P<arg>.*?))?\s*-->\s*$")
 COMMAND_LANGS = frozenset({"bash", "sh", "shell", "console", "python", "py"})
 
 
@@ -29,7 +31,7 @@ class Block:
     page: Path
     line: int  # 1-based line of the opening fence
     lang: str
-    marker: str | None  # run | skip | output | None
+    marker: str | None  # run | skip | output | llama | None
     arg: str  # the skip's reason, the run's `status=N`
     code: str
 

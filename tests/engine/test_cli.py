@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from lsrb_testing import RunSuite
 
 
@@ -35,6 +36,7 @@ def test_import_sorrydb_then_run_the_mock_suite_over_it(
     assert result.summary()["complete"] is True
 
 
+@pytest.mark.smoke  # the feature's one end-to-end test in the default run
 def test_lsrb_run_finds_a_builtin_suite_by_name(tmp_path: Path) -> None:
     proc = lsrb(
         "run",

@@ -10,6 +10,8 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+import pytest
+
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
@@ -17,6 +19,7 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           timeout=300)  # fmt: skip
 
 
+@pytest.mark.smoke  # the feature's one end-to-end test in the default run
 def test_python_m_lean_sorry_repos_benchmark_runs_the_tactic_suite(tmp_path: Path) -> None:
     proc = run("lean_sorry_repos_benchmark", "--lsrb-max-items=3", "--lsrb-output-dir=o", "-q", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pytest_lsrb.cli import build_parser
 from pytest_lsrb.engine.option_table import OPTIONS
 
@@ -16,6 +18,7 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
 
 
+@pytest.mark.smoke  # the feature's one end-to-end test in the default run
 def test_pytest_help_lists_every_lsrb_option(tmp_path: Path) -> None:
     # An empty folder: another project in the same venv, where the plugin is loaded all the same.
     proc = _run("-m", "pytest", "--help", cwd=tmp_path)

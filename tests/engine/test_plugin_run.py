@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from lsrb_testing import SCRIPTED_ADAPTER, TACTIC_SUITE, RunSuite, pytest_verdict
 
 from pytest_lsrb.engine.records import strip_timing
@@ -24,6 +25,7 @@ def sorted_attempts(attempts: list[dict]) -> list[dict]:
     return sorted((strip_timing(a) for a in attempts), key=lambda a: (a["item_id"], a["sample_index"]))
 
 
+@pytest.mark.smoke  # the feature's one end-to-end test in the default run
 def test_default_run_writes_one_record_per_item_and_sample(run_suite: RunSuite) -> None:
     result = run_suite("--lsrb-samples=2")
     assert result.returncode == 0, result.stdout + result.stderr

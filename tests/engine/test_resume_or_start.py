@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from lsrb_testing import TACTIC_SUITE, RunSuite
 
 
+@pytest.mark.smoke  # the feature's one end-to-end test in the default run
 def test_the_same_command_starts_then_continues_the_run(run_suite: RunSuite) -> None:
     first = run_suite("--lsrb-resume-or-start", "--lsrb-max-items=5")
     assert first.returncode == 0, first.stdout + first.stderr

@@ -65,6 +65,8 @@ FAULTS = (
     "echo_key_200",  # a 200 answer whose text and model name hold the key in several spellings
     "echo_key_long",  # a 500 whose long message has the key straddling the 300-character cut
     "echo_key_header",  # a normal answer with the request's Authorization echoed in a response header
+    "deep_200",  # 200 with JSON nested 200,000 levels deep (json.loads raises RecursionError)
+    "echo_key_prefix",  # a 400 quoting the key's first 20 characters and last 4, as OpenAI's 401 does
 )
 # Faults a retry can get past; used for random fault injection.
 TRANSIENT_FAULTS = (
@@ -483,6 +485,12 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault == "echo_key_header":  # what httpcore's DEBUG log prints with the headers
             echoed = {"X-Upstream-Authorization": str(self.headers.get("Authorization"))}
             self._json(200, self._completion("simp", model, openai), echoed)
+        elif fault == "deep_200":
+            depth = 200_000
+            self._send(200, b'{"a":' * depth + b"1" + b"}" * depth)
+        elif fault == "echo_key_prefix":  # OpenAI: "Incorrect API key provided: sk-proj-abcd****wxyz."
+            key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            self._error(400, f"Incorrect API key provided: {key[:20]}****{key[-4:]}.", openai)
         elif fault == "echo_auth_500":
             self._error(500, f"upstream rejected header {self.headers.get('Authorization')}", openai)
         else:

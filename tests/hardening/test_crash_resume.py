@@ -340,7 +340,8 @@ def kill_and_resume(
 
 @pytest.mark.parametrize(
     ("mode", "after", "delay", "xdist"),
-    DEFAULT_POINTS,
+    # the first point is the feature's one end-to-end test in the default run
+    [pytest.param(*DEFAULT_POINTS[0], marks=pytest.mark.smoke), *DEFAULT_POINTS[1:]],
     ids=[f"{m}-{n}{'-n2' if x else ''}" for m, n, _, x in DEFAULT_POINTS],
 )
 def test_a_killed_run_resumes_to_the_uninterrupted_result(

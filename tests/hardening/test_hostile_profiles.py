@@ -109,3 +109,21 @@ def test_pathological_toml_is_one_sentence(tmp_path: Path) -> None:
         assert message is not None
         assert_one_sentence(message, path)
         assert expected in message and len(message) < 400, message
+
+
+def test_timeouts_and_limits_past_their_bounds_are_one_sentence(tmp_path: Path) -> None:
+    """`check_timeout_s = 1e300` on a Kimina profile loaded, then ended in an INTERNALERROR when
+    it reached a socket's timeout (issue #38, item 9): every such field is bounded at load."""
+    kimina = {**VALID, "replay_method": "kimina", "kimina_url": "http://127.0.0.1:9"}
+    for field, value in [
+        ("check_timeout_s", 1e300),
+        ("build_timeout_s", 1e9),
+        ("memory_mb", 10**18),
+        ("max_parallel", 10**9),
+    ]:
+        path = tmp_path / "p.toml"
+        path.write_bytes(toml_doc({**kimina, field: value}))
+        _, message = outcome(lambda path=path: usable(path))
+        assert message is not None, field
+        assert_one_sentence(message, path)
+        assert f"field '{field}'" in message and "less than or equal" in message, message

@@ -129,3 +129,92 @@ def test_a_key_echoed_in_a_response_header_is_not_logged_at_debug(run_suite: Any
         for path in result.out_dir.rglob("*"):
             if path.is_file():
                 assert spelling not in path.read_bytes(), (path, spelling)
+
+
+def test_an_echoed_prefix_of_the_key_is_stored_nowhere(run_suite: Any, tmp_path: Path) -> None:
+    """OpenAI's 401 quotes a key's first characters and its last four ("Incorrect API key provided:
+    sk-proj-abcd****wxyz"): every prefix of eight characters or more is the key's (issue #38, 8)."""
+    junit = tmp_path / "junit.xml"
+    with FakeOllama() as fake:
+        fake.queue(["echo_key_prefix"] * 2)
+        result = run_suite(
+            "--lsrb-adapter=openai",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={fake.url}/v1",
+            "--lsrb-api-key-env=LSRB_CANARY_KEY",
+            "--lsrb-max-items=2",
+            "--lsrb-outcome=record",
+            "--lsrb-max-retries=0",
+            "--lsrb-concurrency=1",
+            f"--junitxml={junit}",
+            "-rA",
+            env={"LSRB_CANARY_KEY": CANARY},
+        )
+        assert not fake.script  # both echoes were sent
+    messages = [r.get("generation_error_message") or "" for r in result.attempts()]
+    assert any("Incorrect API key provided: ***" in m for m in messages), messages
+    printed = (result.stdout + result.stderr).encode()
+    files = [p for p in [*result.out_dir.rglob("*"), junit] if p.is_file()]
+    for n in (8, 12, 20):
+        assert CANARY[:n].encode() not in printed, n
+        for path in files:
+            assert CANARY[:n].encode() not in path.read_bytes(), (path, n)
+
+
+def test_a_key_pasted_as_the_variable_name_is_refused_unquoted(run_suite: Any) -> None:
+    with FakeOllama() as fake:
+        result = run_suite(
+            "--lsrb-adapter=openai",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={fake.url}/v1",
+            f"--lsrb-api-key-env={CANARY}",
+        )
+        assert fake.requests == []
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "--lsrb-api-key-env: the value looks like a key" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert CANARY[:8].encode() not in (result.stdout + result.stderr).encode()
+
+
+def test_credentials_in_the_base_url_are_sent_but_never_printed(run_suite: Any, tmp_path: Path) -> None:
+    """`--lsrb-base-url=http://user:KEY@host` (issue #38, 8): the server gets them (HTTP Basic), the
+    "to finish it" line, the output files and the summary never show them, and the printed command
+    works once they are given again through $LSRB_BASE_URL_USERINFO."""
+    secret = "pw-7f3a9c1e5b2d4f60"
+    basic = "Basic " + base64.b64encode(f"alice:{secret}".encode()).decode()
+    out = tmp_path / "run"
+    with FakeOllama() as fake:
+        fake.queue(["server_500"] * 2)
+        authed = fake.url.replace("http://", f"http://alice:{secret}@") + "/v1"
+        first = run_suite(
+            "--lsrb-adapter=openai",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={authed}",
+            "--lsrb-max-items=2",
+            "--lsrb-max-retries=0",
+            "--lsrb-concurrency=1",
+            out=out,
+        )
+        printed = first.stdout + first.stderr
+        line = next(x for x in printed.splitlines() if "to finish it, run:" in x)
+        assert f"--lsrb-base-url={fake.url}/v1" in line and "LSRB_BASE_URL_USERINFO" in line, line
+        assert secret[:8] not in printed
+        for path in out.rglob("*"):
+            if path.is_file():
+                assert secret[:8].encode() not in path.read_bytes(), path
+        again = run_suite(
+            "--lsrb-adapter=openai",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={fake.url}/v1",
+            "--lsrb-max-items=2",
+            "--lsrb-max-retries=0",
+            "--lsrb-concurrency=1",
+            "--lsrb-resume",
+            "--lsrb-retry-errors",
+            out=out,
+            env={"LSRB_BASE_URL_USERINFO": f"alice:{secret}"},
+        )
+        sent = [r.headers.get("Authorization") for r in fake.requests if "chat" in r.path]
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert sent and all(header == basic for header in sent), sent
+    assert secret[:8] not in again.stdout + again.stderr

@@ -57,6 +57,20 @@ def test_a_dripping_server_cannot_hold_an_attempt_past_the_timeout() -> None:
     assert result.error_kind == "timeout" and "in all" in (result.error_message or ""), result
 
 
+@pytest.mark.parametrize("adapter", ["ollama", "openai"])
+def test_a_reply_nested_too_deeply_is_the_servers_fault(adapter: str) -> None:
+    """200,000 nested objects make `json.loads` raise RecursionError, not ValueError: that was an
+    INTERNALERROR (issue #38, item 9); it is a bad response from the provider."""
+    with FakeOllama() as fake:
+        fake.queue(["deep_200"])
+        url = fake.url + ("/v1" if adapter == "openai" else "")
+        made = create_adapter(quick_config(adapter, url, timeout_s=10.0, max_retries=0))
+        result = made.generate(make_request())
+        made.close()
+    assert result.error_kind == "bad_response" and result.error_domain == "provider", result
+    assert "nested too deeply" in (result.error_message or "")
+
+
 def test_a_damaged_cache_row_is_a_miss(tmp_path: Path) -> None:
     with FakeOllama() as fake:
         config = quick_config("ollama", fake.url, cache_dir=str(tmp_path))

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsrb_testing import SCRIPTED_ADAPTER, TACTIC_SUITE, RunSuite, pytest_verdict
 
 from pytest_lsrb.engine.records import strip_timing
@@ -49,6 +50,7 @@ def comparable(result: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return records, summary
 
 
+@pytest.mark.smoke  # the feature's one end-to-end test in the default run
 def test_batched_workers_report_what_a_serial_run_reports(run_suite: RunSuite, tmp_path: Path) -> None:
     suite = suite_with(tmp_path, SCRIPTED_ADAPTER)
     serial = run_suite(

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from llama_launcher import smollm2_gguf, start, stop
+
+from pytest_lsrb.tools.serve import smollm2_gguf, start, stop
 
 MODEL_ALIAS = "smollm2-135m-instruct"
 START_TIMEOUT_S = 180.0  # ~0.5 s on an idle machine; CI boxes can be much busier

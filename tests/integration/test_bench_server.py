@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from llama_launcher import smollm2_gguf
+
+from pytest_lsrb.tools.serve import smollm2_gguf
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 

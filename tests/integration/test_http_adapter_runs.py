@@ -95,6 +95,7 @@ def baseline(shared: FakeOllama, tmp_path_factory: pytest.TempPathFactory) -> di
     return {"records": by_key(records), "summary": summary}
 
 
+@pytest.mark.smoke  # the feature's one end-to-end test in the default run
 def test_attempts_carry_their_seeds_and_are_in_flight_together(fake: FakeOllama, run_suite: Any) -> None:
     """With 0.2 s per answer, a runner that did not prefetch would never have two in flight."""
     fake.latency_s = 0.2

@@ -192,6 +192,7 @@ REQUIRED_FIELDS = {
 }
 
 
+@pytest.mark.smoke  # the feature's one end-to-end test in the default run
 def test_default_run_end_to_end(run_suite, tmp_path: Path) -> None:
     res = run_suite(suite=SUITE, out=tmp_path / "a")
     assert res.returncode in (0, 1), res.stdout + res.stderr

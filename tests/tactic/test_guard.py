@@ -50,16 +50,80 @@ def test_stop_is_refused_but_is_not_contains_sorry() -> None:
         # the kernel bypass: closes a false goal with a clean `#print axioms` (issue #29)
         "set_option debug.skipKernelTC true in exact (by decide +kernel : False).elim",
         "set_option maxHeartbeats 0 in\n  repeat simp",
-        "set_option maxRecDepth 100000 in decide",
+        "set_option maxRecDepth 1000000 in decide",
         "set_option trace.Meta.synthInstance true in simp",
-        "set_option linter.all false in norm_num",
+        "set_option synthInstance.maxHeartbeats 0 in infer_instance",
+        "set_option debug.byAsSorry true in exact foo",
+        "set_option «debug».skipKernelTC true in decide",
         "· set_option maxHeartbeats 0 in nlinarith",
         "exact (by set_option debug.skipKernelTC true in decide)",
+        "simp\nset_option maxHeartbeats 1000",  # not a `... in` tactic: a command
     ],
 )
-def test_options_are_refused(answer: str) -> None:
-    refusal = refuse(answer)
+def test_options_on_the_deny_list_are_refused(answer: str) -> None:
+    refusal = refuse(answer, proof=True)
     assert refusal is not None and refusal.subkind == "option", answer
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "set_option maxRecDepth 2000 in simp",  # ordinary Mathlib style (issue #41)
+        "set_option maxRecDepth 100000 in decide",
+        "set_option maxHeartbeats 400000 in\n  nlinarith [sq_nonneg (a - b)]",
+        "set_option linter.unusedVariables false in norm_num",
+        "set_option pp.all true in simp",
+        "· set_option maxRecDepth 0 in decide",  # fails at once in Lean: the answer's own error
+    ],
+)
+def test_other_options_are_lean_to_judge(answer: str) -> None:
+    """Until issue #41 every option was refused; Lean's own limits are ordinary tactics, and
+    only the deny list (lean/options.py) changes how an answer is judged."""
+    assert refuse(answer) is None, answer
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "omega /- sorry -/",
+        "simp -- sorry would also do",
+        "/- a /- nested sorry -/ still comment -/ decide",
+        'simp [show "sorry" = "sorry" from rfl]',
+        "exact h' -- admit",
+        "/-- doc: set_option debug.skipKernelTC true in -/ simp",
+        "norm_num -- theorem foo : False := sorry",
+    ],
+)
+def test_comments_and_strings_are_not_code(answer: str) -> None:
+    assert not contains_forbidden(answer), answer
+    assert refuse(answer) is None, answer
+
+
+def test_an_interpolated_string_holds_code() -> None:
+    refusal = refuse('exact (s!"{sorry}" = "x").elim')
+    assert refusal is not None and refusal.subkind == "sorry"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        'simp\nnotation "x" => 1',
+        "simp\nopaque foo : Nat",
+        "simp\nattribute [simp] foo",
+        "namespace Foo",
+        "simp\nend",
+        "open Real",
+        "simp\nlemma foo : True := trivial",
+    ],
+)
+def test_every_command_keyword_is_refused(answer: str) -> None:
+    """Proof mode let these through before issue #41 (the old list lacked them)."""
+    refusal = refuse(answer, proof=True)
+    assert refusal is not None and refusal.subkind == "command", answer
+
+
+def test_open_in_is_a_tactic() -> None:
+    assert refuse("open Real in simp [sqrt_eq_iff]") is None
 
 
 def test_an_option_name_inside_another_name_is_not_an_option() -> None:
@@ -79,6 +143,10 @@ def test_search_tactics_follow_sorrydb_unless_forbidden() -> None:
 def test_commands_are_refused(answer: str) -> None:
     refusal = refuse(answer, proof=True)
     assert refusal is not None and refusal.subkind == "command", answer
+
+
+def test_a_comment_line_is_not_a_second_tactic() -> None:
+    assert one_tactic("simp\n-- done")
 
 
 def test_a_tactic_answer_is_one_tactic_and_a_proof_may_be_many() -> None:

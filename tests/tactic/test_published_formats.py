@@ -226,6 +226,50 @@ R1_SOURCE = "deepseek-ai/DeepSeek-R1 chat template (it writes <think>; the reply
 SORRYDB_SOURCE = "SorryDB/SorryDB sorrydb/agents/rfl_strategy.py ProveAllStrategy._prove_all (a proof string)"
 ISSUE_SOURCE = "issue #29: answers the review saw misread"
 
+# -- completions stored stripped (issue #41) -----------------------------------------------------
+# script-jpg/non-overlapping-failures (b163c44) data/proofs_miniF2F-test: completions of a prompt
+# ending in `:= by`, stored as `generated_text[len(prompt):].strip()`, so the first line lost its
+# two spaces. Goedel-Prover-SFT (V1) opens with its informal proof in a `/- ... -/` block.
+NOF_SOURCE = "script-jpg/non-overlapping-failures data/proofs_miniF2F-test (b163c44)"
+GOEDEL_V1_RAW = """/-
+  To compute \\(91^2\\) in your head, we start by expressing \\(91\\) as a sum of two numbers.
+  Applying this to our case, we get:
+  \\[
+  91^2 = (90 + 1)^2 = 90^2 + 2 \\cdot 90 \\cdot 1 + 1^2
+  \\]
+  Thus, we have shown that \\(91^2 = 8281\\).
+  -/
+  -- We start by expressing 91 as a sum of two numbers: 90 + 1.
+  have h₁ : 91 = 90 + 1 := by norm_num
+  -- Using the binomial expansion, we expand (90 + 1)^2.
+  rw [h₁]
+  -- We compute each term separately and add them together to get the final result.
+  norm_num
+```"""
+DSP2_STRIPPED_RAW = """have h₁ : a ^ 2 + b ^ 2 = 1 := h₀
+  have h₂ : a * b + |a - b| ≤ 1 := by
+    cases' le_total 0 (a - b) with h h <;>
+    simp_all only [abs_of_nonneg, abs_of_nonpos, sub_nonneg, sub_nonpos] <;>
+    nlinarith [sq_nonneg (a + b), sq_nonneg (a - b)]
+  exact h₂
+```"""
+DSP2_STRIPPED_NESTED = """have h₂ : n + 2 * x = 139 := by
+    -- We need to find n + 2 * x
+    -- Subtract the first equation from the second to eliminate n
+    linarith
+  -- The result is n + 2 * x = 139
+  exact h₂"""
+KIMINA_STRIPPED_RAW = """-- We have $3n \\equiv 2 \\pmod{11}$, as a residue modulo 11. Show that it is 8.
+
+  have h₁ : n % 11 = 8 := by
+
+    -- $n \\equiv 8 \\pmod{11}$
+
+    omega
+
+  exact h₁
+```"""
+
 FIXTURES = [
     Published(
         "kimina-think-then-lean4",
@@ -488,6 +532,52 @@ FIXTURES = [
         rule="bare",
     ),
     Published(
+        "goedel-v1-informal-comment-preamble",
+        NOF_SOURCE + " 147/Goedel-LM_Goedel-Prover-SFT/9 (Goedel-Prover-SFT)",
+        GOEDEL_V1_RAW,
+        "have h₁ : 91 = 90 + 1 := by norm_num",
+        rule="continuation",
+        proof="have h₁ : 91 = 90 + 1 := by norm_num\nrw [h₁]\nnorm_num",
+    ),
+    Published(
+        "deepseek-v2-stripped-first-indent",
+        NOF_SOURCE + " 15/deepseek-ai_DeepSeek-Prover-V2-7B/10 (DeepSeek-Prover-V2)",
+        DSP2_STRIPPED_RAW,
+        "have h₁ : a ^ 2 + b ^ 2 = 1 := h₀",
+        rule="continuation",
+        proof=(
+            "have h₁ : a ^ 2 + b ^ 2 = 1 := h₀\nhave h₂ : a * b + |a - b| ≤ 1 := by\n"
+            "  cases' le_total 0 (a - b) with h h <;>\n"
+            "  simp_all only [abs_of_nonneg, abs_of_nonpos, sub_nonneg, sub_nonpos] <;>\n"
+            "  nlinarith [sq_nonneg (a + b), sq_nonneg (a - b)]\nexact h₂"
+        ),
+    ),
+    Published(
+        "deepseek-v2-stripped-first-indent-nested",
+        NOF_SOURCE + " 33/deepseek-ai_DeepSeek-Prover-V2-7B/9 (DeepSeek-Prover-V2, no closing fence)",
+        DSP2_STRIPPED_NESTED,
+        "have h₂ : n + 2 * x = 139 := by\n  linarith",
+        rule="bare",
+        proof="have h₂ : n + 2 * x = 139 := by\n  linarith\nexact h₂",
+    ),
+    Published(
+        "kimina-stripped-comment-first-line",
+        NOF_SOURCE + " 82/AI-MO_Kimina-Prover-Preview-Distill-7B/20 (Kimina-Prover-Preview-Distill)",
+        KIMINA_STRIPPED_RAW,
+        "have h₁ : n % 11 = 8 := by\n  omega",
+        rule="continuation",
+        proof="have h₁ : n % 11 = 8 := by\n\n  omega\n\nexact h₁",
+    ),
+    Published(
+        "comment-ending-in-colon-inside-a-proof",
+        ISSUE_SOURCE.replace("#29", "#41") + " (`-- we get:` ended the proof in mode proof)",
+        "```lean4\ntheorem t (a b : ℝ) (h : a = b) : b = a := by\n  -- From h we get:\n"
+        "  have h' : b = a := h.symm\n  -- so we are done:\n  exact h'\n```",
+        "have h' : b = a := h.symm",
+        rule="header",
+        proof="have h' : b = a := h.symm\nexact h'",
+    ),
+    Published(
         "root-sorryax-spelling",
         ISSUE_SOURCE + " (`_root_.sorryAx` passed the token guard)",
         "exact _root_.sorryAx _ false",
@@ -522,5 +612,6 @@ def test_at_least_thirty_published_fixtures_from_every_family() -> None:
         "BFS-Prover",
         "internlm2-step-prover",
         "DeepSeek-R1",
+        "Goedel-Prover-SFT",
     ):
         assert family in sources, family

@@ -8,14 +8,14 @@ worker's `torun` queue and `nextitem_index` (`worker_queue`: which tests to pref
 `terminal._tw` (`terminal_writer`: progress lines) and `_pytest.config.console_main` /
 `_console_main` (`run_from_command_line`: heap freezing), and pytest's report keeping
 (`reports`: `_progress_nodeids_reported`, the subtests plugin's key, an item's `stash._storage`,
-which only save memory), and `PYTEST_CURRENT_TEST` kept out of the C-level environment
-(`environ`: glibc keeps every value `setenv` was given). `--lsrb-fastpath off` turns every one
-of them off: the run then uses public hooks only, with the same records, only slower and with
-more memory (an xdist worker then starts no attempt ahead of its running test). Three uses have
-no public way and are made either way: `_pytest.python._ascii_escaped_by_config` (`id_escaper`:
-which test a crashed worker ran), `_pytestfixturefunction` (`is_fixture`, pytest < 8.4 only:
-whose `lsrb_adapter` a test gets) and `_pytest.junitxml.xml_key` (`junit_xml`: where the gate's
-JUnit case goes, left out where pytest lacks it).
+which only save memory). `--lsrb-fastpath off` turns every one of them off: the run then uses
+public hooks only, with the same records, only slower and with more memory (an xdist worker then
+starts no attempt ahead of its running test). None patches `os` or another module of Python's
+own. Three uses have no public way and are made either way:
+`_pytest.python._ascii_escaped_by_config` (`id_escaper`: which test a crashed worker ran),
+`_pytestfixturefunction` (`is_fixture`, pytest < 8.4 only: whose `lsrb_adapter` a test gets) and
+`_pytest.junitxml.xml_key` (`junit_xml`: where the gate's JUnit case goes, left out where pytest
+lacks it).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pytest_lsrb.equations import EquationError, Program, parse_expression
+from pytest_lsrb.equations.parser import STRUCTURAL_KEYWORDS
 
 SPLITS: Final = ("train", "test", "ood_test")
 
@@ -77,6 +78,11 @@ class Problem(BaseModel):
         for sym in value:
             if not sym.isidentifier() or sym == "params" or sym.startswith("__"):
                 raise ValueError(f"{sym!r} is not usable as a variable name")
+            if sym in STRUCTURAL_KEYWORDS:  # other keywords are aliased (equations.keyword_aliases)
+                raise ValueError(
+                    f"{sym!r} is not usable as a variable name (every equation program is written "
+                    f"with {', '.join(sorted(STRUCTURAL_KEYWORDS))}); rename the symbol"
+                )
         if len(set(value)) != len(value):
             raise ValueError("symbols must be distinct")
         return value

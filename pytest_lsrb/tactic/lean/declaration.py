@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pytest_lsrb.tactic.lean.keywords import LEAN_KEYWORDS
+from pytest_lsrb.tactic.lean.lexer import code_view
 
 TARGET_NAME: Final = "lsrb_target"
 _MODIFIERS: Final = r"(?:(?:private|protected|noncomputable|partial|unsafe|nonrec|public|meta)\s+)*"
@@ -121,11 +122,15 @@ _SCOPE_LINE: Final = re.compile(
 )
 
 
-def prompt_context(text: str, start_line: int, lines: int) -> str:
+def prompt_context(text: str, start_line: int, lines: int, end_column: int | None = None) -> str:
     """What a prover sees above a sorry: the file's scope lines before the declaration (`open`,
     `namespace`, `variable`, local notation, ...; at column 0), then the declaration from its
-    first line to the sorry's line, at most `lines` lines before the sorry."""
+    first line to the sorry's line, at most `lines` lines before the sorry. With `end_column` (the
+    sorry's end on its line) the line stops after the sorry: nothing that follows the target -
+    the rest of its line, a later declaration proving the same statement - is shown."""
     source = text.split("\n")
+    if end_column is not None and 0 < start_line <= len(source):
+        source[start_line - 1] = source[start_line - 1][:end_column]
     decl = find_declaration(text, start_line)
     first = decl.first_line if decl is not None else max(1, start_line - lines)
     first = max(first, start_line - lines)
@@ -165,14 +170,13 @@ def insert_probe(text: str, after_line: int, probe: str) -> tuple[str, int]:
 _NAME_REF: Final = re.compile(
     r"(?<![\w.'«»!?])(?:[A-Za-z_][\w'!?]*|«[^»\n]*»)(?:\.(?:[A-Za-z_][\w'!?]*|«[^»\n]*»))*"
 )
-_COMMENT_OR_STRING: Final = re.compile(r"/-.*?-/|--[^\n]*|\"(?:[^\"\\\n]|\\.)*\"", re.S)
 
 
 def referenced_names(*texts: str, exclude: frozenset[str] = frozenset(), limit: int = 64) -> tuple[str, ...]:
     """Names `texts` may refer to declarations by, in order of first use, the first text's first
     (comments and strings skipped), at most `limit`: what `#print axioms` is asked about to learn
     what a target owes (the answer first, so a long proof's other names cannot crowd it out)."""
-    bare = " ".join(_COMMENT_OR_STRING.sub(" ", text) for text in texts)
+    bare = " ".join(code_view(text) for text in texts)
     out: dict[str, None] = {}
     for m in _NAME_REF.finditer(bare):
         name = m.group(0)

@@ -23,7 +23,10 @@ from typing import Final, Literal
 
 from pytest_lsrb.tactic.lean.acceptance import AxiomProbe, axiom_probe_line
 from pytest_lsrb.tactic.lean.goal import Restatement
+from pytest_lsrb.tactic.lean.keywords import command_token
 from pytest_lsrb.tactic.lean.outcome import Pos
+
+__all__ = ["command_token"]  # re-exported: the guard's rule, kept where callers import it
 
 Header = Literal["core", "mathlib"]
 HEADER_IMPORTS: Final[dict[str, tuple[str, ...]]] = {"core": (), "mathlib": ("import Mathlib",)}
@@ -34,26 +37,6 @@ _MATHLIB_HINTS: Final = re.compile(
     r"[ℕℤℚℝℂ∑∏∫‖]|\b(?:Finset|Real|Complex|Matrix|Polynomial|MeasureTheory|Filter|Module|"
     r"Ideal|Subgroup|Submodule|IsOpen|Continuous|Differentiable|Measure)\b"
 )
-# A tactic line must not end the proof and start a command of its own (`#eval`, `theorem ...`),
-# nor run meta code of its own (`run_tac`: arbitrary TacticM, which can admit a goal or do IO).
-# `#` commands are named one by one: Mathlib's `#s` (Finset.card) and `#α` (Cardinal.mk) are
-# notation, not commands. A `#` command missing from this list still cannot pass as a proof: the
-# acceptance rule needs Lean's `#print axioms` report after the tactic (`#exit` suppresses it).
-_HASH_COMMANDS: Final = (
-    r"eval|exit|print|check_failure|check|reduce|synth|guard_msgs|guard_expr|guard_target|guard|"
-    r"help|where|version|time|lint|find_home|find|simp|norm_num|conv|whnfR|whnf|explode|"
-    r"count_heartbeats|instances|html|widget|test|sample|kernel_reduce|unfold\?|push_neg|"
-    r"long_names|minimize_imports|compile|eval_output|trace_state"
-)
-_COMMAND_TOKEN: Final = re.compile(
-    r"(?<![\w.'«])(#(?:"
-    + _HASH_COMMANDS
-    + r")!?|theorem|lemma|axiom|axioms|def|abbrev|instance|example|import|"
-    r"elab|macro|syntax|macro_rules|elab_rules|initialize|builtin_initialize|run_cmd|run_meta|"
-    r"run_elab|run_tac|by_elab)(?![\w'])"
-)
-
-
 # Repositories that build on Lean alone (or on Batteries/Aesop, which `import Mathlib` also
 # brings): the only ones whose goals `auto` restates under the core header.
 CORE_REPOSITORIES: Final = frozenset(
@@ -87,12 +70,6 @@ def choose_header(setting: str, goal_text: str, repo_remote: str = "") -> Header
     if repo_remote.strip() and _repository(repo_remote) not in CORE_REPOSITORIES:
         return "mathlib"
     return "core"
-
-
-def command_token(tactic: str) -> str | None:
-    """A command keyword in a tactic (it would run as a command of its own), or None."""
-    m = _COMMAND_TOKEN.search(tactic)
-    return m.group(1) if m else None
 
 
 @dataclass(frozen=True)

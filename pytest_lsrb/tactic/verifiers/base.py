@@ -164,7 +164,7 @@ class LeanVerifierBase(ABC):
                     )
 
     def source_context(self, row: TacticRow, lines: int) -> str | None:
-        """Up to `lines` lines of the row's file before the sorry, for `--lsrb-context` (None: this
+        """Up to `lines` lines of the row's file before the sorry, for `--lsrb-context file` (None: this
         mode has no checkout to read them from)."""
         return None
 

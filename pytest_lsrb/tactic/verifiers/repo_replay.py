@@ -96,7 +96,7 @@ class RepoReplayVerifier(LeanVerifierBase):
             return cache
 
     def source_context(self, row: TacticRow, lines: int) -> str | None:
-        """The file around the row's sorry for the prompt (`--lsrb-context`), from the checkout
+        """The file around the row's sorry for the prompt (`--lsrb-context file`), from the checkout
         (cloned and built here if this is the first use); None when it cannot be read."""
         profile = self.profile_for(row)
         if profile.skip or any(which(exe) is None for exe in (profile.git_command, profile.lake_command)):
@@ -112,7 +112,8 @@ class RepoReplayVerifier(LeanVerifierBase):
             source = inside(root, row.path).read_text(encoding="utf-8")
         except (CheckoutFailure, OutsideError, OSError):
             return None
-        return prompt_context(source, row.start_line, lines)
+        end_column = row.end_column if row.end_line == row.start_line else None
+        return prompt_context(source, row.start_line, lines, end_column)
 
     def executables(self, profile: ReplayProfile) -> list[str]:
         recheck = [profile.lean4checker_command] if profile.kernel_recheck == "lean4checker" else []

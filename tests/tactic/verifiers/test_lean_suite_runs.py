@@ -51,6 +51,7 @@ def test_without_lean_verification_none_runs_unchecked(run_suite: Any) -> None:
     }
 
 
+@pytest.mark.smoke  # the feature's one end-to-end test in the default run
 def test_synthetic_with_a_fake_lean_judges(run_suite: Any, tmp_path: Path) -> None:
     install_toolchain(tmp_path / "bin")
     rules = [

@@ -766,7 +766,8 @@ CONTEXT_SOURCE = (
 def test_context_shows_scope_lines_and_the_statement(
     tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """--lsrb-context N: the open/namespace/variable lines, then the declaration up to the sorry."""
+    """--lsrb-context file: the open/namespace/variable lines, then the declaration up to the
+    sorry (at most --lsrb-context-lines lines), the target marked; nothing after the sorry."""
     from lsrb_testing import mock_config
 
     from pytest_lsrb.adapters.base import SamplingConfig
@@ -789,9 +790,10 @@ def test_context_shows_scope_lines_and_the_statement(
             verifier=v,
             sampling=SamplingConfig(),
             suite=load_suite(suite_dir),
-            options={"context": 20},
+            options={"context": "file", "context_lines": 20},
         )
         prompted = TacticTask()._prompt(ctx, r)[0]
+        goal_only = TacticTask()._prompt(dataclasses.replace(ctx, options={"context": "goal"}), r)[0]
         unprompted = TacticTask()._prompt(dataclasses.replace(ctx, verifier=NoVerifier()), r)[0]
     finally:
         v.close()
@@ -807,7 +809,8 @@ def test_context_shows_scope_lines_and_the_statement(
     with_context = build_messages(suite, r, context)
     assert with_context[-1].content.endswith(plain[-1].content)
     assert "```lean\nopen Finset BigOperators" in with_context[-1].content
-    assert prompted == with_context and unprompted == plain
+    assert prompted == with_context and unprompted == plain and goal_only == plain
+    assert "the `sorry` on the last line, column " in with_context[-1].content
 
 
 def test_replay_over_the_repl_without_a_command_needs_a_lean_release(

@@ -62,6 +62,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
 
 
+@pytest.mark.smoke  # the feature's one end-to-end test in the default run
 def test_merging_the_shards_gives_the_unsharded_run(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shards = [str(runs / f"s{i}") for i in range(3)]
     assert lsrb(["merge", *reversed(shards), "--out", str(runs / "merged")]) == 0

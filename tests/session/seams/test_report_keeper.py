@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SUITE = REPO / "suites" / "goal_to_tactic_proposal_v1"
 INSPECT_CONFTEST = """
 import json, os
