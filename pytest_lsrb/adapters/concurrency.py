@@ -224,6 +224,9 @@ class AdaptiveLimit:
         """Hand the permit back, with what the request met (None: an answer)."""
         with self._cond:
             self.in_flight -= 1
+            if failure_kind == NOT_SENT:  # nothing was asked of the server: nothing learnt
+                self._cond.notify_all()
+                return
             if failure_kind in OVERLOAD_KINDS and not (self.slots_known and failure_kind == "timeout"):
                 if self._quiet <= 0:
                     self.limit = max(1.0, self.limit * DECREASE)

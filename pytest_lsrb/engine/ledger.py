@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import Any, Final
 
 LEDGER_FILE: Final = ".lsrb-budget.json"
+# The lease of a request whose adapter states none (the HTTP adapters state theirs): so that no
+# reservation, even one of a process on another host, is waited for forever.
+DEFAULT_LEASE_S: Final = 3600.0
 HOST: Final = socket.gethostname()
 _ids = itertools.count()
 
@@ -44,7 +47,7 @@ class Reservation:
     host: str
     prompt: int  # the most prompt tokens it may be billed
     completion: int  # the most completion tokens (its max_tokens)
-    until: float = 0.0  # time.time() past which it expires whatever its owner (0: no lease)
+    until: float = 0.0  # time.time() past which it expires whatever its owner (0: never)
 
     @classmethod
     def from_json(cls, data: Any) -> Reservation | None:
@@ -222,7 +225,8 @@ class Ledger:
         with self.change() as box:
             spent = box[0]
             mine = next((r for r in spent.reservations if r.id == reservation_id), None)
-            p, c = prompt or 0, completion or 0
+            # (not held any more: it expired, and was counted then at its worst case)
+            p, c = (prompt or 0, completion or 0) if mine is not None else (0, 0)
             box[0] = replace(
                 spent,
                 reservations=tuple(r for r in spent.reservations if r.id != reservation_id),
@@ -257,5 +261,5 @@ def expire(spent: Spent, held: tuple[Reservation, ...]) -> Spent:
 
 def new_reservation(prompt: int, completion: int, lease_s: float | None) -> Reservation:
     """A reservation of this process for a request of that worst case."""
-    until = time.time() + lease_s if lease_s else 0.0
+    until = time.time() + (lease_s or DEFAULT_LEASE_S)
     return Reservation(f"{HOST}:{os.getpid()}:{next(_ids)}", os.getpid(), HOST, prompt, completion, until)

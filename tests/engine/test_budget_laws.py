@@ -23,12 +23,14 @@ from pytest_lsrb.engine.budget import (
     BudgetStop,
     Ledger,
     Limits,
+    SessionClock,
     Spent,
     Worst,
     budget_note,
     continue_value,
     decide,
     limits_of,
+    settled_stop,
     shown,
     worst_case,
 )
@@ -328,3 +330,43 @@ def test_the_progress_line_says_what_each_budget_has_spent() -> None:
     note = budget_note(limits, spent, now=140.0)
     assert note == "budget cost 1.84/2, total tokens 184/500, wall time 40/600 s"
     assert budget_note(Limits(), spent, now=140.0) is None
+
+
+def test_the_wall_time_budget_runs_on_the_monotonic_clock_not_the_wall_clock() -> None:
+    """Anchored once to the wall clock (the session began 40 s ago), then monotonic: a step of the
+    system clock (NTP, a suspended VM) neither stretches nor ends the budget."""
+    wall, mono = [1_000.0], [50.0]
+    clock = SessionClock(monotonic=lambda: mono[0], wall=lambda: wall[0])
+    spent = Spent(session_started=960.0)
+    assert clock.elapsed(spent) == 40.0
+    wall[0] += 3_600.0  # the wall clock jumps an hour ahead
+    mono[0] += 5.0
+    assert clock.elapsed(spent) == 45.0
+    wall[0] -= 7_200.0  # and two hours back
+    assert clock.elapsed(spent) == 45.0
+    limits = Limits(max_wall_time_s=60)
+    assert decide(limits, spent, clock.elapsed(spent)) is True
+
+
+def test_a_dead_process_reservation_expires_counted_at_its_worst_case(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path, alive=lambda pid: pid != 4242)
+    ledger.open_session(Spent(), started=1.0)
+    dead = replace(new_reservation(300, 100, None), id="dead", pid=4242)
+    leased = replace(new_reservation(10, 10, None), id="old", pid=4243, until=time.time() - 1)
+    other_host = replace(new_reservation(5, 5, None), id="far", pid=4242, host="elsewhere")
+    with ledger.change() as box:
+        box[0] = replace(box[0], reservations=(dead, leased, other_host))
+    with ledger.change() as box:  # any change drops them first
+        spent = box[0]
+    assert spent.reservations == (other_host,)  # another host's: its lease decides, not a pid here
+    assert (spent.total_tokens, spent.expired) == (420, 2)
+
+
+def test_the_stop_line_reports_the_spend_settled_after_the_stop() -> None:
+    limits = Limits(max_total_tokens=3000, max_wall_time_s=10)
+    stop = BudgetStop("tokens", 3000.0, 2015.0, 1100.0)
+    settled = Spent(prompt_tokens=15, completion_tokens=2900)
+    assert settled_stop(stop, limits, settled) == BudgetStop("tokens", 3000.0, 2915.0, 1100.0)
+    wall = BudgetStop("wall_time", 10.0, 10.2)
+    assert settled_stop(wall, limits, settled) == wall
+    assert settled_stop(None, limits, settled) is None
