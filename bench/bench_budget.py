@@ -88,7 +88,7 @@ def main() -> None:
                 "--lsrb-outcome=record",
                 "--lsrb-progress=0",
             ]
-            modes = [[]] + ([["-n", "2"]] if args.xdist else [])
+            modes: list[list[str]] = [[]] + ([["-n", "2"]] if args.xdist else [])
             for mode in modes:
                 best: dict[str, tuple[float, float]] = {}
                 for r in range(args.repeat):

@@ -420,12 +420,13 @@ def settled_stop(stop: BudgetStop | None, limits: Limits, spent: Spent) -> Budge
 
 def continue_value(stop: BudgetStop, done: int, total: int) -> float:
     """A budget that should let the run finish: what was spent per finished attempt, times every
-    attempt, with a tenth more; at least twice the old budget when nothing finished yet. Rounded
-    up to two significant digits (a value a person types)."""
+    attempt, with a tenth more, plus the room the last request needs for its worst case (a request
+    goes only when its worst case fits); at least twice the old budget when nothing finished yet
+    (and room for that worst case). Rounded up to two significant digits (a value a person types)."""
     if stop.budget == "wall_time" or done <= 0 or total <= done:
-        need = 2 * stop.limit
+        need = max(2 * stop.limit, stop.spent + 2 * stop.needed)
     else:
-        need = max(stop.limit * 1.1, stop.spent / done * total * 1.1)
+        need = max(stop.limit * 1.1, stop.spent / done * total * 1.1 + stop.needed)
     if need <= 0:
         return stop.limit
     step = 10 ** (math.floor(math.log10(need)) - 1)

@@ -370,3 +370,14 @@ def test_the_stop_line_reports_the_spend_settled_after_the_stop() -> None:
     wall = BudgetStop("wall_time", 10.0, 10.2)
     assert settled_stop(wall, limits, settled) == wall
     assert settled_stop(None, limits, settled) is None
+
+
+@given(st.floats(1.0, 1e5), st.floats(0.0, 1e4), st.integers(0, 50), st.integers(1, 50))
+def test_the_budget_to_continue_leaves_room_for_the_last_request_s_worst_case(
+    limit: float, needed: float, done: int, total: int
+) -> None:
+    spent = limit - needed / 2 if needed < limit else limit / 2
+    value = continue_value(BudgetStop("tokens", limit, spent, needed), done, total)
+    if 0 < done < total:
+        assert value >= spent / done * total + needed  # the rest at the pace so far, then one more
+    assert value >= spent + needed and value > limit
