@@ -6,8 +6,9 @@ A mock run of N attempts (every row of a synthetic index, one sample each, `--ls
 samples the controller's RSS every N/20 finished tests (`_rss_sampler`, /proc/self/statm). The
 growth per test is the slope over the second half of the run (after warm-up, so collection and
 imports are out of it). The same is measured for a bare pytest file of N no-op tests, in the same
-mode, as the floor pytest itself sets (it keeps three reports per test). Target: lsrb under 512
-bytes per test at 100,000 tests, serial and `-n 2`.
+mode, as the floor pytest itself sets (it keeps three reports per test). Target: lsrb under 1 KB
+per test at 100,000 tests, serial and `-n 2` (issue #39; 512 B, issue #27's, took patching
+`os.putenv`, which a plugin must not do: see bench/HISTORY.md).
 
 Usage: python bench/bench_controller_memory.py [--tests 100000] [--modes serial n2]
        (PYTHONPATH=<another checkout> measures that code with the same script)
@@ -24,7 +25,7 @@ from pathlib import Path
 from _util import TACTIC_SUITE, bare_test_file, pytest_cmd, run_measured, synthetic_index
 
 BENCH = Path(__file__).resolve().parent
-TARGET_BYTES = 512
+TARGET_BYTES = 1024
 SAMPLES = 20
 MODES = {"serial": (), "n2": ("-n", "2")}
 # The dev extras' pytest plugins that are no part of a run: syrupy keeps every collected item on

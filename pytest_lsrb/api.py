@@ -54,6 +54,7 @@ class RunOptions(TypedDict, total=False):
     max_tokens_field: str
     timeout: float
     max_retries: int
+    retry_time: float
     concurrency: int | None
     cache_dir: str | os.PathLike[str] | None
     cache_journal: Literal["auto", "wal", "delete"]
@@ -92,6 +93,7 @@ class RunOptions(TypedDict, total=False):
     baseline: str | os.PathLike[str] | None
     max_drop: str | None
     min: str | None
+    max: str | None
     alpha: float
     sr_method: str
     sr_budget: int | None
@@ -181,6 +183,14 @@ def option_args(options: dict[str, Any]) -> list[str]:
             continue
         if isinstance(value, bool):
             raise LsrbUsageError(f"run(): option '{name}' takes a value, not {value!r}.")
+        if isinstance(value, (list, tuple, set, frozenset, dict)):
+            # One run measures one model: str(list) would be sent and recorded as one odd name.
+            several = " (several models: call run() once per model, or `lsrb run` with several --lsrb-model)"
+            raise LsrbUsageError(
+                f"run(): option '{name}' takes one value, not a {type(value).__name__}"
+                + (several if name == "model" else "")
+                + "."
+            )
         args.append(f"--lsrb-{opt.name}={os.fspath(value) if isinstance(value, os.PathLike) else value}")
     return args
 

@@ -129,6 +129,12 @@ def test_options_become_the_same_command_line() -> None:
         ({"max_item": 5}, "run(): no option 'max_item' (did you mean max_items?)"),
         ({"resume": "yes"}, "run(): option 'resume' is a flag: True or False (got 'yes')."),
         ({"samples": True}, "run(): option 'samples' takes a value, not True."),
+        (
+            {"model": ["a", "b"]},
+            "run(): option 'model' takes one value, not a list (several models: call run() once per "
+            "model, or `lsrb run` with several --lsrb-model).",
+        ),
+        ({"max_items": (1, 2)}, "run(): option 'max_items' takes one value, not a tuple."),
     ],
 )
 def test_a_misspelled_or_mistyped_option_is_one_sentence(options: dict[str, object], sentence: str) -> None:

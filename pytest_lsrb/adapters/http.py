@@ -3,8 +3,9 @@
 `HttpEndpoint.call` sends one JSON request and returns either the parsed value or a classified
 failure (a kind from `errors.GENERATION_ERROR_DOMAINS`); it never raises for a transport or
 provider problem. Transient kinds are retried with capped, jittered exponential backoff that
-honours `Retry-After` and `retry-after-ms`. Quota and auth errors are never retried: the first
-one stops the endpoint, so calls already queued return at once without being sent.
+honours `Retry-After` and `retry-after-ms`, for a total time (`adapters.retry`). Quota and auth
+errors are never retried: the first one stops the endpoint, so calls already queued return at
+once without being sent.
 
 Secrets: the API key lives only in the client's default headers (httpx masks `Authorization` in
 its reprs) and goes to this endpoint's origin only: redirects are never followed (a 3xx is a
@@ -28,8 +29,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
@@ -37,6 +37,7 @@ import httpx
 
 from pytest_lsrb.adapters.base import GenerationResult
 from pytest_lsrb.adapters.concurrency import CURRENT, NOT_SENT, AdaptiveLimit, Admission
+from pytest_lsrb.adapters.retry import WAITING, RetryPolicy, parse_retry_after
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, RETRYABLE_GENERATION_KINDS
 from pytest_lsrb.core.redaction import RUN_KEYS, register_key, strip_userinfo
 from pytest_lsrb.core.seeds import stable_hash
@@ -83,56 +84,6 @@ class Outcome(Generic[T]):
     failure: Failure | None
     http_attempts: int
     latency_ms: float
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    max_retries: int = 4
-    base_delay_s: float = 0.5
-    max_delay_s: float = 20.0
-    # A server may ask for a long pause; we honour it up to this, then retry anyway.
-    max_retry_after_s: float = 60.0
-
-    def delay(self, retry_index: int, retry_after_s: float | None, rng: random.Random) -> float:
-        """Seconds to wait before retry number `retry_index` (0-based).
-
-        Without a server hint: "equal jitter" over a capped exponential, so clients spread out but
-        never retry immediately. With `Retry-After`: that long (capped) plus up to 10% jitter.
-        """
-        ceiling = min(self.max_delay_s, self.base_delay_s * (2**retry_index))
-        if retry_after_s is None:
-            return ceiling / 2 + rng.uniform(0.0, ceiling / 2)
-        wait = min(max(retry_after_s, 0.0), self.max_retry_after_s)
-        return wait + rng.uniform(0.0, 0.1 * wait)
-
-
-def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """Seconds the server asked us to wait: `retry-after-ms`, else `Retry-After` (seconds or date)."""
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        try:
-            value = float(ms) / 1000.0
-        except ValueError:
-            value = -1.0
-        if value >= 0:
-            return value
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    raw = raw.strip()
-    try:
-        seconds = float(raw)
-        return seconds if seconds >= 0 else None
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
 
 
 def error_text(body: str) -> str:
@@ -318,55 +269,65 @@ class HttpEndpoint:
         """Send until success, a non-retryable failure (a kind not in `retry_kinds`), or the
         retry cap; never raises. `admission`: the run's budget, asked for each request sent
         while its permit is held (see `adapters.concurrency`)."""
-        retries = self.retry.max_retries if max_retries is None else max_retries
+        policy = self.retry if max_retries is None else replace(self.retry, max_retries=max_retries)
         rng = random.Random(stable_hash("backoff", seed))  # deterministic jitter per attempt
         start = time.perf_counter()
+        first_failure: float | None = None  # the retry time counts from here
+        token = object()  # this call's entry on the WAITING board
         sent = 0
-        while True:
-            # Another thread met a quota/auth refusal, or the run is ending: send nothing more.
-            stopped = self._stopped_failure()
-            if stopped is not None:
-                return self._outcome(None, stopped, sent, start)
-            queued = time.perf_counter()
-            if not self.limit.acquire(self.state.stop, CURRENT.get()):  # in test order
-                continue  # stopped while waiting for a permit: the check above says why
-            if admission is not None and (admitted := admission.enter(self.lease_s)) is not True:
-                self.limit.release(NOT_SENT)  # never wait for the budget holding a permit
-                start += time.perf_counter() - queued
-                if admitted is False:
-                    return self._outcome(None, Failure("connection", "stopped: the budget"), sent, start)
-                admission.pause(self.state.stop)
-                continue
-            start += time.perf_counter() - queued  # our own queue is no time of the model's
-            sent += 1
-            result: T | Failure = Failure("connection", "no answer")
-            try:
-                result = self._once(method, path, payload, parse)
-                if isinstance(result, Failure) and result.kind in FATAL_GENERATION_KINDS:
-                    # Stop before the permit goes back: a waiting request must not be sent after it.
-                    self._go_fatal(result)
-            finally:
-                if admission is not None:  # settled before the permit goes back
-                    admission.leave(None if isinstance(result, Failure) else getattr(result, "usage", {}))
-                self.limit.release(result.kind if isinstance(result, Failure) else None)
-            if not isinstance(result, Failure):
-                return self._outcome(result, None, sent, start)
-            if result.kind in FATAL_GENERATION_KINDS:
-                return self._outcome(None, result, sent, start)
-            if result.kind not in retry_kinds or sent > retries:
-                return self._outcome(None, result, sent, start)
-            wait = self.retry.delay(sent - 1, result.retry_after_s, rng)
-            log.info(
-                "%s %s%s: %s; retry %d/%d in %.2fs",
-                method,
-                self.shown_url,
-                path,
-                result.message,
-                sent,
-                retries,
-                wait,
-            )
-            self.state.stop.wait(wait)  # woken early when the endpoint stops
+        try:
+            while True:
+                # Another thread met a quota/auth refusal, or the run is ending: send nothing more.
+                stopped = self._stopped_failure()
+                if stopped is not None:
+                    return self._outcome(None, stopped, sent, start)
+                queued = time.perf_counter()
+                if not self.limit.acquire(self.state.stop, CURRENT.get()):  # in test order
+                    continue  # stopped while waiting for a permit: the check above says why
+                if admission is not None and (admitted := admission.enter(self.lease_s)) is not True:
+                    self.limit.release(NOT_SENT)  # never wait for the budget holding a permit
+                    start += time.perf_counter() - queued
+                    if admitted is False:
+                        return self._outcome(None, Failure("connection", "stopped: the budget"), sent, start)
+                    admission.pause(self.state.stop)
+                    continue
+                start += time.perf_counter() - queued  # our own queue is no time of the model's
+                sent += 1
+                result: T | Failure = Failure("connection", "no answer")
+                try:
+                    result = self._once(method, path, payload, parse)
+                    if isinstance(result, Failure) and result.kind in FATAL_GENERATION_KINDS:
+                        # Stop before the permit goes back: a waiting request must not be sent after it.
+                        self._go_fatal(result)
+                finally:
+                    if admission is not None:  # settled before the permit goes back
+                        admission.leave(None if isinstance(result, Failure) else getattr(result, "usage", {}))
+                    self.limit.release(result.kind if isinstance(result, Failure) else None)
+                if not isinstance(result, Failure):
+                    return self._outcome(result, None, sent, start)
+                if result.kind in FATAL_GENERATION_KINDS or result.kind not in retry_kinds:
+                    return self._outcome(None, result, sent, start)
+                now = time.monotonic()
+                first_failure = now if first_failure is None else first_failure
+                wait = policy.next_wait(sent - 1, now - first_failure, result.retry_after_s, rng)
+                if wait is None:
+                    return self._outcome(None, result, sent, start)
+                log.info(
+                    "%s %s%s: %s; retry %d/%d in %.2fs (retrying for %gs at most)",
+                    method,
+                    self.shown_url,
+                    path,
+                    result.message,
+                    sent,
+                    policy.max_retries,
+                    wait,
+                    policy.total_s,
+                )
+                WAITING.waiting(id(token), sent, first_failure)
+                self.state.stop.wait(wait)  # woken early when the endpoint stops
+                WAITING.done(id(token))  # sending again: no longer waiting (until it fails again)
+        finally:
+            WAITING.done(id(token))
 
     def _outcome(self, value: T | None, failure: Failure | None, sent: int, start: float) -> Outcome[T]:
         return Outcome(value, failure, sent, (time.perf_counter() - start) * 1000.0)

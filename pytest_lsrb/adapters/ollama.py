@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult
+from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, GenerationResult
 from pytest_lsrb.adapters.concurrency import ADMISSION
 from pytest_lsrb.adapters.http import (
     HttpEndpoint,
     Reply,
     ResponseError,
-    RetryPolicy,
     api_key_from_env,
     bad_response,
     error_in_success,
@@ -25,6 +24,7 @@ from pytest_lsrb.adapters.http import (
     to_result,
     token_usage,
 )
+from pytest_lsrb.adapters.retry import RetryPolicy
 from pytest_lsrb.core.errors import LsrbUsageError
 
 DEFAULT_BASE_URL = "http://localhost:11434"
@@ -73,7 +73,7 @@ def model_available(model: str, names: list[str]) -> bool:
     return model in names or (":" not in model and f"{model}:latest" in names)
 
 
-class OllamaAdapter:
+class OllamaAdapter(Adapter):
     name = "ollama"
     default_concurrency = DEFAULT_CONCURRENCY
     admits_budget = True  # a run's budget is asked per request, under the slot permit
@@ -86,7 +86,9 @@ class OllamaAdapter:
             timeout_s=config.timeout_s,
             pool_size=(config.concurrency or DEFAULT_CONCURRENCY) + 2,
             in_flight=config.concurrency or DEFAULT_CONCURRENCY,
-            retry=RetryPolicy(config.max_retries, config.backoff_base_s, config.backoff_max_s),
+            retry=RetryPolicy(
+                config.max_retries, config.backoff_base_s, config.backoff_max_s, total_s=config.retry_time_s
+            ),
             # Ollama itself needs no key; a proxy or hosted Ollama in front of it may.
             api_key=api_key_from_env(config.api_key_env),
         )

@@ -9,7 +9,7 @@ reports two rows with no model in them, "Trivial" (2.1 %) and "Tactics" (8.4 %).
   `DEFAULT_TACTICS` replaces the sorry on its own and the sorry counts as proved when any one of
   them verifies; its run on the split (2026-01-21, SorryDB commit 71959ed, the list below)
   verified 84 of 1000, the row's 8.4 %. Here sample `i` of an item answers the `i`-th tactic, so
-  with `--lsrb-samples-per-item 12` every tactic is tried once and the item's pass@12 is the
+  with `--lsrb-samples 12` every tactic is tried once and the item's pass@12 is the
   row's number (pass@1 of that run is not: it is one tactic's share).
 - `sorrydb-rfl`: SorryDB's `rfl` strategy (`sorrydb/strategies/rfl_strategy.py` `RflStrategy`:
   the proof is `rfl`), the demo strategy SorryDB's docs call its naive baseline, run on the same
@@ -29,7 +29,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final
 
-from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult
+from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, GenerationResult
 
 SORRYDB_SOURCE: Final = "SorryDB/SorryDB"
 # sorrydb/cli/run_morphcloud_local.py DEFAULT_TACTICS at 71959ed, the commit of the multi_tactic
@@ -42,7 +42,7 @@ MULTI_TACTIC: Final = (
 RFL: Final = ("rfl",)
 
 
-class ReferenceAdapter:
+class ReferenceAdapter(Adapter):
     """Answers a fixed list of tactics, one per sample, in order (sample `i`: tactic `i mod n`)."""
 
     name = "reference"

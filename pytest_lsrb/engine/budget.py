@@ -39,12 +39,19 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult, interrupt
+from pytest_lsrb.adapters.base import (
+    Adapter,
+    GenerationRequest,
+    GenerationResult,
+    interrupt,
+    runs_ahead,
+    served_slots,
+)
 from pytest_lsrb.adapters.concurrency import ADMISSION, admits_inside
 from pytest_lsrb.adapters.usage import reported_tokens
 from pytest_lsrb.core.errors import LsrbUsageError
@@ -213,7 +220,9 @@ class SessionClock:
     """This process's clock of the session: anchored once, when it first sees the session's
     start in the ledger, to the wall clock's elapsed time then, and monotonic from there."""
 
-    def __init__(self, monotonic: Any = time.monotonic, wall: Any = time.time) -> None:
+    def __init__(
+        self, monotonic: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time
+    ) -> None:
         self.monotonic, self.wall = monotonic, wall
         self._anchor: tuple[float, float] | None = None  # (session_started, monotonic origin)
 
@@ -338,7 +347,7 @@ class Admission:
 REFUSED: Final = "stopped: the run's budget is spent"
 
 
-class BudgetedAdapter:
+class BudgetedAdapter(Adapter):
     """The run's adapter with the budget asked before each request (cache hits pass free)."""
 
     def __init__(self, inner: Adapter, guard: BudgetGuard, on_stop: Any = None) -> None:
@@ -349,9 +358,11 @@ class BudgetedAdapter:
         self.model = inner.model
         self.default_concurrency = inner.default_concurrency
         self._inside = admits_inside(inner)
+        self.runs_ahead = runs_ahead(inner)
+        self.cacheable = inner.cacheable if isinstance(inner, Adapter) else True
 
-    def __getattr__(self, name: str) -> Any:  # runs_ahead, served_slots, cacheable ...
-        return getattr(self.inner, name)
+    def served_slots(self) -> int | None:
+        return served_slots(self.inner)
 
     def check(self) -> None:
         self.inner.check()

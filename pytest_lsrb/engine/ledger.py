@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_lsrb.core.nofollow import open_nofollow
+
 LEDGER_FILE: Final = ".lsrb-budget.json"
 # The lease of a request whose adapter states none (the HTTP adapters state theirs): so that no
 # reservation, even one of a process on another host, is waited for forever.
@@ -163,7 +165,7 @@ class Ledger:
     def _locked(self) -> Iterator[Any]:
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_nofollow(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # never through a link
             with os.fdopen(fd, "r+", encoding="utf-8") as handle:
                 try:
                     import fcntl

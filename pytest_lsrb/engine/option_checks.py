@@ -50,6 +50,7 @@ def _number(x: float) -> str:
 BOUNDS: Final[Mapping[str, Bounds]] = {
     "timeout": Bounds(0, DAY_S, low_open=True, whole=False, unit="seconds"),
     "max_retries": Bounds(0, 100),
+    "retry_time": Bounds(0, DAY_S, whole=False, unit="seconds"),
     "concurrency": Bounds(1, 1024),
     "progress": Bounds(0, DAY_S, whole=False, unit="seconds"),
     "max_cost": Bounds(0, 1e12, low_open=True, whole=False),

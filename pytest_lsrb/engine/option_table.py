@@ -51,7 +51,8 @@ OPTIONS: list[Option] = [
         str,
         "mock",
         "model adapter: mock (offline baseline), ollama or openai; sorrydb-tactics or sorrydb-rfl: "
-        "SorryDB's deterministic strategies, no model (sample i answers the i-th tactic)",
+        "SorryDB's deterministic strategies, no model (sample i answers the i-th tactic); an "
+        'installed package\'s adapter (`lsrb list`) or a "package.module:Class" spec',
     ),
     Option("model", str, "", "model name sent to the endpoint (default: the adapter's)"),
     Option("base-url", str, None, "endpoint base URL (default: the adapter's)"),
@@ -78,7 +79,22 @@ OPTIONS: list[Option] = [
         "request field for the token limit (max_tokens or max_completion_tokens)",
     ),
     Option("timeout", float, 120.0, "seconds before one model call times out", identity=False),
-    Option("max-retries", _int, 4, "retries for transient model-call errors", identity=False),
+    Option(
+        "max-retries",
+        _int,
+        100,
+        "at most this many retries of one model call (--lsrb-retry-time is the usual limit)",
+        identity=False,
+    ),
+    Option(
+        "retry-time",
+        float,
+        120.0,
+        "seconds a model call keeps retrying transient errors (connection refused or reset, 429, "
+        "502/503/504, timeouts) after its first one, with capped jittered backoff honouring "
+        "Retry-After: long enough for a server to restart; 0: no retries",
+        identity=False,
+    ),
     Option(
         "concurrency",
         _opt_int,
@@ -164,7 +180,12 @@ OPTIONS: list[Option] = [
         "LSRB_SHARD_INDEX (README: sharding)",
     ),
     Option("index", str, None, "index file to use instead of the suite's built-in one"),
-    Option("verification", str, "none", "how answers are checked (suite-specific modes)"),
+    Option(
+        "verification",
+        str,
+        "none",
+        "how answers are checked (the task's modes; an installed package's verifier: `lsrb list`)",
+    ),
     Option("profiles", str, None, "replay profile file or folder (repo_replay/synthetic)"),
     Option(
         "allow-local-remotes",
@@ -317,6 +338,13 @@ OPTIONS: list[Option] = [
         "min", str, None, "METRIC=X[,...]: exit 6 when METRIC is below X, e.g. valid_rate=0.9", identity=False
     ),
     Option(
+        "max",
+        str,
+        None,
+        "METRIC=X[,...]: exit 6 when a lower-is-better METRIC is above X, e.g. latency_ms_p95=2000",
+        identity=False,
+    ),
+    Option(
         "alpha",
         float,
         0.05,
@@ -328,8 +356,9 @@ OPTIONS: list[Option] = [
         "sr-method",
         str,
         "direct",
-        "llm_srbench discovery method: direct (the reference's Direct), llmsr (LLM-SR) or "
-        "direct-expression (a one-line-expression prompt from the suite's templates)",
+        "llm_srbench discovery method: direct (the reference's Direct), llmsr (LLM-SR), "
+        "direct-expression (a one-line-expression prompt from the suite's templates), an installed "
+        'package\'s method (`lsrb list`) or a "package.module:Class" spec',
         tasks=SRBENCH,
     ),
     Option(
@@ -369,8 +398,10 @@ OPTIONS: list[Option] = [
     Option(
         "sr-fit-time-limit",
         _opt_float,
-        5.0,
-        "llm_srbench: wall-clock seconds for fitting one candidate's parameters",
+        30.0,  # the reference's (LLM-SR's evaluate_timeout_seconds); srbench.fitting.objective
+        "llm_srbench: wall-clock seconds for fitting one candidate's parameters (the reference's "
+        "30; a fit that reaches it keeps its best point so far and is counted: "
+        "fit_time_limit_hits)",
         tasks=SRBENCH,
     ),
     Option(
@@ -453,9 +484,9 @@ OPTIONS: list[Option] = [
         "sr-sa-scale",
         str,
         "free",
-        "llm_srbench symbolic accuracy (sympy judge): free (each form has a free overall factor, "
-        "so c*E/(g*z) matches E/(g*z): the paper compares forms after removing constants) or "
-        "strict (only the constants each side writes are free)",
+        "llm_srbench symbolic accuracy (sympy judge), an open case of the paper's rule: free (an "
+        "additive constant alone is a constant, removed like the others: x**2 + c matches x**2) or "
+        "strict (an additive constant alone is a term of the form)",
         choices=("free", "strict"),
         tasks=SRBENCH,
     ),
@@ -503,6 +534,14 @@ OPTIONS: list[Option] = [
 
 # Run-config keys that may differ between the shards of one run.
 PER_SHARD_KEYS = frozenset({"shard_index"})
+
+
+def choices_of(name: str) -> tuple[str, ...]:
+    """The choices of `--lsrb-<name>` (dashes or underscores): the one spelling of the list, which
+    every check, constant and page reads (`tactic.answer.ANSWER_MODES`, `srbench.options`)."""
+    found = next(opt for opt in OPTIONS if key(opt.name) == key(name))
+    assert found.choices is not None, f"--lsrb-{found.name} has no choices"
+    return found.choices
 
 
 def dest(name: str) -> str:

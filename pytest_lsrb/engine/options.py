@@ -133,6 +133,10 @@ class RunConfig:
         return self._typed("max_retries", int)
 
     @property
+    def retry_time(self) -> float:
+        return self._number("retry_time")
+
+    @property
     def concurrency(self) -> int | None:
         """Attempts in flight per process; None: the adapter's default."""
         return self._optional("concurrency", int)

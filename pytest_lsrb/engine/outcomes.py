@@ -14,19 +14,21 @@ Every reader of attempt records (summary.json, the gate and `lsrb compare`, the 
   checker gave a verdict. `success` is that verdict: `verification_success` when the run checks
   answers (`verification_mode` other than `none`), else `valid`.
 
+An attempt of several model calls (a discovery search) asks `unanswered_kind` whose failure it
+is: when the model never answered — every call failed on the transport, the provider or the
+harness — it is infrastructure, whatever result the search holds without the model (a starting
+skeleton, PySR's own best); one answer, even an empty or unusable one, makes it the model's.
+
 Rates over the model's answers (valid_rate, nonempty_rate) count **answered** attempts: all but
 generation infrastructure errors. Rates over verdicts (pass@k, success rates) count judged ones.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pytest_lsrb.core.errors import MODEL_DOMAINS, LsrbUsageError
-from pytest_lsrb.core.metrics import pass_at_k
+from pytest_lsrb.core.errors import MODEL_DOMAINS, generation_domain
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.task import PASS, Judgement
 
@@ -65,6 +67,21 @@ def generation_infrastructure(record: Record) -> bool:
     return bool(record.get("generation_error_kind")) and (
         record.get("generation_error_domain") not in MODEL_DOMAINS
     )
+
+
+def unanswered_kind(calls: int, failed: Mapping[str, int]) -> str | None:
+    """THE rule for an attempt that made `calls` model calls, `failed` its failed calls by error
+    kind: the generation error kind that makes it infrastructure, or None when it is the model's.
+
+    The model never answered when every call failed and no failure is the model's own (an empty
+    answer, `empty_output`, is an answer): then the attempt says nothing about the model, whatever
+    fallback its search returns, and the commonest kind (the first seen on a tie) is recorded.
+    Any answer makes the attempt count; so does one that made no call (nothing failed)."""
+    if calls <= 0 or sum(failed.values()) < calls:
+        return None
+    if any(n and generation_domain(kind) in MODEL_DOMAINS for kind, n in failed.items()):
+        return None
+    return max(failed, key=lambda kind: failed[kind])
 
 
 def status(record: Record) -> Status:
@@ -115,7 +132,7 @@ def verified(record: Record) -> bool:
     return bool(record.get("verification_attempted")) and judged(record)
 
 
-def judgement(task: Task | None, record: Record) -> Judgement:
+def judgement(task: Task[Any] | None, record: Record) -> Judgement:
     """The pytest outcome of a finished attempt: infrastructure errors the test, a profile skip
     skips it, a generation error of the model's fails it; the rest is the task's call (`task`
     None: the generic verdict, for records of a task this version does not know)."""
@@ -159,90 +176,16 @@ def per_item_counts(records: Iterable[Record]) -> dict[str, tuple[int, int]]:
     return {k: (v[0], v[1]) for k, v in sorted(counts.items())}
 
 
-# -- metrics the gate can hold ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Metric:
-    """A number both summary.json and the gate compute, with the same population.
-
-    Rates are pooled over attempts (numerator / denominator over every item), pass@k is the
-    item mean over the items with at least `samples` judged samples (see `pass_at_k_curve`).
-    """
-
-    name: str  # as the user spelled it, canonicalised (pass_at_1, valid_rate, field:x)
-    summary_key: str | None
-    per_record: Callable[[Record], bool]
-    population: Callable[[Record], bool] = judged
-    k: int | None = None  # pass@k
-
-    def item_counts(self, records: Sequence[Record]) -> tuple[int, int]:
-        """(attempts in this metric's population, how many of them count) for one item."""
-        members = [r for r in records if self.population(r)]
-        return len(members), sum(self.per_record(r) for r in members)
-
-    def item_score(self, records: Sequence[Record], samples: int) -> float | None:
-        """This item's score; None when it has too few samples for the metric (pass@k needs
-        `samples`, the run's samples per item, so every k uses the same items)."""
-        return self.score_counts(*self.item_counts(records), samples)
-
-    def score_counts(self, n: int, c: int, samples: int) -> float | None:
-        """`item_score` of an item with `n` attempts in the population, `c` of them counting."""
-        if n == 0:
-            return None
-        if self.k is None:
-            return c / n
-        need = max(self.k, samples)
-        return pass_at_k(n, c, self.k) if n >= need else None
-
-    def value(self, by_item: Mapping[str, Sequence[Record]], samples: int) -> tuple[float | None, int]:
-        """The run's value over `by_item` and the number of items it covers."""
-        if self.k is not None:
-            scores = [s for recs in by_item.values() if (s := self.item_score(recs, samples)) is not None]
-            return (sum(scores) / len(scores) if scores else None), len(scores)
-        n = c = items = 0
-        for recs in by_item.values():
-            ni, ci = self.item_counts(recs)
-            n, c, items = n + ni, c + ci, items + bool(ni)
-        return (c / n if n else None), items
-
-
 # -- items that got worse ------------------------------------------------------------------------
 
 
-def item_direction(before: float, after: float) -> Literal["regressed", "improved"] | None:
+def item_direction(
+    before: float, after: float, better: Literal["higher", "lower"] | None = "higher"
+) -> Literal["regressed", "improved"] | None:
     """THE definition of a regressed item, for the gate's "items that got worse" and the report's
-    "regressed": its score on the metric fell (pass@1, the default: the share of its judged samples
-    that succeeded). An item judged in one run only has no direction."""
-    if after < before:
-        return "regressed"
-    if after > before:
-        return "improved"
-    return None
-
-
-_FIELDS: dict[str, tuple[str, Callable[[Record], bool], Callable[[Record], bool]]] = {
-    "valid_rate": ("valid_rate", lambda r: bool(r.get("valid")), answered),
-    "nonempty_rate": ("nonempty_rate", lambda r: bool(r.get("nonempty")), answered),
-    "success_rate": ("success_rate", success, judged),
-}
-_FIELDS["verification_success_rate"] = _FIELDS["success_rate"]
-_PASS_AT = re.compile(r"^(?:pass_at_|pass@|pass_at_k_|verification_pass_at_k_)(\d+)$")
-KNOWN_METRICS = "pass_at_K, valid_rate, nonempty_rate, success_rate or field:NAME"
-
-
-def resolve_metric(name: str) -> Metric:
-    text = name.strip()
-    m = _PASS_AT.match(text)
-    if m:
-        k = int(m.group(1))
-        if k < 1:
-            raise LsrbUsageError(f"metric '{name}': pass@k needs k >= 1.")
-        return Metric(f"pass_at_{k}", f"verification_pass_at_k_{k}", success, judged, k)
-    if text in _FIELDS:
-        key, fn, population = _FIELDS[text]
-        return Metric(text if text != "verification_success_rate" else "success_rate", key, fn, population)
-    if text.startswith("field:") and len(text) > 6:
-        fname = text[6:]
-        return Metric(text, None, lambda r: bool(r.get(fname)), judged)
-    raise LsrbUsageError(f"unknown metric '{name}' (expected {KNOWN_METRICS}).")
+    "regressed": its score on the metric moved the wrong way (`better`: the metric's direction,
+    `engine.metric`; pass@1, the default, fell). An item judged in one run only has no direction."""
+    if after == before or better is None:
+        return None
+    worse = after < before if better == "higher" else after > before
+    return "regressed" if worse else "improved"

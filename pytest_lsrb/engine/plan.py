@@ -36,6 +36,7 @@ class SuiteRun:
             api_key_env=v["api_key_env"],
             timeout_s=config.timeout,
             max_retries=config.max_retries,
+            retry_time_s=config.retry_time,
             max_tokens_field=v["max_tokens_field"],
             cache_dir=config.cache_dir,
             cache_journal=v["cache_journal"],

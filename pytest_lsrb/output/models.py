@@ -79,7 +79,10 @@ class Summary(BaseModel):
     shard_index: int = Field(ge=0)
     """This shard."""
     attempts_expected: int = Field(ge=0)
-    """Items times samples: the attempts a complete run has."""
+    """Items times samples: the attempts a complete run has (of the tests pytest selected: a
+    `-k`/`-m` selection is a run of its own)."""
+    items_expected: int | None = Field(None, ge=0)
+    """Items among the expected attempts."""
     complete: bool
     """Every expected attempt has a record."""
     profile_config_path: str | None = None

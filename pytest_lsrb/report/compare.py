@@ -6,75 +6,23 @@ of a session and `lsrb report --baseline` show the same comparison.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.engine.outcomes import item_direction, resolve_metric
+from pytest_lsrb.engine.metric import Kind, Metric, declared, resolve_metric
+from pytest_lsrb.engine.outcomes import item_direction
 from pytest_lsrb.output.files import SUMMARY_FILE, read_json
 from pytest_lsrb.output.reader import RunDir, run_name
 from pytest_lsrb.report.aggregate import Scored, per_item_counts, score
 from pytest_lsrb.report.data import load_run
 
-Better = Literal["higher", "lower"] | None
-Kind = Literal["rate", "ms", "s", "count", "number"]
-
-
-@dataclass(frozen=True)
-class Metric:
-    key: str
-    label: str
-    better: Better
-    kind: Kind
-
-
-# The headline metrics, in display order. pass@k and equation metrics are found by pattern below.
-HEADLINE: tuple[Metric, ...] = (
-    Metric("attempts", "attempts", None, "count"),
-    Metric("items", "items", None, "count"),
-    Metric("valid_rate", "valid rate", "higher", "rate"),
-    Metric("nonempty_rate", "non-empty rate", "higher", "rate"),
-    Metric("contains_sorry_rate", "contains sorry rate", "lower", "rate"),
-    Metric("generation_error_rate", "generation error rate", "lower", "rate"),
-    Metric("verification_attempted_rate", "verification attempted", "higher", "rate"),
-    Metric("success_rate", "success", "higher", "rate"),
-    # null (so left out) when nothing was verified: never a 0 % for a run without a verifier
-    Metric("verification_success_rate", "verification success", "higher", "rate"),
-    Metric("verification_error_rate", "verification error rate", "lower", "rate"),
-    Metric("latency_ms_p50", "latency p50 (ms)", "lower", "ms"),
-    Metric("latency_ms_p95", "latency p95 (ms)", "lower", "ms"),
-    Metric("verification_latency_ms_p50", "verification latency p50 (ms)", "lower", "ms"),
-    Metric("wall_time_s", "wall time (s)", "lower", "s"),
-)
-
-# Summary keys a suite adds (LLM-SRBench's table, pass@k), recognised by name.
-_PATTERNS: tuple[tuple[re.Pattern[str], Better, Kind], ...] = (
-    (re.compile(r"^verification_pass_at_k_(\d+)$"), "higher", "rate"),
-    (re.compile(r"^(symbolic_accuracy|acc_tau|acc_0)\w*$"), "higher", "rate"),
-    (re.compile(r"^r2\w*$"), "higher", "number"),
-    (re.compile(r"^nmse\w*$"), "lower", "number"),
-)
-
 
 def headline_metrics(*summaries: Mapping[str, Any] | None) -> list[Metric]:
-    """The headline metrics present in any of the summaries, in display order."""
-    present: set[str] = set()
-    for s in summaries:
-        present |= {k for k, v in (s or {}).items() if _is_number(v)}
-    out = [m for m in HEADLINE if m.key in present]
-    extra: list[tuple[int, str, Metric]] = []
-    for key in sorted(present):
-        for rank, (pattern, better, kind) in enumerate(_PATTERNS):
-            match = pattern.match(key)
-            if match:
-                label = f"pass@{match.group(1)}" if rank == 0 else key
-                order = int(match.group(1)) if rank == 0 else 0
-                extra.append((rank * 10_000 + order, key, Metric(key, label, better, kind)))
-                break
-    return out + [m for _, _, m in sorted(extra)]
+    """The declared metrics (`engine.metric`) present in any of the summaries, in display order."""
+    return declared(*summaries)
 
 
 def _is_number(value: Any) -> bool:
@@ -98,14 +46,17 @@ class Delta:
         return self.current - self.baseline
 
     @property
-    def verdict(self) -> Literal["better", "worse", "same", ""]:
+    def verdict(self) -> Literal["better", "worse", "same", "timing", ""]:
+        """better/worse in the metric's direction; a timing metric's change is the machine's, not
+        the model's: labelled `timing`, never a verdict."""
         d = self.delta
-        if d is None or self.metric.better is None:
+        if d is None or self.metric.direction is None:
             return ""
+        if self.metric.timing:
+            return "timing"
         if abs(d) <= 1e-12 * max(1.0, abs(self.baseline or 0.0)):
             return "same"
-        improved = d > 0 if self.metric.better == "higher" else d < 0
-        return "better" if improved else "worse"
+        return "worse" if self.metric.worse(self.baseline or 0.0, self.current or 0.0) else "better"
 
 
 def metric_deltas(baseline: Mapping[str, Any] | None, current: Mapping[str, Any] | None) -> list[Delta]:
@@ -170,7 +121,7 @@ def config_changes(baseline: Mapping[str, Any] | None, current: Mapping[str, Any
 def fmt_value(value: float | None, kind: Kind) -> str:
     if value is None:
         return "-"
-    if kind == "count":
+    if kind in ("count", "tokens"):
         return f"{value:.0f}"
     if kind == "ms":
         return f"{value:.1f}"

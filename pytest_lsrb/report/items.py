@@ -28,6 +28,7 @@ COLUMNS = (
     "answer",
     "verdict",
     "latency",
+    "tokens",
     "group",
     "base",
     "flip",
@@ -61,6 +62,7 @@ _DETAIL_FIELDS = (
     "finish_reason",
     "served_model",
     "result_is_starting_skeleton",
+    "fallback_result",
     "model_valid_candidates",
     "attempt_seed",
     "model",
@@ -154,6 +156,7 @@ def item_payload(
     flip_of = {f.item_id: f.direction for f in flips}
     prompts: dict[str, str] = {}
     rows = []
+    any_tokens = False
     for s in scored:
         rec = s.record
         text = prompt_text(rec.get("prompt"))
@@ -169,6 +172,8 @@ def item_payload(
             if isinstance(v, (str, int, float, bool))
         }
         latency = rec.get("latency_ms")
+        tokens = attempt_tokens(rec)
+        any_tokens = any_tokens or tokens is not None
         sample = int(rec["sample_index"])
         rows.append(
             [
@@ -178,6 +183,7 @@ def item_payload(
                 clean_text(answer, MAX_ANSWER),
                 clean_text(verdict_of(rec), 200),
                 round(float(latency), 3) if isinstance(latency, (int, float)) else None,
+                tokens,
                 clean_text(group_of(s), 200),
                 base_outcome.get((s.item_id, sample), "") if baseline is not None else "",
                 flip_of.get(s.item_id, ""),
@@ -195,7 +201,16 @@ def item_payload(
         "rows": finite_or_none(rows),
         "prompts": prompts,
         "baseline": baseline is not None,
+        "tokens": any_tokens,  # the column is shown only when the endpoint reported any
     }
+
+
+def attempt_tokens(rec: AttemptRecord) -> int | None:
+    """An attempt's prompt + completion tokens; None when its calls reported none."""
+    p, c = rec.get("prompt_tokens"), rec.get("completion_tokens")
+    if p is None and c is None:
+        return None
+    return int(p or 0) + int(c or 0)
 
 
 def json_for_script(obj: Any) -> str:

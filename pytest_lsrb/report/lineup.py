@@ -12,16 +12,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_lsrb.engine.outcomes import resolve_metric
+from pytest_lsrb.engine.metric import declared, resolve_metric
 from pytest_lsrb.output.reader import RunDir
-from pytest_lsrb.report.compare import fmt_value, headline_metrics
+from pytest_lsrb.report.compare import fmt_value
 from pytest_lsrb.tools.gate.checks import MetricCheck, compare_metric
 from pytest_lsrb.tools.gate.compare import by_item
 from pytest_lsrb.tools.gate.thresholds import Threshold
 from pytest_lsrb.tools.significance import holm_adjust
 
 # The headline metrics the table shows, when a run has them (pass@k rows are added by pattern).
-TABLE_KEYS = ("success_rate", "valid_rate", "generation_error_rate", "latency_ms_p50")
+TABLE_KEYS = (
+    "success_rate",
+    "valid_rate",
+    "generation_error_rate",
+    "latency_ms_p50",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost",
+)
 PAIRED_METRIC = "pass_at_1"
 
 
@@ -54,7 +62,7 @@ def _p(value: float | None) -> str:
 def table_lines(runs: Sequence[tuple[str, RunDir]]) -> list[str]:
     """One row per run: its folder's name, model, attempts, and the headline metrics."""
     summaries = [run.summary or {} for _, run in runs]
-    metrics = [m for m in headline_metrics(*summaries) if m.key in TABLE_KEYS or m.label.startswith("pass@")]
+    metrics = [m for m in declared(*summaries) if m.key in TABLE_KEYS or m.k is not None]
     head = ["run", "model", "attempts", *(m.label for m in metrics)]
     rows = []
     for (label, run), summary in zip(runs, summaries, strict=True):

@@ -14,7 +14,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.engine.outcomes import subset_note
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.output.reader import RunDir
@@ -25,14 +24,13 @@ from pytest_lsrb.report.compare import (
     Comparison,
     Delta,
     Flip,
-    Metric,
     compare,
     fmt_delta,
     fmt_value,
     metric_deltas,
 )
 from pytest_lsrb.report.data import answer_field
-from pytest_lsrb.report.items import item_payload, json_for_script
+from pytest_lsrb.report.items import attempt_tokens, item_payload, json_for_script
 from pytest_lsrb.report.methods import methods_section
 from pytest_lsrb.srbench.tables.table import COLUMNS as TABLE1_COLUMNS
 from pytest_lsrb.srbench.tables.table import group_label, ordered_groups, table1
@@ -187,54 +185,53 @@ class Page:
         )
 
     def headline_section(self) -> str:
-        cards = []
+        """One card per number the run measured: what it did not measure (verification without a
+        verifier, tokens an endpoint never reported) has no card, and metrics that show the same
+        number (a run without a verifier: valid rate = success) share one card."""
+        summary = self.cur.summary or {}
         passed = sum(s.judgement.outcome == "pass" for s in self.scored)
         errored = sum(s.judgement.outcome == "error" for s in self.scored)
         skipped = sum(s.judgement.outcome == "skip" for s in self.scored)
-        pass_rate = rate(passed, sum(s.judged for s in self.scored))
-        base_pass = (
-            rate(
-                sum(s.judgement.outcome == "pass" for s in self.base_scored),
-                sum(s.judged for s in self.base_scored),
-            )
-            if self.base is not None
-            else None
-        )
-        cards.append(
-            _card(
-                "pass rate (judged)",
-                pct(pass_rate),
-                _delta_html(Delta(Metric("pass", "", "higher", "rate"), base_pass, pass_rate))
-                if self.base is not None
-                else f"{passed} passed · {errored} errored" + (f" · {skipped} skipped" if skipped else ""),
-            )
-        )
+        counts = f"{passed} passed · {errored} errored" + (f" · {skipped} skipped" if skipped else "")
         deltas = {
             d.metric.key: d for d in metric_deltas(self.base.summary if self.base else None, self.cur.summary)
         }
+        cards: list[tuple[str, str, str, str]] = []  # (merge key, label, value, sub)
         for key, d in deltas.items():
-            if d.current is None and d.baseline is None:
+            if d.current is None or not measured(key, summary):
                 continue
+            if key in (*TOKEN_KEYS, "cost"):
+                continue  # their own cards, below
             value = pct(d.current) if d.metric.kind == "rate" else fmt_value(d.current, d.metric.kind)
-            if key == "verification_success_rate" and d.current is None:
-                value = "not verified"  # no verifier ran: never a 0 %
-            cards.append(_card(d.metric.label, value, _delta_html(d) if self.base is not None else ""))
-            if key == "items" and self.cur.summary and not self.cur.summary.get("complete", True):
-                cards.append(_card("complete", "no", "the run did not finish all attempts"))
+            sub = _delta_html(d) if self.base is not None else (counts if key == "success_rate" else "")
+            merge = f"{d.metric.kind}:{value}" if d.metric.kind == "rate" and self.base is None else key
+            cards.append((merge, d.metric.label, value, sub))
+            if key == "items" and not summary.get("complete", True):
+                cards.append(("complete", "complete", "no", "the run did not finish all attempts"))
+        if measured("prompt_tokens", summary):
+            cards.append(("tokens", *tokens_card(summary, self.base.summary if self.base else None)))
+        if summary.get("cost") is not None:
+            cards.append(("cost", "cost", f"{float(summary['cost']):.4g}", price_note(summary)))
+        merged: dict[str, tuple[list[str], str, str]] = {}
+        for merge, label, value, sub in cards:
+            if merge in merged:
+                merged[merge][0].append(label)
+            else:
+                merged[merge] = ([label], value, sub)
+        html = "".join(_card(" · ".join(labels), value, sub) for labels, value, sub in merged.values())
         note = (
-            "<p class='note'>pass rate: judged attempts the task judged a pass. pass@k: item-level, "
+            "<p class='note'>success: judged attempts the task judged a pass. pass@k: item-level, "
             "every k over the same items (those with all their samples judged); infrastructure errors "
             "and profile skips are left out, as in summary.json.</p>"
             if any(k.startswith("verification_pass_at_k_") for k in deltas)
             else ""
         )
-        left_out = subset_note(self.cur.summary or {})
+        left_out = subset_note(summary)
         if left_out:  # synthetic: every rate is over the restated goals Lean judged
-            judged = (self.cur.summary or {}).get("judged_attempts")
+            judged = summary.get("judged_attempts")
             note += f"<p class='note'>verification rates: of {judged} judged{esc(left_out)}.</p>"
         return (
-            f"<section id='headline'><h2>Headline metrics</h2><div class='cards'>{''.join(cards)}</div>"
-            f"{note}</section>"
+            f"<section id='headline'><h2>Headline metrics</h2><div class='cards'>{html}</div>{note}</section>"
         )
 
     def comparison_section(self) -> str:
@@ -418,6 +415,7 @@ class Page:
             "answer": answer_field(self.cur.task_name),
             "verdict": "verdict",
             "latency": "ms",
+            "tokens": "tokens",
             "group": "group",
             "base": "baseline",
         }
@@ -430,6 +428,9 @@ class Page:
             "78px",
             "minmax(90px,1fr)",
         ]
+        if any(attempt_tokens(s.record) is not None for s in self.scored):  # as report.js shows it
+            cols.insert(cols.index("latency") + 1, "tokens")
+            widths.insert(cols.index("tokens"), "78px")
         if self.base is not None:
             cols.append("base")
             widths.append("80px")
@@ -460,6 +461,44 @@ class Page:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+TOKEN_KEYS = ("prompt_tokens", "completion_tokens")
+# Shown only when the run verified anything: without a verifier they are 0 % or null, not measured.
+VERIFICATION_KEYS = (
+    "verification_attempted_rate",
+    "verification_success_rate",
+    "verification_error_rate",
+    "verification_latency_ms_p50",
+)
+
+
+def measured(key: str, summary: Mapping[str, Any]) -> bool:
+    """Whether the run measured `key` at all (a card for a number it did not measure misleads)."""
+    if key in VERIFICATION_KEYS:
+        return summary.get("verification_success_rate") is not None
+    if key in TOKEN_KEYS:
+        return bool(summary.get("token_counted_attempts"))
+    return True
+
+
+def tokens_card(summary: Mapping[str, Any], base: Mapping[str, Any] | None) -> tuple[str, str, str]:
+    """(label, value, sub) of the tokens card: in / out, how many came from the cache, the change."""
+    t_in, t_out = int(summary.get("prompt_tokens") or 0), int(summary.get("completion_tokens") or 0)
+    sub = f"of {summary.get('token_counted_attempts')} attempts reporting usage"
+    cached = int(summary.get("cached_prompt_tokens") or 0) + int(summary.get("cached_completion_tokens") or 0)
+    if cached:
+        sub += f" · {cached:,} from the cache"
+    if base is not None and base.get("token_counted_attempts"):
+        b_total = int(base.get("prompt_tokens") or 0) + int(base.get("completion_tokens") or 0)
+        sub += f" · baseline {b_total:,}"
+    return "tokens in / out", f"{t_in:,} / {t_out:,}", esc(sub)
+
+
+def price_note(summary: Mapping[str, Any]) -> str:
+    price = summary.get("price_per_million_tokens") or {}
+    if not isinstance(price, Mapping):
+        return ""
+    return esc(f"at {price.get('in')} in / {price.get('out')} out per million tokens (uncached)")
 
 
 def _first(run: RunDir | None, key: str) -> Any:

@@ -153,6 +153,7 @@ class LsrbSession(ABC):
         items = [item for item in session.items if case_of(item) is not None]
         self.schedule.set_items(items)
         self.count_collected(len(items))
+        self.selected({case.key for item in items if (case := case_of(item)) is not None})
         if self.config.option.keyword:
             for item in items:
                 # `-k` has been applied: the row keywords have done their job. Left in place, pytest
@@ -163,6 +164,9 @@ class LsrbSession(ABC):
 
     def count_collected(self, tests: int) -> None:  # noqa: B027 (a hook whose default does nothing)
         """This process collected `tests` tests (the controller's progress line learns the total)."""
+
+    def selected(self, keys: set[tuple[str, int]] | None) -> None:  # noqa: B027 (a hook's default)
+        """The cases pytest selected (after `-k`/`-m`): the controller's run is complete when they are."""
 
     # -- attempts and records ------------------------------------------------------------------
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import pytest
@@ -26,6 +27,23 @@ def parametrize(metafunc: pytest.Metafunc, run: SuiteRun) -> None:
         metafunc.parametrize(("lsrb_case", "lsrb_attempt"), slots, ids=ids)
     else:  # the usual suite test: its attempt runs in AttemptSetup, no fixture per test
         metafunc.parametrize("lsrb_attempt", [PendingAttempt(c) for c in run.cases], ids=ids)
+
+
+def keys_of_nodeids(
+    cases: Sequence[Case[SelectableRow]], nodeids: Iterable[str]
+) -> set[tuple[str, int]] | None:
+    """The case keys of the tests `nodeids` name (an xdist worker's collection, after `-k`/`-m`);
+    None when one of them is not a case's test as `parametrize` named it (then the whole run is
+    taken as the selection, as before: never a key guessed)."""
+    by_id = {case.test_id: case.key for case in cases}
+    keys: set[tuple[str, int]] = set()
+    for nodeid in nodeids:
+        start = nodeid.find("[")
+        key = by_id.get(nodeid[start + 1 : -1]) if start >= 0 and nodeid.endswith("]") else None
+        if key is None:
+            return None
+        keys.add(key)
+    return keys
 
 
 def case_of(item: pytest.Item) -> Case[SelectableRow] | None:

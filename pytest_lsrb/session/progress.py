@@ -16,11 +16,13 @@ TTY) one every half minute, so a long run's log stays readable.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS, MODEL_DOMAINS
 from pytest_lsrb.engine.cost import Price
 from pytest_lsrb.engine.outcomes import JUDGED, UNJUDGED_VERIFICATION_DOMAINS, verdict
 from pytest_lsrb.engine.records import AttemptRecord
@@ -66,6 +68,7 @@ class Progress:
         self.last_shown: float | None = None
         self.done = 0
         self.errors: Counter[str] = Counter()
+        self.empty = 0  # answers the model left empty (model_output kinds)
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.spent = [0, 0]  # tokens not answered from the cache: what the price applies to
@@ -86,7 +89,9 @@ class Progress:
                 self.judged += 1
                 self.succeeded += won
         kind = record.get("generation_error_kind")
-        if kind:
+        if kind and GENERATION_ERROR_DOMAINS.get(str(kind)) in MODEL_DOMAINS:
+            self.empty += 1  # the model's own (empty) answer: a result, not an error
+        elif kind:
             self.errors[str(kind)] += 1
         elif record.get("verification_error_domain") in UNJUDGED_VERIFICATION_DOMAINS:
             # `check timeout` (Lean's wall clock) is not the model call's `timeout`
@@ -130,6 +135,8 @@ class Progress:
                 parts.append(f"ETA {duration((total - self.done) / rate)}")
         if self.errors:
             parts.append("errors: " + ", ".join(f"{k} {n}" for k, n in sorted(self.errors.items())))
+        if self.empty:
+            parts.append(f"empty answers {self.empty}")
         if self.prompt_tokens or self.completion_tokens:
             parts.append(f"tokens {tokens(self.prompt_tokens)} in / {tokens(self.completion_tokens)} out")
         if self.price is not None:
@@ -159,6 +166,13 @@ class ProgressReporter:
     def __init__(self, progress: Progress, terminalreporter: Any) -> None:
         self.progress = progress
         self.terminal = terminalreporter
+        self._lock = threading.Lock()  # `nudge` comes from a thread waiting to retry a call
+
+    def nudge(self) -> None:
+        """Print the line if due though no attempt finished (a call waiting for the server)."""
+        with self._lock:
+            if self.terminal is not None and self.progress.due():
+                self.write(self.progress.line())
 
     def collected(self, count: int) -> None:
         """The attempts this session will run, once collection (and `-k`) has settled it."""
@@ -167,16 +181,18 @@ class ProgressReporter:
 
     def add(self, record: AttemptRecord) -> None:
         """Count one record as it was written (a worker's line arrives decoded, once)."""
-        self.progress.add(record)
-        if self.terminal is not None and self.progress.due():
-            self.write(self.progress.line())
+        with self._lock:
+            self.progress.add(record)
+            if self.terminal is not None and self.progress.due():
+                self.write(self.progress.line())
 
     def add_many(self, records: Iterable[AttemptRecord]) -> None:
         """Count the records xdist workers wrote since the last look, then print if due."""
-        for record in records:
-            self.progress.add(record)
-        if self.terminal is not None and self.progress.due():
-            self.write(self.progress.line())
+        with self._lock:
+            for record in records:
+                self.progress.add(record)
+            if self.terminal is not None and self.progress.due():
+                self.write(self.progress.line())
 
     def write(self, line: str) -> None:
         """One line between pytest's dots. Straight to pytest's writer when it has one, so the

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS, MODEL_DOMAINS, LsrbUsageError
 from pytest_lsrb.engine.outcomes import subset_note
 from pytest_lsrb.engine.task import Task, get_task
 
@@ -48,7 +48,7 @@ def not_judged(summary: Mapping[str, Any]) -> str | None:
     return f"{' and '.join(parts)} of {summary.get('attempts')} attempts; none counts against the model"
 
 
-def task_of(summary: Mapping[str, Any]) -> Task | None:
+def task_of(summary: Mapping[str, Any]) -> Task[Any] | None:
     try:
         return get_task(str((summary.get("config") or {}).get("task")))
     except LsrbUsageError:
@@ -71,14 +71,30 @@ def token_totals(summary: dict[str, Any]) -> str:
     return text
 
 
+def generation_rows(kinds: Any) -> list[tuple[str, Any]]:
+    """`generation errors` (infrastructure: transport, provider, harness) and, apart, the answers
+    the model itself left empty: its output, not an error."""
+    kinds = kinds if isinstance(kinds, dict) else {}
+    errors = {k: n for k, n in kinds.items() if GENERATION_ERROR_DOMAINS.get(k) not in MODEL_DOMAINS}
+    rows: list[tuple[str, Any]] = [("generation errors", errors or "none")]
+    empty = sum(n for k, n in kinds.items() if GENERATION_ERROR_DOMAINS.get(k) in MODEL_DOMAINS)
+    if empty:
+        rows.append(("empty answers", f"{empty} (the model's own output, not an infrastructure error)"))
+    return rows
+
+
+def attempts_line(summary: dict[str, Any], samples: Any) -> str:
+    """`37/37 (37 items, 1 samples each)`; an unfinished run says of how many items:
+    `1/40 (1 of 20 items, 2 samples each)`."""
+    items, expected = summary["items"], summary.get("items_expected")
+    of_items = f"{items} of {expected}" if expected is not None and items != expected else f"{items}"
+    return f"{summary['attempts']}/{summary['attempts_expected']} ({of_items} items, {samples} samples each)"
+
+
 def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
     cfg = summary.get("config", {})
     rows: list[tuple[str, Any]] = [
-        (
-            "attempts",
-            f"{summary['attempts']}/{summary['attempts_expected']} "
-            f"({summary['items']} items, {cfg.get('samples')} samples each)",
-        ),
+        ("attempts", attempts_line(summary, cfg.get("samples"))),
         (
             "selected_rows_hash",
             f"{summary['selected_rows_hash'][:16]}  shard {summary['shard_index']}/{summary['shard_count']}",
@@ -89,7 +105,7 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
             "latency_ms p50/p95",
             f"{_fmt(summary.get('latency_ms_p50'))} / {_fmt(summary.get('latency_ms_p95'))}",
         ),
-        ("generation errors", summary.get("generation_error_kinds")),
+        *generation_rows(summary.get("generation_error_kinds")),
         ("tokens in/out", token_totals(summary)),
     ]
     served = summary.get("served_models") or {}

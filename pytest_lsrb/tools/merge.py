@@ -41,7 +41,7 @@ from pytest_lsrb.output.reader import read_run
 
 # Summary keys a merge sets itself rather than recomputing or copying from a shard.
 _HEADER_KEYS = frozenset(
-    {"config", "config_hash", "shard_count", "shard_index", "attempts_expected", "complete"}
+    {"config", "config_hash", "shard_count", "shard_index", "attempts_expected", "items_expected", "complete"}
 )
 _RUN_KEYS = (
     "suite",
@@ -228,6 +228,10 @@ def merge_summary(
         attempts_expected=expected,
         complete=metrics["attempts"] == expected,
     )
+    # Shards split the items (by item id), so the items the merged run expects are theirs summed.
+    items = [s.summary.get("items_expected") if s.summary is not None else None for s in shards]
+    if all(isinstance(n, int) for n in items):
+        summary["items_expected"] = sum(n for n in items if isinstance(n, int))
     walls = [s.summary.get("wall_time_s") for s in shards if s.summary is not None]
     summary["wall_time_s"] = max((w for w in walls if isinstance(w, (int, float))), default=None)
     return summary

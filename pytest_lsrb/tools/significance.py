@@ -30,7 +30,7 @@ def mcnemar_exact_p(down: int, up: int) -> float:
 
         return float(min(1.0, binom.sf(down - 1, n, 0.5)))
     tail = sum(math.comb(n, k) for k in range(down, n + 1))
-    return min(1.0, tail / 2**n)
+    return min(1.0, float(tail / 2**n))
 
 
 def paired_bootstrap_p(diffs: Sequence[float], *, resamples: int = 10_000, seed: int = 0) -> float:
@@ -89,14 +89,18 @@ def normal_min_detectable(diffs: Sequence[float], alpha: float, power: float = 0
     """The mean drop a one-sided test at `alpha` detects with `power`, for these items' spread.
 
     The textbook minimum detectable effect (z_{1-alpha} + z_{power}) * sd / sqrt(n), with the
-    sample standard deviation of the paired differences. None with fewer than two items.
+    sample standard deviation of the paired differences. None with fewer than two items or no
+    spread at all (not estimable: 0 would claim any drop is detectable).
     """
     from statistics import NormalDist, stdev
 
     if len(diffs) < 2:
         return None
+    spread = stdev(diffs)
+    if spread == 0:  # identical differences (two identical runs): no spread to size a drop by
+        return None
     z = NormalDist().inv_cdf(1 - alpha) + NormalDist().inv_cdf(power)
-    return z * stdev(diffs) / math.sqrt(len(diffs))
+    return z * spread / math.sqrt(len(diffs))
 
 
 def holm_adjust(p_values: Sequence[float]) -> list[float]:
@@ -133,3 +137,41 @@ def paired_bootstrap_ci(
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(low), float(high)
+
+
+def paired_bootstrap_quantile_p(
+    baseline: Sequence[Sequence[float]],
+    current: Sequence[Sequence[float]],
+    q: float,
+    sign: float = 1.0,
+    *,
+    resamples: int = 2_000,
+    seed: int = 0,
+) -> float:
+    """One-sided paired bootstrap p-value that the current run's q-quantile is worse.
+
+    `baseline[i]` and `current[i]` are item i's values in each run. Items are resampled with
+    replacement, the same items in both runs; each resample's quantile of the pooled values gives
+    a difference d = sign * (current - baseline) (sign -1 for a lower-is-better metric, so d < 0
+    is always worse). p = (1 + #{d >= 0}) / (1 + resamples): how often the resampled runs show no
+    worsening. Deterministic for a given input and seed. No items: p = 1.
+    """
+    import numpy as np
+
+    n = len(baseline)
+    if n == 0 or n != len(current):
+        return 1.0
+    b_items = [np.asarray(v, dtype=float) for v in baseline]
+    c_items = [np.asarray(v, dtype=float) for v in current]
+    rng = np.random.default_rng(seed)
+    count = 0
+    for _ in range(resamples):
+        pick = rng.integers(0, n, n)
+        b = np.concatenate([b_items[i] for i in pick])
+        c = np.concatenate([c_items[i] for i in pick])
+        if b.size == 0 or c.size == 0:
+            count += 1
+            continue
+        d = sign * (float(np.quantile(c, q)) - float(np.quantile(b, q)))
+        count += d >= 0
+    return (1 + count) / (1 + resamples)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -172,8 +173,15 @@ def test_a_models_file_puts_models_on_their_own_servers_at_once(tmp_path: Path) 
         assert {r.path for r in two.chat_requests()} == {"/api/chat"}
         sampling = two.chat_requests()[0].body["options"]
         assert sampling["temperature"] == 0.9 and sampling["num_predict"] == 64
-    # two servers: the runs went at once, each writing its own log
+    # two servers: the runs went at once, each writing its own log, named once on the terminal,
+    # which showed each model's progress line as it went
     assert (group / "smollm2-135m.log").is_file() and (group / "qwen-hot.log").is_file()
+    assert done.stdout.count(".log") == 1, done.stdout
+    assert f"each run's output: {group}/<label>.log" in done.stdout
+    for label in ("smollm2-135m", "qwen-hot"):
+        assert re.search(rf"^  {re.escape(label)} +lsrb {ITEMS}/{ITEMS} \(100%\)", done.stdout, re.M), (
+            done.stdout
+        )
     header = json.loads((group / "qwen-hot" / "run.json").read_text())
     assert header["config"]["adapter"] == "ollama"
 

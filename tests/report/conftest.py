@@ -1,13 +1,13 @@
-"""Runs the report tests read: one real mock-suite run (as a user runs it) and synthetic runs."""
+"""Runs the report tests read: one real mock-suite run and synthetic runs."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from pytest_lsrb import api
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -17,28 +17,14 @@ from synthetic_runs import equation_run, tactic_run  # noqa: E402
 
 @pytest.fixture(scope="session")
 def mock_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The built-in tactic suite run with the mock adapter, 2 samples per item, in a subprocess."""
+    """The built-in tactic suite run with the mock adapter, 2 samples per item, once for every test
+    that reads it. In this process (`api.run`, pytest.main with the same command line): the run
+    directory is what these tests read, not how the run was started."""
     out = tmp_path_factory.mktemp("mock-run") / "out"
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(REPO / "suites" / "goal_to_tactic_proposal_v1"),
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            f"--lsrb-output-dir={out}",
-            "--lsrb-samples=2",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=out.parent,
-        env=env,
-        timeout=300,
+    result = api.run(
+        REPO / "suites" / "goal_to_tactic_proposal_v1", samples=2, output_dir=out, pytest_args=["-q"]
     )
-    assert (out / "summary.json").exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert result.exit_code == 0 and (out / "summary.json").exists(), result.summary
     return out
 
 

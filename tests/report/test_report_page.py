@@ -8,7 +8,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 from synthetic_runs import HOSTILE, equation_run, tactic_run
 
 from pytest_lsrb.cli import main
@@ -118,7 +117,6 @@ def test_equation_records_without_samples_skip_the_scatter_plots(tmp_path: Path)
     assert "carry no prediction samples" in html
 
 
-@pytest.mark.smoke  # the feature's one end-to-end test in the default run
 def test_lsrb_report_writes_the_page_and_prints_the_comparison(
     mock_run: Path, tmp_path: Path, capsys: object
 ) -> None:

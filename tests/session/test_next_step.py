@@ -98,3 +98,97 @@ def test_after_infrastructure_errors_the_printed_command_finishes_the_run(run_su
 def test_a_clean_run_prints_no_command(run_suite: RunSuite) -> None:
     result = run_suite("--lsrb-max-items=2")
     assert result.returncode == 0 and "to finish it, run" not in result.stdout
+
+
+# -- a selection is a run (issue #42): -k / -m choose what the run is ---------------------------
+
+
+def test_a_k_run_is_complete_when_its_selection_is_done(run_suite: RunSuite) -> None:
+    result = run_suite("-k", "nat and s0", "--lsrb-max-items=30")
+    assert result.returncode == 0, result.stdout
+    summary = result.summary()
+    assert 0 < summary["attempts"] < 30  # -k kept some of the 30 selected items
+    assert summary["complete"] is True and summary["attempts_expected"] == summary["attempts"]
+    assert summary["items_expected"] == summary["items"]
+    assert "to finish it, run" not in result.stdout and "did not finish" not in result.stdout
+
+
+@pytest.mark.slow
+def test_an_unfinished_k_run_is_finished_by_its_printed_command_and_only_its_selection_runs(
+    run_suite: RunSuite,
+) -> None:
+    with FakeOllama() as fake:
+        fake.queue(["server_500"] * 2)
+        args = ["--lsrb-adapter=openai", f"--lsrb-base-url={fake.url}/v1", "--lsrb-model=smollm2:135m"]
+        args += [
+            "--lsrb-max-items=30",
+            "--lsrb-max-retries=0",
+            "--lsrb-concurrency=1",
+            "--lsrb-outcome=record",
+        ]
+        first = run_suite("-k", "nat", *args)
+        selected = first.summary()["attempts_expected"]
+        assert 2 < selected < 30 and first.summary()["complete"] is True  # errors are records too
+        last = first.stdout.strip().splitlines()[-1]
+        assert "2 attempt(s) ended in an infrastructure error; to finish it, run: " in last, last
+        command = shlex.split(last.split("run: ", 1)[1])
+        assert "-k" in command and "nat" in command
+        calls = len(fake.chat_requests())
+        proc = subprocess.run(
+            [sys.executable, *command[1:]],
+            cwd=first.out_dir.parent,
+            env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert len(fake.chat_requests()) == calls + 2  # only the two, nothing outside -k
+    summary = first.summary()
+    assert summary["complete"] is True and summary["attempts"] == selected == summary["attempts_expected"]
+    assert summary["infrastructure_attempts"] == 0
+    assert "to finish it, run" not in proc.stdout and "did not finish" not in proc.stdout
+
+
+@pytest.mark.slow
+def test_a_killed_k_run_resumes_what_its_selection_left(run_suite: RunSuite) -> None:
+    """Lines lost from attempts.jsonl are what a killed run leaves (it appends as attempts finish):
+    the resume with the same -k runs exactly the missing ones and the run is complete."""
+    first = run_suite("-k", "nat", "--lsrb-max-items=30")
+    attempts = first.out_dir / "attempts.jsonl"
+    lines = attempts.read_text(encoding="utf-8").splitlines(keepends=True)
+    attempts.write_text("".join(lines[:-3]), encoding="utf-8")
+    (first.out_dir / "summary.json").unlink()
+    again = run_suite("-k", "nat", "--lsrb-max-items=30", "--lsrb-resume", out=first.out_dir)
+    assert again.returncode == 0, again.stdout
+    summary = again.summary()
+    assert summary["complete"] is True and summary["attempts"] == len(lines) == summary["attempts_expected"]
+    assert "did not finish" not in again.stdout
+
+
+def test_an_xdist_workers_node_ids_name_the_selected_cases() -> None:
+    from types import SimpleNamespace
+    from typing import Any
+
+    from pytest_lsrb.core.selection import Case
+    from pytest_lsrb.session.cases import keys_of_nodeids
+
+    cases: list[Case[Any]] = [Case(SimpleNamespace(item_id=i), s, 0) for i in ("a.b", "c[d]") for s in (0, 1)]
+    where = "suites/x/test_x.py::test_goal_to_tactic"
+    assert keys_of_nodeids(cases, [f"{where}[a.b#s1]", f"{where}[c[d]#s0]"]) == {("a.b", 1), ("c[d]", 0)}
+    assert keys_of_nodeids(cases, []) == set()
+    # an id that is no case's (pytest escaped it, another test module): the whole run, never a guess
+    assert keys_of_nodeids(cases, [f"{where}[a.b#s1]", f"{where}[zz#s0]"]) is None
+    assert keys_of_nodeids(cases, ["tests/test_other.py::test_plain"]) is None
+
+
+@pytest.mark.slow
+def test_a_narrower_k_resume_keeps_what_the_run_had_recorded(run_suite: RunSuite) -> None:
+    """Resuming a whole run with -k (to redo a part) finishes that part; the summary still counts
+    every attempt the run recorded, not only the -k part."""
+    first = run_suite("--lsrb-max-items=12")
+    total = first.summary()["attempts"]
+    again = run_suite("-k", "nat", "--lsrb-max-items=12", "--lsrb-resume", out=first.out_dir)
+    assert again.returncode == 0, again.stdout
+    summary = again.summary()
+    assert summary["attempts"] == total == summary["attempts_expected"] and summary["complete"] is True

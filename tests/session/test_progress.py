@@ -149,3 +149,59 @@ def test_the_last_running_score_is_the_summarys_success(
     assert scores, result.stdout
     won, judged = (int(x) for x in scores[-1])
     assert judged == summary["judged_attempts"] and won / judged == pytest.approx(summary["success_rate"])
+
+
+def test_an_empty_answer_is_the_models_output_not_an_error() -> None:
+    progress = Progress(3, interval_s=5.0, clock=Clock())
+    progress.add({"generation_error_kind": "empty_output", "generation_error_domain": "model_output"})
+    progress.add({"generation_error_kind": "connection", "generation_error_domain": "transport"})
+    line = progress.line()
+    assert "errors: connection 1 ·" in line and "empty_output" not in line
+    assert line.endswith("empty answers 1")
+
+
+def test_the_terminal_summary_lists_empty_answers_apart_from_errors() -> None:
+    from pytest_lsrb.session.terminal import generation_rows
+
+    assert generation_rows({"empty_output": 2, "timeout": 1}) == [
+        ("generation errors", {"timeout": 1}),
+        ("empty answers", "2 (the model's own output, not an infrastructure error)"),
+    ]
+    assert generation_rows({}) == [("generation errors", "none")]
+
+
+def test_a_call_waiting_for_the_server_is_on_the_line_and_prints_it() -> None:
+    """No attempt finishes during an outage: the wait itself prints the line (when due)."""
+    from pytest_lsrb.adapters.retry import Waiting
+    from pytest_lsrb.session.controller import notes_of
+
+    clock = Clock()
+    board = Waiting(clock=clock)
+    progress = Progress(4, interval_s=5.0, clock=clock, note=notes_of(None, board.note))
+    shown: list[str] = []
+
+    class Terminal:
+        def write_line(self, line: str) -> None:
+            shown.append(line)
+
+    reporter = ProgressReporter(progress, Terminal())
+    remove = board.listen(reporter.nudge)
+    board.waiting(1, retry=1, since=clock.now)
+    clock.now += 40
+    board.waiting(2, retry=5, since=clock.now - 10)
+    assert shown[-1].endswith("waiting for the server (retry 5, 40 s)"), shown
+    board.done(1)
+    board.done(2)
+    remove()
+    assert board.note() is None and "waiting" not in progress.line()
+
+
+def test_an_unfinished_runs_attempts_line_says_of_how_many_items() -> None:
+    from pytest_lsrb.session.terminal import attempts_line
+
+    stopped = {"attempts": 1, "attempts_expected": 40, "items": 1, "items_expected": 20}
+    assert attempts_line(stopped, 2) == "1/40 (1 of 20 items, 2 samples each)"
+    whole = {"attempts": 81, "attempts_expected": 81, "items": 81, "items_expected": 81}
+    assert attempts_line(whole, 1) == "81/81 (81 items, 1 samples each)"
+    older = {"attempts": 3, "attempts_expected": 4, "items": 2}  # a summary from before items_expected
+    assert attempts_line(older, 2) == "3/4 (2 items, 2 samples each)"

@@ -176,3 +176,15 @@ def test_lean_closing_an_answer_outside_the_tactic_list_passes_its_test() -> Non
     assert task.judge(unchecked).outcome == "fail"
     forged = {"tactic": "exact _root_.sorryAx _ false", "contains_sorry": True, "verification_success": True}
     assert task.judge(forged).outcome == "fail"
+
+
+def test_the_one_command_list_is_refused_word_for_word_and_is_no_tactic() -> None:
+    from pytest_lsrb.tactic.lean.keywords import COMMAND_KEYWORDS, IN_TACTICS
+    from pytest_lsrb.tactic.tactics import is_tactic_keyword
+
+    for word in sorted(COMMAND_KEYWORDS - {"set_option"}):
+        refusal = refuse(f"simp\n{word} foo", proof=True)
+        assert refusal is not None and refusal.subkind == "command", word
+        assert refuse(f"simp -- {word} foo\n/- {word} -/", proof=True) is None, word
+    # the two commands that are also tactics (`open Foo in tac`, `set_option o v in tac`)
+    assert {w for w in COMMAND_KEYWORDS if is_tactic_keyword(w)} == IN_TACTICS

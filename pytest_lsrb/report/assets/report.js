@@ -35,6 +35,7 @@
   var selected = -1;
 
   var SHOWN = ["item", "k", "outcome", "answer", "verdict", "latency", "group"];
+  if (data.tokens) { SHOWN.splice(SHOWN.indexOf("latency") + 1, 0, "tokens"); }
   if (data.baseline) { SHOWN.push("base"); }
 
   function el(tag, cls, text) {

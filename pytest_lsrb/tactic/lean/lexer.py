@@ -18,12 +18,13 @@ are the same in both, read at leanprover/lean4 commit 00c1b82):
   `throwError "..."` and every syntax taking `interpolatedStr`, `{ ... }` is a term, read as code.
   Which syntax is in force is not lexical, so braces inside every string are read as code: a
   `sorry` in `"{sorry}"` is never hidden from the guard.
-- `rawStrLitFnAux` (`isRawStrLitStart`): `r"..."`, `r#"..."#` - no escapes, closed by `"` and as
-  many `#` as opened it.
-- `tokenFnCore`: `'` starts a character literal only where a token starts and the next character
-  is not `'` (`f '' s` is Mathlib's image); inside an identifier `'` is `isIdRest` (`h'`, `x₁'`),
-  so `h'` is a name and `'a'` a character. `charLitFnAux`: one (possibly escaped) character, then
-  `'`; anything else is not a literal here (Lean: "missing end of character literal").
+- `rawStrLitFnAux` (`isRawStrLitStart`, tried where a token starts): `r"..."`, `r#"..."#` - no
+  escapes, closed by `"` and as many `#` as opened it.
+- `tokenFnAux` (`tokenFnCore` in LeanToken.lean): `'` starts a character literal only where a
+  token starts and the next character is not `'` (`f '' s` is Mathlib's image); inside an
+  identifier `'` is `isIdRest` (`h'`, `x₁'`), so `h'` is a name and `'a'` a character.
+  `charLitFnAux`: one (possibly escaped) character, then `'`; anything else is not a literal
+  here (Lean: "missing end of character literal").
 - `identFnAux`: `«` opens an escaped name part that runs to `»` (`isIdEndEscape`); nothing in it
   is a comment or a string (`«a -- b»` is one name).
 

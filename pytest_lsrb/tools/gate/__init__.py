@@ -9,21 +9,16 @@ Who counts and what succeeded is `engine.outcomes`' rule, the one summary.json u
 that ended in an infrastructure error or that a replay profile skips are not the model's answer;
 they are left out on both sides and counted (pytest errors or skips their tests).
 
-Metrics (higher is better), each with the summary key it equals on a whole run:
-    pass_at_K            pass@K of the outcome (verification_pass_at_k_K): the item mean over the
-                         items with the run's samples-per-item judged samples. Also spelled pass@K
-                         or verification_pass_at_k_K.
-    valid_rate           the answer was a well-formed tactic/proposal (of answered attempts)
-    nonempty_rate        the answer was not empty (of answered attempts)
-    success_rate         the verdict was a success (of judged attempts; verification_success_rate)
-    field:NAME           any true/false record field over judged attempts, e.g. field:symbolic_match
-Rates are pooled over the attempts of the compared items; the significance test pairs items.
+Metrics are declared once in `engine.metric` (direction, aggregation, population); the gate can
+test those with a per-attempt value: pass_at_K, valid_rate, success_rate, generation_error_rate,
+tokens_per_attempt, latency_ms_p95, median_nmse_id, field:NAME and the rest (docs/gating.md).
 
-Thresholds: `max-drop METRIC=X` fails when the metric fell by more than X below the baseline and
-a paired one-sided test says the drop is not noise (p < alpha): exact McNemar when every per-item
-score is 0 or 1 (one sample per item, or pass@K with K = samples), a paired bootstrap of the
-per-item differences otherwise. `min METRIC=X` fails when the current run's value is below X (no
-test: a floor). With a baseline and no max-drop, `pass_at_1=0` is checked: any significant drop.
+Thresholds: `max-drop METRIC=X` fails when the metric moved the wrong way (fell; rose for a
+lower-is-better metric) by more than X and a paired one-sided test says it is not noise
+(p < alpha): exact McNemar when every per-item score is 0 or 1, a paired bootstrap of the
+per-item differences otherwise, a paired bootstrap of the quantile itself for a quantile metric.
+`min METRIC=X` is a floor (higher-is-better), `max METRIC=X` a ceiling (lower-is-better); no
+test. With a baseline and no max-drop, `pass_at_1=0` is checked: any significant drop.
 
 A regression makes the session exit with EXIT_REGRESSION (6; pytest itself uses 0-5).
 """

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
+from pytest_lsrb.engine.metric import Metric
 from pytest_lsrb.engine.outcomes import Record, item_direction
 from pytest_lsrb.tools.gate.thresholds import Threshold
 from pytest_lsrb.tools.significance import (
@@ -16,6 +17,7 @@ from pytest_lsrb.tools.significance import (
     normal_min_detectable,
     paired_bootstrap_ci,
     paired_bootstrap_p,
+    paired_bootstrap_quantile_p,
 )
 
 EXIT_REGRESSION: Final = 6
@@ -42,6 +44,7 @@ class MetricCheck:
     # The smallest drop the test can call significant on these items (see min_detectable_drop).
     min_detectable: float | None = None
     ci: tuple[float, float] | None = None  # 95% paired bootstrap interval of `change`
+    direction: str | None = "higher"  # the metric's (`engine.metric`): "lower" -> a rise is worse
 
 
 @dataclass
@@ -79,7 +82,8 @@ def compare_metric(
     samples: tuple[int, int] = (1, 1),
 ) -> MetricCheck:
     """One drop threshold checked on the items both runs judged (`samples`: each run's samples
-    per item, which pass@K asks of an item)."""
+    per item, which pass@K asks of an item), in the metric's direction (`engine.metric`): for a
+    lower-is-better metric (an error rate, tokens, p95 latency, median NMSE) a "drop" is a rise."""
     metric = threshold.metric
     pairs: list[tuple[str, float, float]] = []
     for item_id in sorted(set(base) & set(cur)):
@@ -87,35 +91,38 @@ def compare_metric(
         if b is not None and c is not None:
             pairs.append((item_id, b, c))
     paired = {p[0] for p in pairs}
-    b_mean = metric.value({i: r for i, r in base.items() if i in paired}, samples[0])[0]
-    c_mean = metric.value({i: r for i, r in cur.items() if i in paired}, samples[1])[0]
+    base_paired = {i: r for i, r in base.items() if i in paired}
+    cur_paired = {i: r for i, r in cur.items() if i in paired}
+    b_mean = metric.value(base_paired, samples[0])[0]
+    c_mean = metric.value(cur_paired, samples[1])[0]
     change = None if b_mean is None or c_mean is None else c_mean - b_mean
+    sign = -1.0 if metric.direction == "lower" else 1.0  # sign * change < 0: got worse
     # One definition of an item that got worse, the report's "regressed" too.
+    better = metric.direction or "higher"
     down = [
         i
-        for i, b, c in sorted(pairs, key=lambda p: (p[2] - p[1], p[0]))
-        if item_direction(b, c) == "regressed"
+        for i, b, c in sorted(pairs, key=lambda p: (sign * (p[2] - p[1]), p[0]))
+        if item_direction(b, c, better) == "regressed"
     ]
     up = [
         i
-        for i, b, c in sorted(pairs, key=lambda p: (p[1] - p[2], p[0]))
-        if item_direction(b, c) == "improved"
+        for i, b, c in sorted(pairs, key=lambda p: (sign * (p[1] - p[2]), p[0]))
+        if item_direction(b, c, better) == "improved"
     ]
-    binary = all(v in (0.0, 1.0) for _, b, c in pairs for v in (b, c))
-    diffs = [c - b for _, b, c in pairs]
-    if not pairs:
-        test, p_value = None, None
-    elif binary:
-        test, p_value = "exact McNemar", mcnemar_exact_p(len(down), len(up))
-    else:
-        test, p_value = "paired bootstrap", paired_bootstrap_p(diffs)
+    binary = metric.quantile is None and all(v in (0.0, 1.0) for _, b, c in pairs for v in (b, c))
+    diffs = [sign * (c - b) for _, b, c in pairs]
+    test, p_value = _paired_test(metric, pairs, binary, diffs, len(down), len(up), base_paired, cur_paired)
+    worse_by = None if change is None else -sign * change
     regressed = (
-        change is not None and p_value is not None and -change > threshold.value + 1e-12 and p_value < alpha
+        worse_by is not None
+        and p_value is not None
+        and worse_by > threshold.value + 1e-12
+        and p_value < alpha
     )
     return MetricCheck(
         p_adjusted=p_value,
-        min_detectable=min_detectable_drop(diffs, binary, alpha),
-        ci=paired_bootstrap_ci(diffs),
+        min_detectable=None if metric.quantile is not None else min_detectable_drop(diffs, binary, alpha),
+        ci=None if metric.quantile is not None else _signed_ci(paired_bootstrap_ci(diffs), sign),
         metric=metric.name,
         summary_key=metric.summary_key,
         threshold=threshold.label,
@@ -130,7 +137,43 @@ def compare_metric(
         regressed=regressed,
         down=down,
         up=up,
+        direction=metric.direction,
     )
+
+
+def _paired_test(
+    metric: Metric,
+    pairs: Sequence[tuple[str, float, float]],
+    binary: bool,
+    diffs: Sequence[float],
+    down: int,
+    up: int,
+    base: Mapping[str, Sequence[Record]],
+    cur: Mapping[str, Sequence[Record]],
+) -> tuple[str | None, float | None]:
+    """The paired one-sided test that the current run is worse: exact McNemar on 0/1 item scores, a
+    paired bootstrap of the mean item difference otherwise, and for a quantile metric (p95
+    latency, median NMSE) a paired bootstrap of the run-level quantile itself (items resampled
+    together in both runs), since a mean of item differences says nothing about a quantile."""
+    if not pairs:
+        return None, None
+    if binary:
+        return "exact McNemar", mcnemar_exact_p(down, up)
+    q = metric.quantile
+    if q is None:
+        return "paired bootstrap", paired_bootstrap_p(diffs)
+    ids = [i for i, _, _ in pairs]
+    b_values = [metric.values(base[i]) for i in ids]
+    c_values = [metric.values(cur[i]) for i in ids]
+    sign = -1.0 if metric.direction == "lower" else 1.0
+    return "paired bootstrap (quantile)", paired_bootstrap_quantile_p(b_values, c_values, q, sign)
+
+
+def _signed_ci(ci: tuple[float, float] | None, sign: float) -> tuple[float, float] | None:
+    """The interval of the change (current - baseline) from that of the signed differences."""
+    if ci is None or sign > 0:
+        return ci
+    return (-ci[1], -ci[0])
 
 
 def min_detectable_drop(diffs: Sequence[float], binary: bool, alpha: float) -> float | None:
@@ -163,12 +206,18 @@ def apply_holm(checks: list[MetricCheck], alpha: float) -> None:
 
 
 def check_minimum(threshold: Threshold, cur: Mapping[str, Sequence[Record]], samples: int = 1) -> MetricCheck:
+    """A floor (`min`, higher-is-better metrics) or a ceiling (`max`, lower-is-better): no test,
+    the run's value against the number."""
     value, items = threshold.metric.value(cur, samples)
+    if threshold.kind == "max":
+        failed = value is None or value > threshold.value + 1e-12
+    else:
+        failed = value is None or value < threshold.value - 1e-12
     return MetricCheck(
         metric=threshold.metric.name,
         summary_key=threshold.metric.summary_key,
         threshold=threshold.label,
-        kind="min",
+        kind=threshold.kind,
         limit=threshold.value,
         baseline=None,
         current=value,
@@ -176,5 +225,6 @@ def check_minimum(threshold: Threshold, cur: Mapping[str, Sequence[Record]], sam
         items=items,
         test=None,
         p_value=None,
-        regressed=value is None or value < threshold.value - 1e-12,
+        regressed=failed,
+        direction=threshold.metric.direction,
     )

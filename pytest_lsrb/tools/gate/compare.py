@@ -35,7 +35,7 @@ def evaluate(config: GateConfig, current: RunDir, baseline: RunDir | None) -> Ga
     base = by_item(baseline) if baseline is not None else {}
     checks = []
     for t in config.thresholds:
-        if t.kind == "min":
+        if t.kind in ("min", "max"):
             checks.append(check_minimum(t, cur, current.samples))
         elif baseline is not None:
             checks.append(compare_metric(t, base, cur, config.alpha, (baseline.samples, current.samples)))

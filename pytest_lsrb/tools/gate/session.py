@@ -24,7 +24,11 @@ def preflight(run: RunConfig, suite: str) -> GateConfig | None:
     """
     values = run.values
     config = gate_config(
-        values.get("baseline"), values.get("max_drop"), values.get("min"), values.get("alpha")
+        values.get("baseline"),
+        values.get("max_drop"),
+        values.get("min"),
+        values.get("alpha"),
+        values.get("max"),
     )
     if not config.active:
         return None

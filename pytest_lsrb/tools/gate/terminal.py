@@ -67,10 +67,13 @@ def result_lines(result: GateResult) -> list[str]:
     lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     for c in result.checks:
         if c.regressed and c.kind == "max_drop":
+            moved = "rose" if c.direction == "lower" else "fell"
             lines.append(
-                f"{c.metric} fell by {-(c.change or 0.0):.3f} (from {_num(c.baseline)} to "
+                f"{c.metric} {moved} by {abs(c.change or 0.0):.3f} (from {_num(c.baseline)} to "
                 f"{_num(c.current)}; allowed {c.limit:g}), p = {_p(c.p_adjusted)} < alpha {result.alpha:g}"
             )
+        elif c.regressed and c.kind == "max":
+            lines.append(f"{c.metric} is {_num(c.current)}, above the maximum {c.limit:g}")
         elif c.regressed:
             lines.append(f"{c.metric} is {_num(c.current)}, below the minimum {c.limit:g}")
     lines += sensitivity_lines(result, holm)
@@ -101,27 +104,39 @@ def result_lines(result: GateResult) -> list[str]:
 
 
 def sensitivity_lines(result: GateResult, holm: bool) -> list[str]:
-    """What each drop test could detect with the items at hand, and a warning when a limit is finer."""
+    """What each drop test could detect with the items at hand; a warning only where a limit the
+    user set above 0 is finer than that (with the default limit, 0, "any significant drop", a drop
+    too small to detect is noise by definition: nothing to warn about)."""
     lines: list[str] = []
     tested = [c for c in result.checks if c.kind == "max_drop"]
     for c in tested:
         if not c.items:
             continue
         at = f"p < {result.alpha:g}" + (f", Holm over {len(tested)} metrics" if holm else "")
-        if c.min_detectable is None:
+        if c.test == "exact McNemar" and c.min_detectable is None:
             lines.append(
-                f"WARNING: {c.metric}: {c.items} items are too few for any drop to be significant ({at}); "
+                f"{c.metric}: {c.items} items are too few for any drop to be significant ({at}); "
                 "this gate cannot fail on it"
             )
             continue
+        if c.min_detectable is None:
+            why = (
+                "the paired differences have no variance"
+                if c.test == "paired bootstrap"
+                else "a quantile's change has no closed-form detectable size"
+            )
+            drop = "rise" if c.direction == "lower" else "drop"
+            lines.append(f"{c.metric}: the smallest detectable {drop} is not estimable ({why})")
+            continue
         how = "even with no item improving" if c.test == "exact McNemar" else "at 80% power"
+        drop = "rise" if c.direction == "lower" else "drop"
         lines.append(
-            f"{c.metric}: the smallest drop detectable on {c.items} items is "
+            f"{c.metric}: the smallest {drop} detectable on {c.items} items is "
             f"{c.min_detectable:.3f} ({at}, {how})"
         )
-        if c.limit + 1e-12 < c.min_detectable:
+        if c.limit > 0 and c.limit + 1e-12 < c.min_detectable:
             lines.append(
-                f"WARNING: {c.metric}: the allowed drop {c.limit:g} is below that; a drop between "
+                f"WARNING: {c.metric}: the allowed {drop} {c.limit:g} is below that; a {drop} between "
                 f"{c.limit:g} and {c.min_detectable:.3f} passes as noise. Use more items (or samples)."
             )
     return lines

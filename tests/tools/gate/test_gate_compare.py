@@ -10,7 +10,8 @@ import pytest
 
 from pytest_lsrb.cli import main as lsrb
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.engine.outcomes import judged, resolve_metric
+from pytest_lsrb.engine.metric import resolve_metric
+from pytest_lsrb.engine.outcomes import judged
 from pytest_lsrb.engine.outcomes import success as outcome
 from pytest_lsrb.tools.gate import EXIT_REGRESSION, compare_dirs, gate_config
 
@@ -64,7 +65,8 @@ def test_metric_names_and_their_aliases() -> None:
     assert resolve_metric("pass_at_1").summary_key == "verification_pass_at_k_1"
     assert resolve_metric("pass@4").name == resolve_metric("verification_pass_at_k_4").name == "pass_at_4"
     assert resolve_metric("verification_success_rate").name == "success_rate"
-    assert resolve_metric("field:symbolic_match").per_record({"symbolic_match": True}) is True
+    field = resolve_metric("field:symbolic_match").per_record
+    assert field is not None and field({"symbolic_match": True}) is True
     with pytest.raises(LsrbUsageError, match="unknown metric 'accuracy'"):
         resolve_metric("accuracy")
 

@@ -1,0 +1,54 @@
+"""The report shows what was spent and only what was measured (issue #42, item 5): tokens in/out
+and cost per run (a card), per attempt (a column) and per model (the lineup table); no card for a
+number the run did not measure; one card per distinct number."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from fakes.ollama_server import FakeOllama
+
+from pytest_lsrb import api
+from pytest_lsrb.report import build_report, load_run
+from pytest_lsrb.report.lineup import table_lines
+
+CARD = re.compile(r"<div class='card'><div class='l'>(.*?)</div><div class='v'>(.*?)</div>")
+
+
+def cards(html: str) -> dict[str, str]:
+    return dict(CARD.findall(html))
+
+
+def test_a_priced_run_shows_tokens_and_cost(tmp_path: Path) -> None:
+    with FakeOllama() as fake:
+        result = api.run(
+            "goal_to_tactic_proposal_v1",
+            adapter="openai",
+            model="qwen2.5:7b",
+            base_url=f"{fake.url}/v1",
+            max_items=4,
+            price="in=2.5,out=10",
+            outcome="record",
+            output_dir=tmp_path / "out",
+        )
+    summary = result.summary or {}
+    assert summary["prompt_tokens"] == 80 and summary["completion_tokens"] == 12  # the fake's usage
+    html = build_report(load_run(result.run_dir))
+    shown = cards(html)
+    assert shown["tokens in / out"] == "80 / 12"
+    assert shown["cost"] == f"{summary['cost']:.4g}"
+    assert not any(label.startswith("verification") for label in shown)  # nothing was verified
+    values = [v for label, v in shown.items() if "%" in v]
+    assert len(values) == len(set(values)), shown  # one card per distinct rate
+    assert "data-col='tokens'" in html
+    [row] = table_lines([("qwen", load_run(result.run_dir))])[1:]
+    assert "80" in row and "12" in row and f"{summary['cost']:.3f}" in row
+
+
+def test_a_run_without_usage_has_no_token_card_or_column(tmp_path: Path) -> None:
+    result = api.run("goal_to_tactic_proposal_v1", max_items=3, output_dir=tmp_path / "out")
+    html = build_report(load_run(result.run_dir))
+    assert "tokens in / out" not in cards(html) and "data-col='tokens'" not in html
+    shown = cards(html)
+    assert any(" · " in label for label in shown), shown  # valid rate = success: one card
