@@ -311,6 +311,7 @@ class HttpEndpoint:
                 )
                 WAITING.waiting(id(token), sent, first_failure)
                 self.state.stop.wait(wait)  # woken early when the endpoint stops
+                WAITING.done(id(token))  # sending again: no longer waiting (until it fails again)
         finally:
             WAITING.done(id(token))
 

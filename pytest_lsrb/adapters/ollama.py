@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult
+from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, GenerationResult
 from pytest_lsrb.adapters.http import (
     HttpEndpoint,
     Reply,
     ResponseError,
-    RetryPolicy,
     api_key_from_env,
     bad_response,
     error_in_success,
@@ -24,6 +23,7 @@ from pytest_lsrb.adapters.http import (
     to_result,
     token_usage,
 )
+from pytest_lsrb.adapters.retry import RetryPolicy
 from pytest_lsrb.core.errors import LsrbUsageError
 
 DEFAULT_BASE_URL = "http://localhost:11434"
@@ -72,7 +72,7 @@ def model_available(model: str, names: list[str]) -> bool:
     return model in names or (":" not in model and f"{model}:latest" in names)
 
 
-class OllamaAdapter:
+class OllamaAdapter(Adapter):
     name = "ollama"
     default_concurrency = DEFAULT_CONCURRENCY
 

@@ -17,6 +17,7 @@ import httpx
 
 from pytest_lsrb.adapters.base import (
     MAX_FOUND_CONCURRENCY,
+    Adapter,
     AdapterConfig,
     GenerationRequest,
     GenerationResult,
@@ -26,7 +27,6 @@ from pytest_lsrb.adapters.http import (
     HttpEndpoint,
     Reply,
     ResponseError,
-    RetryPolicy,
     api_key_from_env,
     bad_response,
     error_in_success,
@@ -35,6 +35,7 @@ from pytest_lsrb.adapters.http import (
     to_result,
     token_usage,
 )
+from pytest_lsrb.adapters.retry import RetryPolicy
 from pytest_lsrb.core.errors import LsrbUsageError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -100,7 +101,7 @@ def parse_models(data: Any) -> list[tuple[str, str]]:
     return out
 
 
-class OpenAIAdapter:
+class OpenAIAdapter(Adapter):
     name = "openai"
     default_concurrency = DEFAULT_CONCURRENCY
 

@@ -37,9 +37,17 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult, interrupt
+from pytest_lsrb.adapters.base import (
+    Adapter,
+    GenerationRequest,
+    GenerationResult,
+    interrupt,
+    runs_ahead,
+    served_slots,
+)
 from pytest_lsrb.adapters.usage import reported_tokens
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.nofollow import open_nofollow
 from pytest_lsrb.engine.cost import Price, parse_price
 
 LEDGER_FILE: Final = ".lsrb-budget.json"
@@ -234,7 +242,7 @@ class Ledger:
     def _locked(self) -> Iterator[Any]:
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_nofollow(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # never through a link
             with os.fdopen(fd, "r+", encoding="utf-8") as handle:
                 try:
                     import fcntl
@@ -383,7 +391,7 @@ class BudgetGuard:
 REFUSED: Final = "stopped: the run's budget is spent"
 
 
-class BudgetedAdapter:
+class BudgetedAdapter(Adapter):
     """The run's adapter with the budget asked before each request (cache hits pass free)."""
 
     def __init__(self, inner: Adapter, guard: BudgetGuard, on_stop: Any = None) -> None:
@@ -394,8 +402,11 @@ class BudgetedAdapter:
         self.model = inner.model
         self.default_concurrency = inner.default_concurrency
 
-    def __getattr__(self, name: str) -> Any:  # runs_ahead, served_slots, cacheable ...
-        return getattr(self.inner, name)
+        self.runs_ahead = runs_ahead(inner)
+        self.cacheable = inner.cacheable if isinstance(inner, Adapter) else True
+
+    def served_slots(self) -> int | None:
+        return served_slots(self.inner)
 
     def check(self) -> None:
         self.inner.check()

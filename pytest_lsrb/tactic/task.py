@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from json.encoder import encode_basestring as _json_string  # json's, ensure_ascii=False
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pytest_lsrb.adapters.base import GenerationRequest, Message
 from pytest_lsrb.adapters.usage import result_fields
@@ -20,8 +20,8 @@ from pytest_lsrb.engine.outcomes import JUDGED, answered, verdict
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec, read_suite_text, render
 from pytest_lsrb.engine.summary import GroupCounts
-from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement
-from pytest_lsrb.tactic.answer import read_answer
+from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task
+from pytest_lsrb.tactic.answer import ANSWER_MODES, read_answer
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
 from pytest_lsrb.tactic.records import TacticAttemptRecord, TacticFields
@@ -41,7 +41,8 @@ PROOF_MAX_TOKENS = 2048
 
 def answer_mode(options: Mapping[str, Any]) -> str:
     """`tactic` (the card's default: one next tactic) or `proof` (`--lsrb-answer proof`)."""
-    return "proof" if options.get("answer") == "proof" else "tactic"
+    mode = options.get("answer")
+    return str(mode) if mode in ANSWER_MODES else ANSWER_MODES[0]
 
 
 @functools.lru_cache(maxsize=8)
@@ -62,7 +63,7 @@ def prompt_hash(messages: tuple[Message, ...]) -> str:
         return hashlib.sha256(b"[]").hexdigest()
     hashed = _hashed_head(messages[:-1]).copy()
     hashed.update(f"{_json_message(messages[-1])}]".encode())
-    return hashed.hexdigest()
+    return str(hashed.hexdigest())
 
 
 def _json_message(message: Message) -> str:
@@ -112,7 +113,7 @@ def build_messages(
 _Prompt = tuple[tuple[Message, ...], str, list[dict[str, str]]]
 
 
-class TacticTask:
+class TacticTask(Task[TacticRow]):
     name = TASK_NAME
     answer_field = "tactic"
     verification_modes = ("none", "synthetic", "repo_replay")
@@ -238,8 +239,8 @@ class TacticTask:
             # The summary's per-repository and per-Lean-version breakdowns group by these.
             "repo_remote": row.repo_remote,
             "repo_lean_version": row.repo_lean_version,
-            **result_fields(result),
         }
+        fields.update(cast(TacticFields, result_fields(result)))  # (usage fields are record fields)
         mode = answer_mode(ctx.options)
         answer = read_answer(result.text, "proof" if mode == "proof" else "tactic") if result.ok else None
         if answer is not None and result.ok and not answer.nonempty:

@@ -13,7 +13,33 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pytest_lsrb.engine.verifier import Domain, declare_outcomes
+
 Pos = tuple[int, int]  # (line, column)
+
+# The Lean verifiers' outcomes and whose each is (DESIGN.md, "Verification outcomes"). `closed` and
+# `progress` are no failure (only `closed` succeeds).
+LEAN_OUTCOMES: Final[dict[str, Domain | None]] = {
+    "closed": None,
+    "progress": None,
+    "lean_error": "model",
+    "forbidden_token": "model",
+    # A Lean process that ran past the profile's wall-clock check_timeout_s, or that died without
+    # Lean's own messages (a signal not from the memory cap, a segfault, an abnormal exit): the
+    # machine's load and health decide these, not the answer. The answer's deterministic budget
+    # is maxHeartbeats, whose exhaustion Lean reports as an error (`lean_error`/`heartbeats`).
+    "timeout": "environment",
+    "oom_or_crash": "environment",
+    "toolchain_missing": "environment",
+    "checkout_failed": "environment",
+    "build_failed": "environment",
+    "baseline_failed": "environment",
+    "reconstruction_failed": "harness",
+    "skipped_unrestatable": "environment",
+    "skipped_unspliceable": "environment",  # no tactic can stand where the sorry is (conv, ...)
+    "memory_limit": "environment",  # a Lean process hit the configured memory cap
+}
+declare_outcomes(__name__, LEAN_OUTCOMES)
 
 # Lean error text -> subkind; the first pattern that matches wins (order matters).
 SUBKIND_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
@@ -120,7 +146,7 @@ class SorryInfo:
 
 @dataclass(frozen=True)
 class Verdict:
-    """What Lean said about one check: an outcome of `errors.VERIFICATION_OUTCOME_DOMAINS`."""
+    """What Lean said about one check: an outcome of `LEAN_OUTCOMES`."""
 
     outcome: str
     subkind: str | None = None

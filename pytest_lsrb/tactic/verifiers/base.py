@@ -12,11 +12,11 @@ from typing import Any, Final
 from pytest_lsrb.core.credentials import checked_key
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import SKIPPED_OUTCOME
-from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
+from pytest_lsrb.engine.verifier import SHARED_OUTCOMES, VerificationResult, VerifierConfig
 from pytest_lsrb.tactic.guard import refuse
 from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, lean_slots, make_repl_backend
 from pytest_lsrb.tactic.lean.kimina import KiminaBackend
-from pytest_lsrb.tactic.lean.outcome import Verdict
+from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Verdict
 from pytest_lsrb.tactic.lean.process import which
 from pytest_lsrb.tactic.profiles import (
     BUILTIN_DEFAULT,
@@ -54,7 +54,7 @@ def from_failed_run(run: LeanRun, *, stage: str) -> VerificationResult | None:
     """The result for a run that did not get to Lean's verdict, or None when it did.
 
     `stage` is `tactic` (a wall-clock hang is `timeout`, a crash or an exit without Lean's own
-    messages `oom_or_crash`: both the environment's, core/errors.py, since the answer's own
+    messages `oom_or_crash`: both the environment's, tactic/lean/outcome.py, since the answer's own
     budget is maxHeartbeats, whose exhaustion Lean reports as an error) or the environment
     outcome to use when the harness's own check failed (`reconstruction_failed`,
     `baseline_failed`).
@@ -77,6 +77,7 @@ class LeanVerifierBase(ABC):
     """
 
     mode = "lean"
+    outcomes: Final = {**SHARED_OUTCOMES, **LEAN_OUTCOMES}
 
     def __init__(self, config: VerifierConfig) -> None:
         self.config = config
