@@ -47,6 +47,7 @@ from pytest_lsrb.adapters.base import (
 )
 from pytest_lsrb.adapters.usage import reported_tokens
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.nofollow import open_nofollow
 from pytest_lsrb.engine.cost import Price, parse_price
 
 LEDGER_FILE: Final = ".lsrb-budget.json"
@@ -241,7 +242,7 @@ class Ledger:
     def _locked(self) -> Iterator[Any]:
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_nofollow(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # never through a link
             with os.fdopen(fd, "r+", encoding="utf-8") as handle:
                 try:
                     import fcntl

@@ -398,8 +398,10 @@ OPTIONS: list[Option] = [
     Option(
         "sr-fit-time-limit",
         _opt_float,
-        5.0,
-        "llm_srbench: wall-clock seconds for fitting one candidate's parameters",
+        30.0,  # the reference's (LLM-SR's evaluate_timeout_seconds); srbench.fitting.objective
+        "llm_srbench: wall-clock seconds for fitting one candidate's parameters (the reference's "
+        "30; a fit that reaches it keeps its best point so far and is counted: "
+        "fit_time_limit_hits)",
         tasks=SRBENCH,
     ),
     Option(

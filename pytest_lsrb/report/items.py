@@ -62,6 +62,7 @@ _DETAIL_FIELDS = (
     "finish_reason",
     "served_model",
     "result_is_starting_skeleton",
+    "fallback_result",
     "model_valid_candidates",
     "attempt_seed",
     "model",

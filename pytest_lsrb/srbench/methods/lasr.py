@@ -429,6 +429,8 @@ class LaSRRun:
         mse = mse if math.isfinite(mse) else math.inf
         var = float(np.var(y))
         stop = "fatal_error" if self.fatal else ("time_limit" if found.stopped else "iterations")
+        # expressions the model proposed that read as search trees (mutate, gen_random, crossover)
+        used = sum(self.used_by_kind[k] for k in ("mutate", "gen_random", "crossover"))
         result = DiscoveryResult(
             program=program,
             params=tuple(values),
@@ -440,16 +442,16 @@ class LaSRRun:
             trace_length=found.evaluations,
             latency_ms=self.latency_ms,
             trace=self._trace(),
+            # The search's best is PySR's whatever the model did (the reference returns it): the
+            # model's part is only what its proposals put in the populations.
+            fallback=used == 0,
             extra={
                 "sr_method": METHOD_NAME,
                 "stop_reason": stop,
                 "iterations": found.iterations,
                 "llm_calls_by_kind": dict(sorted(self.calls_by_kind.items())),
                 "llm_used_by_kind": dict(sorted(self.used_by_kind.items())),
-                # expressions the model proposed that read as search trees (mutate, gen_random, crossover)
-                "model_valid_candidates": sum(
-                    self.used_by_kind[k] for k in ("mutate", "gen_random", "crossover")
-                ),
+                "model_valid_candidates": used,
                 "operator_counts": found.operator_counts,
                 "candidate_errors": dict(sorted(self.candidate_errors.items())),
                 "generation_errors": dict(sorted(self.generation_errors.items())),

@@ -112,8 +112,8 @@ def score(
         "tau": tau,
         "metrics_policy": metrics,
         "has_ood": has_ood,
-        # The model's own work: a search that proposed no valid candidate (its result is then the
-        # starting skeleton) has no valid answer, whatever that skeleton scores.
+        # The model's own work: a search that proposed no valid candidate (its result is then its
+        # fallback) has no valid answer; the fallback is scored all the same (`fallback_result`).
         "valid": bool(result.the_models and id_m.valid),
         "nonempty": bool(result.proposal.strip() or result.raw_output.strip()),
         "pred_sample_id": prediction_sample(problem, result, "test"),
@@ -125,7 +125,7 @@ def score(
     ruled = judge in ("sympy", "both") and problem.has_ground_truth
     fields["symbolic_scale"] = sa_scale if ruled else None
     if judge == "both" and problem.has_ground_truth:
-        llm_match = llm.match if llm is not None else (False if not result.the_models else None)
+        llm_match = llm.match if llm is not None else (False if not result.found else None)
         fields.update({"symbolic_match_sympy": verdict.match, "symbolic_match_llm": llm_match})
     if not verify:
         fields.update(
@@ -137,10 +137,10 @@ def score(
             }
         )
         return fields
-    # A search whose result is not the model's (no valid candidate of its own: LLM-SR's starting
-    # skeleton won) gave no equation, however well that skeleton fits: the test fails on it, so
-    # the verdict the summary, gate and merge count says so too.
-    outcome = _outcome(result, id_m, verdict, success) if result.the_models else "no_equation"
+    # What the method returned is what is judged, its fallback included (the reference scores
+    # LLM-SR's starting skeleton, PySR's best, SGA's primitive when the model's answers did not
+    # beat them); the record flags a fallback (`fallback_result`).
+    outcome = _outcome(result, id_m, verdict, success)
     attempted = outcome != "not_applicable"
     ok = attempted and EQUATION_OUTCOMES[outcome] is None
     fields.update(
@@ -174,10 +174,10 @@ def _symbolic(
     if judge == "none":
         return SymbolicVerdict(match=None, method="skipped")
     if judge == "llm":
-        if not result.the_models:
+        if not result.found:
             return SymbolicVerdict(match=False, method="no_proposal")
         return llm if llm is not None else SymbolicVerdict(match=None, method="llm_error")
-    program = result.program if result.the_models else None
+    program = result.program if result.found else None
     if program is None:
         return symbolic_match(None, problem.ground_truth(), all_inputs(problem))
     # sympy on a model's answer has no bound of its own (one trig-heavy answer took minutes and
