@@ -227,14 +227,15 @@ class Runner:
             self.stop(stop.sentence())
         return stop is not None
 
-    def stop(self, message: str) -> None:
-        """Stop this run everywhere: no new attempts here, and tell the other workers."""
+    def stop(self, message: str, *, everywhere: bool = True) -> None:
+        """Stop this run: no new attempts here, and (`everywhere`) tell the other workers (not
+        when this process no longer owns the run: the stop would be another command's)."""
         with self._lock:
             if self._fatal is not None:
                 return
             self._fatal = message
         self._cancel_queued()
-        if self._stop_signal is not None:
+        if everywhere and self._stop_signal is not None:
             self._stop_signal.raise_stop(message)
 
     def _cancel_queued(self) -> None:
