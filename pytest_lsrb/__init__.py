@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, GenerationResult
+    from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, GenerationResult, Message
     from pytest_lsrb.core.errors import LsrbUsageError
     from pytest_lsrb.core.selection import Case
     from pytest_lsrb.engine.records import AttemptRecord
@@ -33,6 +33,7 @@ _EXPORTS = {
     "AdapterConfig": "pytest_lsrb.adapters.base",
     "GenerationRequest": "pytest_lsrb.adapters.base",
     "GenerationResult": "pytest_lsrb.adapters.base",
+    "Message": "pytest_lsrb.adapters.base",
     "LsrbUsageError": "pytest_lsrb.core.errors",
     "Case": "pytest_lsrb.core.selection",
     "AttemptRecord": "pytest_lsrb.engine.records",
@@ -56,6 +57,7 @@ __all__ = [
     "GenerationResult",
     "Judgement",
     "LsrbUsageError",
+    "Message",
     "Task",
     "VerificationResult",
     "Verifier",

@@ -7,12 +7,15 @@ owns the work. A user mistake prints one sentence to stderr and exits 2.
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.nofollow import create_nofollow, open_nofollow
 from pytest_lsrb.engine.suite import find_suite
 from pytest_lsrb.output.runs import follow_latest
 
@@ -40,16 +43,22 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
 def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]) -> int:
     """`lsrb run SUITE` with several models (`tools.lineup`): one ordinary pytest run per model,
     each in `<group>/<label>`, those on different servers at once; then the comparison
-    (`report.lineup`), the HTML report of all of them, and the command that resumes them all."""
-    import os
-    import subprocess
+    (`report.lineup`), the HTML report of all of them, and the command that resumes them all.
+
+    The command owns the group folder for its life (`output.owner`); each child checks that it
+    still does, dies with it (`core.orphans`), and gets a Ctrl-C or SIGTERM passed on, so the
+    line that resumes them all ends every way of stopping it."""
+    import signal
     import threading
     from datetime import datetime, timezone
 
+    import pytest
+
     from pytest_lsrb.core.credentials import child_command
-    from pytest_lsrb.report.data import load_run
-    from pytest_lsrb.report.lineup import lineup_lines
+    from pytest_lsrb.core.orphans import Children
+    from pytest_lsrb.output.owner import RunDirLock, owner_env
     from pytest_lsrb.session.nextstep import printable, with_option
+    from pytest_lsrb.session.termination import EXIT_TERMINATED, TermHandler, Terminated
     from pytest_lsrb.tools.lineup import by_server, group_dir
     from pytest_lsrb.tools.lineup_view import LineupView, child_progress_args
 
@@ -58,26 +67,39 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
     groups = by_server(runs)
     parallel = len(groups) > 1
     statuses: dict[str, int] = {}
-    group.mkdir(parents=True, exist_ok=True)
+    lock = RunDirLock.acquire(group)  # (it makes the folder)
+    children = Children()
     # Runs at once write to their logs; the terminal gets each one's progress line (lineup_view).
     view = LineupView(group, [run.label for run in runs], interval_s=2.0) if parallel else None
 
     def run_one(run: Any) -> None:
         out = group / run.label
         words = [*shared, *run.words(), f"--lsrb-output-dir={out}"]
-        env = dict(os.environ)  # the base URL's credentials travel here, not on the command line
+        # the base URL's credentials travel here, not on the command line; and who owns the group
+        env = {**os.environ, **owner_env(group, lock.holder)}
         command = [sys.executable, "-m", "pytest", str(suite), "-p", "no:cacheprovider"]
         command += child_command(words, env)
         if not parallel:  # one server: the runs one after another, each on this terminal
             print(f"lsrb: model {run.label} -> {out}", flush=True)
-            statuses[run.label] = subprocess.run(command, check=False, env=env).returncode
+            status = children.run(command, env=env)
+            if status is not None:
+                statuses[run.label] = status
             return
         assert view is not None
-        with view.log(run.label).open("w", encoding="utf-8") as fh:
+        log = view.log(run.label)
+        try:
+            fd = open_nofollow(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        except OSError as exc:
+            print(f"lsrb: model {run.label}: cannot write {log}: {exc.strerror or exc}", flush=True)
+            statuses[run.label] = EXIT_USAGE
+            return
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             command += child_progress_args(shared)
-            ended = subprocess.run(command, stdout=fh, stderr=subprocess.STDOUT, check=False, env=env)
-        statuses[run.label] = ended.returncode
-        view.finished(run.label, out, ended.returncode)
+            status = children.run(command, stdout=fh, stderr=subprocess.STDOUT, env=env)
+        if status is None:  # stopped before it began
+            return
+        statuses[run.label] = status
+        view.finished(run.label, out, status)
 
     def run_group(members: list[Any]) -> None:
         for run in members:
@@ -88,34 +110,59 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
     if view is not None:
         view.intro()
         threads.append(threading.Thread(target=view.watch, args=(watching,), daemon=True))
-    for thread in threads:
-        thread.start()
-    for thread in threads[: len(groups)]:
-        thread.join()
-    watching.set()
-
-    done = [(run.label, group / run.label) for run in runs if (group / run.label / "run.json").is_file()]
+    term = TermHandler()
+    term.install()
     lines: list[str] = []
-    if done:
-        loaded = [(label, load_run(path)) for label, path in done]
-        lines = lineup_lines(loaded)
-        from pytest_lsrb.report import report_command
-
-        lines += report_command(done[0][1], group / "report.html", None, [p for _, p in done[1:]])
-        (group / "comparison.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads[: len(groups)]:
+            while thread.is_alive():
+                try:
+                    thread.join()
+                except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (`TermHandler`): to every child
+                    term.received = False  # a second one is passed on too
+                    children.stop(signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
+        watching.set()
+        term.restore()
+        lines = finish_models(group, runs)
+    except KeyboardInterrupt:  # while the comparison was being written: the runs are saved
+        pass
+    finally:
+        watching.set()
+        term.restore()
+        lock.release()
     for line in lines:
         print(line)
     worst = max(statuses.values(), default=0)
-    if worst:
+    if worst or children.stopped_by is not None:
         again = with_option([w for w in typed if w != "--lsrb-overwrite"], "--lsrb-output-dir", str(group))
         if "--lsrb-resume" not in again and "--lsrb-resume-or-start" not in again:
             again.append("--lsrb-resume-or-start")  # a model whose run never began starts
         for option, value in larger_budgets([group / run.label for run in runs]).items():
             again = with_option(again, option, value)
         print(f"lsrb: not every model's run finished; to resume them all, run: {printable(again)}")
+    if children.stopped_by is not None:  # as one run stopped so ends: pytest's 2, or 143 (SIGTERM)
+        return EXIT_TERMINATED if children.stopped_by == signal.SIGTERM else int(pytest.ExitCode.INTERRUPTED)
     if any(code == 4 for code in statuses.values()):
         return EXIT_USAGE
     return worst
+
+
+def finish_models(group: Path, runs: list[Any]) -> list[str]:
+    """The comparison of the runs that began (written to `comparison.txt`) and the report's lines."""
+    from pytest_lsrb.report import report_command
+    from pytest_lsrb.report.data import load_run
+    from pytest_lsrb.report.lineup import lineup_lines
+
+    done = [(run.label, group / run.label) for run in runs if (group / run.label / "run.json").is_file()]
+    if not done:
+        return []
+    loaded = [(label, load_run(path)) for label, path in done]
+    lines = lineup_lines(loaded)
+    lines += report_command(done[0][1], group / "report.html", None, [p for _, p in done[1:]])
+    create_nofollow(group / "comparison.txt", ("\n".join(lines) + "\n").encode("utf-8"))
+    return lines
 
 
 def larger_budgets(run_dirs: list[Path]) -> dict[str, str]:
@@ -235,6 +282,14 @@ def cmd_schema(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb list`: the tasks, adapters, verifiers and methods installed, and where each is from."""
+    from pytest_lsrb.tools.plugins import listing
+
+    print(listing())
+    return 0
+
+
 def cmd_srbench_generate(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb srbench generate --out DIR [--feynman CSV]`: write LSR-Transform/Synth problem sets."""
     from pytest_lsrb.srbench.generate import run_generate
@@ -242,11 +297,20 @@ def cmd_srbench_generate(args: argparse.Namespace, extra: list[str]) -> int:
     return run_generate(args)
 
 
+def cmd_srbench_agreement(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb srbench judge-agreement [--pairs dev|heldout|FILE] [--lsrb-sr-judge ...]`."""
+    from pytest_lsrb.srbench.scoring.agreement import run_agreement
+
+    return run_agreement(args)
+
+
 def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb serve [MODEL.gguf]`: a local OpenAI-compatible llama.cpp server (`tools.serve`)."""
     from pytest_lsrb.tools import serve
 
     gguf = serve.resolve_model(args.model)
+    if args.ctx_size < 1:
+        raise LsrbUsageError(f"lsrb serve: --ctx-size must be at least 1 (got {args.ctx_size}).")
     spec = serve.ServeSpec(
         gguf=gguf,
         alias=args.alias or serve.default_alias(gguf),
@@ -255,6 +319,7 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
         threads=args.threads or serve.machine_threads(),
         slots=args.slots,
         verbose=args.verbose,
+        ctx_per_slot=args.ctx_size,
     )
     return serve.serve(spec, stop_on_eof=args.stop_on_eof)
 
@@ -291,6 +356,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sorrydb.set_defaults(func=cmd_import_sorrydb)
 
+    from pytest_lsrb.tools.splits import DEFAULT_FRACTIONS
+
     split = sub.add_parser(
         "split",
         help="freeze an index into splits and report contamination",
@@ -302,8 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
     split.add_argument("--out", required=True, help="folder for the manifest and the report")
     split.add_argument(
         "--splits",
-        default="dev=0.2,test=0.8",
-        help="NAME=FRACTION,... summing to 1 (default: dev=0.2,test=0.8)",
+        default=DEFAULT_FRACTIONS,
+        help=f"NAME=FRACTION,... summing to 1 (default: {DEFAULT_FRACTIONS})",
     )
     split.add_argument("--seed", type=int, default=0, help="assignment seed (default: 0)")
     split.add_argument(
@@ -412,6 +479,16 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE instead")
     schema.set_defaults(func=cmd_schema)
 
+    listed = sub.add_parser(
+        "list",
+        help="list the tasks, adapters, verifiers and methods installed, and where each comes from",
+        description="Every name a suite.toml's `task`, --lsrb-adapter, --lsrb-verification and "
+        "--lsrb-sr-method accept: built in, or from an installed package's entry point (groups "
+        "pytest_lsrb.tasks, .adapters, .verifiers, .methods), with the module:Class it loads. "
+        'A "package.module:Class" spec is accepted there too.',
+    )
+    listed.set_defaults(func=cmd_list)
+
     from pytest_lsrb.srbench.generate import add_generate_arguments
 
     srbench = sub.add_parser("srbench", help="LLM-SRBench problem sets")
@@ -424,6 +501,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_generate_arguments(generate)
     generate.set_defaults(func=cmd_srbench_generate)
+    from pytest_lsrb.srbench.scoring.agreement import add_agreement_arguments
+
+    agreement = srbench_sub.add_parser(
+        "judge-agreement",
+        help="measure a symbolic-accuracy judge against pairs labelled from the paper's wording",
+        description="Score labelled (ground truth, proposal) pairs with the sympy checker, an LLM judge "
+        "or both, and print the agreement per category and the false accepts.",
+    )
+    add_agreement_arguments(agreement)
+    agreement.set_defaults(func=cmd_srbench_agreement)
 
     from pytest_lsrb.tools.serve import add_serve_arguments
 
@@ -458,6 +545,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LsrbUsageError as exc:
         print(f"lsrb: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # (a run's own Ctrl-C ends inside pytest, with its resume line)
+        print("lsrb: stopped (Ctrl-C).", file=sys.stderr)
+        return 128 + 2
 
 
 if __name__ == "__main__":  # pragma: no cover

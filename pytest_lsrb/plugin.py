@@ -254,7 +254,7 @@ def lsrb_adapter(lsrb_suite_run: SuiteRun) -> Iterator[Adapter]:
 
 
 @pytest.fixture(scope="session")
-def lsrb_verifier(lsrb_suite_run: SuiteRun) -> Iterator[Verifier]:
+def lsrb_verifier(lsrb_suite_run: SuiteRun) -> Iterator[Verifier[SelectableRow]]:
     """The verifier chosen by --lsrb-verification."""
     from pytest_lsrb.engine.verifier import create_verifier
 
@@ -271,7 +271,7 @@ def lsrb_runner(
     pytestconfig: pytest.Config,
     lsrb_suite_run: SuiteRun,
     lsrb_adapter: Adapter,
-    lsrb_verifier: Verifier,
+    lsrb_verifier: Verifier[SelectableRow],
 ) -> Iterator[Runner]:
     from pytest_lsrb.adapters.base import in_flight
     from pytest_lsrb.engine.budget import guard_for

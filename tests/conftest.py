@@ -2,7 +2,8 @@
 
 - `shared_data`: the real public data in ../shared/data (tests skip cleanly when it is absent).
 - `run_suite`: runs pytest on a suite in a subprocess, like a user would, and returns what it
-  printed and wrote.
+  printed and wrote; `run_suite_here` the same in this process (pytest.main), ~10x cheaper, for
+  tests about what a run writes and prints rather than about its process.
 
 The end-to-end tests (they start processes or servers; `opt_in.py` finds them from their code)
 are left out of the default run and run with `--run-slow` or `LSRB_RUN_SLOW=1`, as CI does.
@@ -24,6 +25,17 @@ from opt_in import (  # noqa: F401  (the hooks that leave the end-to-end tests o
 )
 
 # hypothesis profiles (ci, explore) are registered in the repository's top-level conftest.py.
+
+XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Under `-n` (CI runs these tests so) this process is a worker of the tests' run, never of a
+    # suite run a test starts, in a child or in this process: xdist's variables, which the
+    # adapters read to share a server's slots, would tell those runs they are one of N workers.
+    if hasattr(config, "workerinput"):
+        for name in XDIST_VARIABLES:
+            os.environ.pop(name, None)
 
 
 @pytest.fixture(scope="session")
@@ -67,12 +79,51 @@ def run_suite(tmp_path: Path) -> RunSuite:
         ]
         full_env = {**os.environ, **(env or {})}
         full_env.pop("PYTEST_ADDOPTS", None)
-        # a worker's place, when these tests themselves run under xdist: a serial run is no worker
-        for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT"):
-            full_env.pop(name, None)
         proc = subprocess.run(
             cmd, capture_output=True, text=True, cwd=tmp_path, env=full_env, timeout=timeout
         )
         return SuiteResult(proc.returncode, proc.stdout, proc.stderr, out_dir)
+
+    return run
+
+
+# what `run_suite` leaves out, for the same reason: plugins no suite run uses
+NOT_USED = ("no:cacheprovider", "no:benchmark", "no:hypothesispytest", "no:syrupy", "no:anyio")
+
+
+@pytest.fixture
+def run_suite_here(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> RunSuite:
+    """`run_suite`, in this process: `pytest.main` with the same command line (`api.run`'s way),
+    its terminal output captured. `env` is set for the run's duration; `timeout` is not kept."""
+
+    def run(
+        *args: str,
+        suite: Path = TACTIC_SUITE,
+        out: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 300,
+    ) -> SuiteResult:
+        out_dir = out or tmp_path / "out"
+        plugins = [arg for name in NOT_USED for arg in ("-p", name)]
+        before = set(sys.modules)
+        with monkeypatch.context() as patch:
+            patch.chdir(tmp_path)
+            for name, value in (env or {}).items():
+                patch.setenv(name, value)
+            capsys.readouterr()
+            code = pytest.main([str(suite), "-q", *plugins, f"--lsrb-output-dir={out_dir}", *args])
+            printed = capsys.readouterr()
+        # The suite's test module and conftest are imported by their bare names (pytest's
+        # `prepend` mode): another copy of the suite, run next, must import its own.
+        for name in set(sys.modules) - before:
+            if (
+                Path(getattr(sys.modules[name], "__file__", None) or "/")
+                .resolve()
+                .is_relative_to(suite.resolve())
+            ):
+                del sys.modules[name]
+        return SuiteResult(int(code), printed.out, printed.err, out_dir)
 
     return run

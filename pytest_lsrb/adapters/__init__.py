@@ -11,22 +11,39 @@ from pytest_lsrb.adapters.base import (
     SamplingConfig,
 )
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.registry import load_class
+from pytest_lsrb.core.registry import ADAPTERS_GROUP, Registry
 
-ADAPTERS: dict[str, str] = {
-    "mock": "pytest_lsrb.adapters.mock:MockAdapter",
-    "ollama": "pytest_lsrb.adapters.ollama:OllamaAdapter",
-    "openai": "pytest_lsrb.adapters.openai:OpenAIAdapter",
-    # SorryDB's deterministic baselines: no model (adapters/reference.py)
-    "sorrydb-tactics": "pytest_lsrb.adapters.reference:SorryDBTacticsAdapter",
-    "sorrydb-rfl": "pytest_lsrb.adapters.reference:SorryDBRflAdapter",
-}
+# `--lsrb-adapter NAME`: a built-in, an entry point of `pytest_lsrb.adapters`, or a spec.
+ADAPTERS = Registry(
+    {
+        "mock": "pytest_lsrb.adapters.mock:MockAdapter",
+        "ollama": "pytest_lsrb.adapters.ollama:OllamaAdapter",
+        "openai": "pytest_lsrb.adapters.openai:OpenAIAdapter",
+        # SorryDB's deterministic baselines: no model (adapters/reference.py)
+        "sorrydb-tactics": "pytest_lsrb.adapters.reference:SorryDBTacticsAdapter",
+        "sorrydb-rfl": "pytest_lsrb.adapters.reference:SorryDBRflAdapter",
+    },
+    group=ADAPTERS_GROUP,
+    what="adapter",
+    where="--lsrb-adapter",
+)
+
+
+def refuse_non_adapter(cls: object, name: str) -> None:
+    """A usage error when what `--lsrb-adapter NAME` loads is not an `Adapter` subclass."""
+    if not (isinstance(cls, type) and issubclass(cls, Adapter)):
+        raise LsrbUsageError(
+            f"--lsrb-adapter: '{name}' is not a subclass of pytest_lsrb.adapters.base.Adapter."
+        )
 
 
 def create_adapter(config: AdapterConfig) -> Adapter:
-    cls = load_class(ADAPTERS, config.name, what="adapter", where="--lsrb-adapter")
+    """The adapter `--lsrb-adapter` names, made with `config` (behind the response cache when
+    `--lsrb-cache-dir` is given and the adapter is `cacheable`)."""
+    cls = ADAPTERS.load(config.name)
+    refuse_non_adapter(cls, config.name)
     adapter: Adapter = cls(config)
-    if config.cache_dir and getattr(adapter, "cacheable", True):
+    if config.cache_dir and adapter.cacheable:
         from pathlib import Path
 
         from pytest_lsrb.adapters.cache import CachingAdapter, ResponseCache

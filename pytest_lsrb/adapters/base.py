@@ -7,9 +7,10 @@ never takes the run down. Provider wire formats stay inside each adapter module.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from pytest_lsrb.core.errors import generation_domain
 
@@ -112,45 +113,62 @@ class AdapterConfig:
     answers: MockAnswers | None = field(default=None, compare=False, repr=False)
 
 
-@runtime_checkable
-class Adapter(Protocol):
-    """A model endpoint. Implementations must be safe to call from several threads at once."""
+class Adapter(ABC):
+    """A model endpoint: subclass it and write `generate` and `identity`; every other member has a
+    default here, so an editor lists them all (inspect_ai's `ModelAPI`). Implementations must be
+    safe to call from several threads at once.
+
+    The engine calls these members, never probes for them. A `lsrb_adapter` fixture may hand it
+    an object of its own class with just `name`, `model`, `default_concurrency`, `check`,
+    `generate`, `identity` and `close`; such an object gets the defaults of the rest."""
 
     name: str
     model: str
     # How many attempts to keep in flight when the user did not say (`--lsrb-concurrency`).
-    default_concurrency: int
+    default_concurrency: int = 1
+    # How many attempts the runner may make in one go ahead of their tests: only for an adapter
+    # whose answers cost microseconds and are the same whenever asked (the mock); 0: each
+    # attempt when its test runs, or ahead in threads with `--lsrb-concurrency` (`engine.runner`).
+    runs_ahead: int = 0
+    # Whether `--lsrb-cache-dir` may keep its answers (the mock's cost less than a lookup).
+    cacheable: bool = True
+
+    @abstractmethod
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        """One model call. Never raises for a model or transport failure; returns it as data."""
+
+    @abstractmethod
+    def identity(self) -> Mapping[str, Any]:
+        """What identifies this endpoint in records and cache keys (never a key or secret)."""
 
     def check(self) -> None:
         """Fail fast before any test runs (model missing, bad URL): raise `LsrbUsageError`."""
+        return None
 
-    def generate(self, request: GenerationRequest) -> GenerationResult:
-        """One model call. Never raises for a model or transport failure; returns it as data."""
-        ...
+    def close(self) -> None:
+        """Release connections and threads; called once, when the run ends."""
+        return None
 
-    def identity(self) -> Mapping[str, Any]:
-        """What identifies this endpoint in records and cache keys (never a key or secret)."""
-        ...
+    def interrupt(self) -> None:
+        """Wake calls waiting to retry and refuse new ones, without closing: whoever made the
+        adapter (the `lsrb_adapter` fixture, or a user's override of it) closes it."""
+        return None
 
-    def close(self) -> None: ...
+    def served_slots(self) -> int | None:
+        """How many requests the server decodes at once, when it says so (the `openai` adapter
+        asks llama.cpp's `GET /props`); None when it does not."""
+        return None
 
 
 def interrupt(adapter: object) -> None:
-    """Wake `adapter`'s calls waiting to retry and refuse new ones, without closing it: whoever
-    made it (the `lsrb_adapter` fixture, or a user's override of it) closes it. Optional: an
-    adapter with nothing to wake leaves `interrupt()` out."""
-    stop = getattr(adapter, "interrupt", None)
-    if callable(stop):
-        stop()
+    """`Adapter.interrupt` of `adapter` (an object not derived from `Adapter` has nothing to wake)."""
+    if isinstance(adapter, Adapter):
+        adapter.interrupt()
 
 
 def runs_ahead(adapter: object) -> int:
-    """How many attempts the runner may make in one go ahead of their tests with `adapter`.
-
-    An adapter whose answers cost microseconds and are the same whenever asked (the mock) says so
-    with a class attribute `runs_ahead = N`; any other leaves it out (0: each attempt when its
-    test runs, or ahead in threads with `--lsrb-concurrency`). See `engine.runner`."""
-    value = getattr(adapter, "runs_ahead", 0)
+    """`Adapter.runs_ahead` of `adapter` when it is a positive whole number, else 0."""
+    value = adapter.runs_ahead if isinstance(adapter, Adapter) else 0
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
@@ -158,10 +176,8 @@ MAX_FOUND_CONCURRENCY = 64  # attempts in flight when a server reports more slot
 
 
 def served_slots(adapter: object) -> int | None:
-    """How many requests `adapter`'s server decodes at once, when it says so (the `openai`
-    adapter asks llama.cpp's `GET /props`); None otherwise. Looks through a cache wrapper."""
-    ask = getattr(getattr(adapter, "inner", adapter), "served_slots", None)
-    slots = ask() if callable(ask) else None
+    """`Adapter.served_slots` of `adapter` when it is a positive whole number, else None."""
+    slots = adapter.served_slots() if isinstance(adapter, Adapter) else None
     return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
 
 

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult, interrupt
+from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult, interrupt, served_slots
 from pytest_lsrb.adapters.filesystems import filesystem_type, is_network_filesystem
 from pytest_lsrb.core.errors import LsrbUsageError
 
@@ -225,7 +225,7 @@ class ResponseCache:
             self._conn.close()
 
 
-class CachingAdapter:
+class CachingAdapter(Adapter):
     """Wraps an adapter: answers from the cache when it can, stores every successful answer.
 
     `check()` is deferred when the cache already holds answers from this endpoint, so a fully
@@ -290,6 +290,9 @@ class CachingAdapter:
 
     def interrupt(self) -> None:
         interrupt(self.inner)
+
+    def served_slots(self) -> int | None:
+        return served_slots(self.inner)
 
     def close(self) -> None:
         self.inner.close()

@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult, MockAnswers
+from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, GenerationResult, MockAnswers
 from pytest_lsrb.core.errors import LsrbUsageError
 
 NO_ANSWERS = (
@@ -21,7 +21,7 @@ NO_ANSWERS = (
 )
 
 
-class MockAdapter:
+class MockAdapter(Adapter):
     name = "mock"
     default_concurrency = 1  # answers in microseconds: threads would only add overhead
     cacheable = False  # answering is cheaper than a cache lookup

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult
+from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, GenerationResult
+from pytest_lsrb.adapters.concurrency import ADMISSION
 from pytest_lsrb.adapters.http import (
     HttpEndpoint,
     Reply,
     ResponseError,
-    RetryPolicy,
     api_key_from_env,
     bad_response,
     error_in_success,
@@ -24,6 +24,7 @@ from pytest_lsrb.adapters.http import (
     to_result,
     token_usage,
 )
+from pytest_lsrb.adapters.retry import RetryPolicy
 from pytest_lsrb.core.errors import LsrbUsageError
 
 DEFAULT_BASE_URL = "http://localhost:11434"
@@ -72,9 +73,10 @@ def model_available(model: str, names: list[str]) -> bool:
     return model in names or (":" not in model and f"{model}:latest" in names)
 
 
-class OllamaAdapter:
+class OllamaAdapter(Adapter):
     name = "ollama"
     default_concurrency = DEFAULT_CONCURRENCY
+    admits_budget = True  # a run's budget is asked per request, under the slot permit
 
     def __init__(self, config: AdapterConfig) -> None:
         self.model = config.model
@@ -134,7 +136,12 @@ class OllamaAdapter:
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
         outcome = self.http.call(
-            "POST", "/api/chat", self.payload(request), parse=parse_chat, seed=request.seed
+            "POST",
+            "/api/chat",
+            self.payload(request),
+            parse=parse_chat,
+            seed=request.seed,
+            admission=ADMISSION.get(),
         )
         return to_result(outcome)
 

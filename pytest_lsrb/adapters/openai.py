@@ -17,16 +17,16 @@ import httpx
 
 from pytest_lsrb.adapters.base import (
     MAX_FOUND_CONCURRENCY,
+    Adapter,
     AdapterConfig,
     GenerationRequest,
     GenerationResult,
 )
-from pytest_lsrb.adapters.concurrency import slot_share, xdist_place
+from pytest_lsrb.adapters.concurrency import ADMISSION, slot_share, xdist_place
 from pytest_lsrb.adapters.http import (
     HttpEndpoint,
     Reply,
     ResponseError,
-    RetryPolicy,
     api_key_from_env,
     bad_response,
     error_in_success,
@@ -35,6 +35,7 @@ from pytest_lsrb.adapters.http import (
     to_result,
     token_usage,
 )
+from pytest_lsrb.adapters.retry import RetryPolicy
 from pytest_lsrb.core.errors import LsrbUsageError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -100,9 +101,10 @@ def parse_models(data: Any) -> list[tuple[str, str]]:
     return out
 
 
-class OpenAIAdapter:
+class OpenAIAdapter(Adapter):
     name = "openai"
     default_concurrency = DEFAULT_CONCURRENCY
+    admits_budget = True  # a run's budget is asked per request, under the slot permit
 
     def __init__(self, config: AdapterConfig) -> None:
         self.model = config.model
@@ -217,7 +219,12 @@ class OpenAIAdapter:
         if not self._slots_asked:
             self.served_slots()
         outcome = self.http.call(
-            "POST", "/chat/completions", self.payload(request), parse=parse_chat_completion, seed=request.seed
+            "POST",
+            "/chat/completions",
+            self.payload(request),
+            parse=parse_chat_completion,
+            seed=request.seed,
+            admission=ADMISSION.get(),
         )
         return to_result(outcome)
 

@@ -29,7 +29,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final
 
-from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, GenerationResult
+from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, GenerationResult
 
 SORRYDB_SOURCE: Final = "SorryDB/SorryDB"
 # sorrydb/cli/run_morphcloud_local.py DEFAULT_TACTICS at 71959ed, the commit of the multi_tactic
@@ -42,7 +42,7 @@ MULTI_TACTIC: Final = (
 RFL: Final = ("rfl",)
 
 
-class ReferenceAdapter:
+class ReferenceAdapter(Adapter):
     """Answers a fixed list of tactics, one per sample, in order (sample `i`: tactic `i mod n`)."""
 
     name = "reference"

@@ -39,7 +39,7 @@ class RetryPolicy:
         Without a server hint: "equal jitter" over a capped exponential, so clients spread out but
         never retry immediately. With `Retry-After`: that long (capped) plus up to 10% jitter.
         """
-        ceiling = min(self.max_delay_s, self.base_delay_s * (2**retry_index))
+        ceiling = min(self.max_delay_s, self.base_delay_s * (2.0**retry_index))
         if retry_after_s is None:
             return ceiling / 2 + rng.uniform(0.0, ceiling / 2)
         wait = self.asked(retry_after_s)

@@ -33,40 +33,8 @@ RETRYABLE_GENERATION_KINDS: Final[frozenset[str]] = frozenset(
 FATAL_GENERATION_KINDS: Final[frozenset[str]] = frozenset({"quota", "auth"})
 
 # Domains whose errors are the model's fault (a failed test) rather than infrastructure (an
-# errored test).
+# errored test). A verification outcome's domain is declared by its verifier (engine.verifier).
 MODEL_DOMAINS: Final[frozenset[str]] = frozenset({"model_output", "model"})
-
-# Verification outcomes -> domain. `closed` and `progress` are not errors.
-VERIFICATION_OUTCOME_DOMAINS: Final[dict[str, str | None]] = {
-    "closed": None,
-    "progress": None,
-    "lean_error": "model",
-    "forbidden_token": "model",
-    # A Lean process that ran past the profile's wall-clock check_timeout_s, or that died without
-    # Lean's own messages (a signal not from the memory cap, a segfault, an abnormal exit): the
-    # machine's load and health decide these, not the answer. The answer's deterministic budget
-    # is maxHeartbeats, whose exhaustion Lean reports as an error (`lean_error`/`heartbeats`).
-    "timeout": "environment",
-    "oom_or_crash": "environment",
-    "toolchain_missing": "environment",
-    "checkout_failed": "environment",
-    "build_failed": "environment",
-    "baseline_failed": "environment",
-    "reconstruction_failed": "harness",
-    "skipped_unrestatable": "environment",
-    "skipped_unspliceable": "environment",  # no tactic can stand where the sorry is (conv, ...)
-    "memory_limit": "environment",  # a Lean process hit the configured memory cap
-    "not_attempted": None,
-    "skipped": None,  # a replay profile says the row is not verified (counted, never judged)
-    # llm_srbench (verification mode `equation`): Acc_0.1 on the test data, or a symbolic match
-    "accurate": None,
-    "symbolic_match": None,
-    "inaccurate": "model",
-    "symbolic_mismatch": "model",
-    "not_finite": "model",  # the equation is not finite on every test point
-    "no_equation": "model",  # no usable equation came out of the discovery run
-    "not_applicable": None,  # symbolic success asked, but the problem has no ground truth
-}
 
 
 def generation_domain(kind: str) -> str:

@@ -1,32 +1,143 @@
-"""Plug-point registries: an option value names an implementation as "module:Class".
+"""Plug-point registries: an option value names an implementation, built in or from outside.
 
-Adapters, verifiers, tasks and discovery methods each keep a dict of these, so adding one means
-adding a module and a line; implementations are imported only when chosen, so a run never pays
-for another plug-in's imports.
+Adapters, verifiers, tasks and discovery methods each keep one `Registry`. A name resolves, in
+this order, to:
+
+- a built-in entry, `name -> "module:Class"`;
+- an installed package's entry point in the registry's group (`pytest_lsrb.adapters`, ...), so a
+  lab's own package adds one with no edit here (lm-evaluation-harness's `api/registry.py`,
+  inspect_ai's entry points);
+- a `"pkg.mod:Class"` spec written where the name goes (`--lsrb-adapter my_lab.chat:Client`,
+  `task = "my_lab.bench:Task"` in a suite.toml).
+
+Implementations are imported only when chosen, so a run never pays for another plug-in's
+imports; a spec or entry point that cannot be loaded is one sentence naming it.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
-from typing import Any
+import importlib.metadata
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
 
 from pytest_lsrb.core.errors import LsrbUsageError
 
-# Task name -> "module:Class" (the `[suite] task` of a suite.toml); engine.task's registry, kept
-# here so the mock adapter can ask a task for its baseline answer without importing up a layer.
-TASKS: dict[str, str] = {
-    "goal_to_tactic_proposal_v1": "pytest_lsrb.tactic.task:TacticTask",
-    "llm_srbench": "pytest_lsrb.srbench.task:SrbenchTask",
-}
+# The entry-point groups, one per plug point (a package declares them in its pyproject.toml).
+TASKS_GROUP: Final = "pytest_lsrb.tasks"
+ADAPTERS_GROUP: Final = "pytest_lsrb.adapters"
+VERIFIERS_GROUP: Final = "pytest_lsrb.verifiers"
+METHODS_GROUP: Final = "pytest_lsrb.methods"
+
+BUILT_IN: Final = "built-in"
+# `module.path:Attr` (dotted names on both sides of one colon): what a spec looks like.
+_SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
 
-def load_class(registry: Mapping[str, str], name: str, *, what: str, where: str) -> Any:
-    """The class registered as `name`, or a usage error naming `where` and the known names."""
+@dataclass(frozen=True)
+class Entry:
+    """One name a registry resolves: what it loads and where it comes from (`built-in`, or
+    `entry point (DIST VERSION)`)."""
+
+    name: str
+    target: str
+    origin: str
+
+
+def is_spec(value: str) -> bool:
+    """`value` is a `"module:attr"` spec rather than a registered name."""
+    return _SPEC.fullmatch(value) is not None
+
+
+def load_spec(spec: str, *, where: str) -> Any:
+    """The object `"pkg.mod:Attr"` names, or a usage error naming `where` and the spec."""
+    if not is_spec(spec):
+        raise LsrbUsageError(f"{where}: '{spec}' is not a \"package.module:Name\" spec.")
+    module_name, attr = spec.split(":")
     try:
-        target = registry[name]
-    except KeyError:
-        known = ", ".join(sorted(registry))
-        raise LsrbUsageError(f"{where}: unknown {what} '{name}' (known: {known}).") from None
-    module_name, cls_name = target.split(":")
-    return getattr(importlib.import_module(module_name), cls_name)
+        found: Any = importlib.import_module(module_name)
+    except Exception as exc:  # a user's module: its own error in one sentence, no traceback
+        raise LsrbUsageError(
+            f"{where}: cannot import '{module_name}' for '{spec}' ({type(exc).__name__}: {exc})."
+        ) from None
+    for part in attr.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise LsrbUsageError(
+                f"{where}: module '{module_name}' has no '{attr}' (from '{spec}')."
+            ) from None
+    return found
+
+
+class Registry:
+    """The implementations one option can name: built-ins, entry points of `group`, and specs.
+
+    `what` names the kind in messages (`adapter`), `where` the option or field the name came
+    from (`--lsrb-adapter`)."""
+
+    def __init__(self, builtins: Mapping[str, str], *, group: str, what: str, where: str) -> None:
+        self.builtins = dict(builtins)
+        self.group = group
+        self.what = what
+        self.where = where
+
+    def entry_points(self) -> list[importlib.metadata.EntryPoint]:
+        """This group's installed entry points (read anew: a package installed mid-session, or a
+        folder put on sys.path, is seen)."""
+        return list(importlib.metadata.entry_points(group=self.group))
+
+    def entries(self) -> Iterator[Entry]:
+        """Every name this registry knows, built-ins first; an entry point whose name a built-in
+        already has is listed as shadowed (the built-in wins)."""
+        for name, target in self.builtins.items():
+            yield Entry(name, target, BUILT_IN)
+        for ep in sorted(self.entry_points(), key=lambda e: e.name):
+            origin = f"entry point ({_dist_of(ep)})"
+            if ep.name in self.builtins:
+                origin += ", shadowed by the built-in"
+            yield Entry(ep.name, ep.value, origin)
+
+    def names(self) -> list[str]:
+        return sorted({e.name for e in self.entries()})
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names()
+
+    def unknown(self, name: str, where: str | None = None) -> LsrbUsageError:
+        known = ", ".join(self.names())
+        return LsrbUsageError(
+            f"{where or self.where}: unknown {self.what} '{name}' "
+            f'(known: {known}; or a "package.module:Class" spec).'
+        )
+
+    def load(self, name: str, where: str | None = None) -> Any:
+        """The class `name` resolves to, imported now; `where` names the place the name was
+        written when it is more precise than the registry's option (a suite.toml's path)."""
+        where = where or self.where
+        if name in self.builtins:
+            return load_spec(self.builtins[name], where=where)
+        if is_spec(name):
+            return load_spec(name, where=where)
+        for ep in self.entry_points():
+            if ep.name == name:
+                try:
+                    return ep.load()
+                except Exception as exc:  # another package's code: one sentence, no traceback
+                    raise LsrbUsageError(
+                        f"{where}: the {self.what} '{name}' of {_dist_of(ep)} (entry point "
+                        f"'{ep.value}') cannot be loaded ({type(exc).__name__}: {exc})."
+                    ) from None
+        raise self.unknown(name, where)
+
+
+def _dist_of(ep: importlib.metadata.EntryPoint) -> str:
+    dist = ep.dist  # (None for an entry point made by hand)
+    if dist is None:
+        return "an unknown distribution"
+    return f"{dist.metadata['Name']} {dist.version}"

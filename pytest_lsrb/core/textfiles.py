@@ -73,7 +73,8 @@ def read_toml(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise LsrbUsageError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     try:
-        return tomllib.loads(text.removeprefix(BOM))
+        data: dict[str, Any] = tomllib.loads(text.removeprefix(BOM))
+        return data
     except tomllib.TOMLDecodeError as exc:
         raise LsrbUsageError(f"{path}: not valid TOML ({exc}).") from None
     except RecursionError:

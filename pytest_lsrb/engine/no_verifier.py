@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
+from pytest_lsrb.engine.verifier import SHARED_OUTCOMES, VerificationResult, VerifierConfig
 
 # Frozen: every attempt can share the one result.
 _NOT_ATTEMPTED = VerificationResult.not_attempted()
@@ -10,6 +10,7 @@ _NOT_ATTEMPTED = VerificationResult.not_attempted()
 
 class NoVerifier:
     mode = "none"
+    outcomes = SHARED_OUTCOMES
 
     def __init__(self, config: VerifierConfig | None = None) -> None:
         self.config = config

@@ -51,7 +51,8 @@ OPTIONS: list[Option] = [
         str,
         "mock",
         "model adapter: mock (offline baseline), ollama or openai; sorrydb-tactics or sorrydb-rfl: "
-        "SorryDB's deterministic strategies, no model (sample i answers the i-th tactic)",
+        "SorryDB's deterministic strategies, no model (sample i answers the i-th tactic); an "
+        'installed package\'s adapter (`lsrb list`) or a "package.module:Class" spec',
     ),
     Option("model", str, "", "model name sent to the endpoint (default: the adapter's)"),
     Option("base-url", str, None, "endpoint base URL (default: the adapter's)"),
@@ -179,7 +180,12 @@ OPTIONS: list[Option] = [
         "LSRB_SHARD_INDEX (README: sharding)",
     ),
     Option("index", str, None, "index file to use instead of the suite's built-in one"),
-    Option("verification", str, "none", "how answers are checked (suite-specific modes)"),
+    Option(
+        "verification",
+        str,
+        "none",
+        "how answers are checked (the task's modes; an installed package's verifier: `lsrb list`)",
+    ),
     Option("profiles", str, None, "replay profile file or folder (repo_replay/synthetic)"),
     Option(
         "allow-local-remotes",
@@ -237,6 +243,16 @@ OPTIONS: list[Option] = [
         "prove by sorry fails (lean_error/inherited_sorry); off: SorryDB's rule - it closes, recorded "
         "inherited_sorry (a profile's reject_inherited_sorry also sets it)",
         flag=True,
+        tasks=TACTIC,
+    ),
+    Option(
+        "feedback-rounds",
+        _int,
+        0,
+        "after a wrong answer, ask again up to N times, showing the model its earlier answers and "
+        "Lean's reply (SorryDB's self-correcting protocol: its max_iterations counts every "
+        "proposal, so max_iterations=3 is N=2); needs a Lean verification mode; the attempt's "
+        "verdict is its last round's",
         tasks=TACTIC,
     ),
     Option(
@@ -362,8 +378,9 @@ OPTIONS: list[Option] = [
         "sr-method",
         str,
         "direct",
-        "llm_srbench discovery method: direct (the reference's Direct), llmsr (LLM-SR) or "
-        "direct-expression (a one-line-expression prompt from the suite's templates)",
+        "llm_srbench discovery method: direct (the reference's Direct), llmsr (LLM-SR), "
+        "direct-expression (a one-line-expression prompt from the suite's templates), an installed "
+        'package\'s method (`lsrb list`) or a "package.module:Class" spec',
         tasks=SRBENCH,
     ),
     Option(
@@ -403,8 +420,10 @@ OPTIONS: list[Option] = [
     Option(
         "sr-fit-time-limit",
         _opt_float,
-        5.0,
-        "llm_srbench: wall-clock seconds for fitting one candidate's parameters",
+        30.0,  # the reference's (LLM-SR's evaluate_timeout_seconds); srbench.fitting.objective
+        "llm_srbench: wall-clock seconds for fitting one candidate's parameters (the reference's "
+        "30; a fit that reaches it keeps its best point so far and is counted: "
+        "fit_time_limit_hits)",
         tasks=SRBENCH,
     ),
     Option(
@@ -487,9 +506,9 @@ OPTIONS: list[Option] = [
         "sr-sa-scale",
         str,
         "free",
-        "llm_srbench symbolic accuracy (sympy judge): free (each form has a free overall factor, "
-        "so c*E/(g*z) matches E/(g*z): the paper compares forms after removing constants) or "
-        "strict (only the constants each side writes are free)",
+        "llm_srbench symbolic accuracy (sympy judge), an open case of the paper's rule: free (an "
+        "additive constant alone is a constant, removed like the others: x**2 + c matches x**2) or "
+        "strict (an additive constant alone is a term of the form)",
         choices=("free", "strict"),
         tasks=SRBENCH,
     ),
@@ -537,6 +556,14 @@ OPTIONS: list[Option] = [
 
 # Run-config keys that may differ between the shards of one run.
 PER_SHARD_KEYS = frozenset({"shard_index"})
+
+
+def choices_of(name: str) -> tuple[str, ...]:
+    """The choices of `--lsrb-<name>` (dashes or underscores): the one spelling of the list, which
+    every check, constant and page reads (`tactic.answer.ANSWER_MODES`, `srbench.options`)."""
+    found = next(opt for opt in OPTIONS if key(opt.name) == key(name))
+    assert found.choices is not None, f"--lsrb-{found.name} has no choices"
+    return found.choices
 
 
 def dest(name: str) -> str:

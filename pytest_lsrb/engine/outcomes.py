@@ -14,6 +14,11 @@ Every reader of attempt records (summary.json, the gate and `lsrb compare`, the 
   checker gave a verdict. `success` is that verdict: `verification_success` when the run checks
   answers (`verification_mode` other than `none`), else `valid`.
 
+An attempt of several model calls (a discovery search) asks `unanswered_kind` whose failure it
+is: when the model never answered — every call failed on the transport, the provider or the
+harness — it is infrastructure, whatever result the search holds without the model (a starting
+skeleton, PySR's own best); one answer, even an empty or unusable one, makes it the model's.
+
 Rates over the model's answers (valid_rate, nonempty_rate) count **answered** attempts: all but
 generation infrastructure errors. Rates over verdicts (pass@k, success rates) count judged ones.
 """
@@ -23,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pytest_lsrb.core.errors import MODEL_DOMAINS
+from pytest_lsrb.core.errors import MODEL_DOMAINS, generation_domain
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.task import PASS, Judgement
 
@@ -62,6 +67,21 @@ def generation_infrastructure(record: Record) -> bool:
     return bool(record.get("generation_error_kind")) and (
         record.get("generation_error_domain") not in MODEL_DOMAINS
     )
+
+
+def unanswered_kind(calls: int, failed: Mapping[str, int]) -> str | None:
+    """THE rule for an attempt that made `calls` model calls, `failed` its failed calls by error
+    kind: the generation error kind that makes it infrastructure, or None when it is the model's.
+
+    The model never answered when every call failed and no failure is the model's own (an empty
+    answer, `empty_output`, is an answer): then the attempt says nothing about the model, whatever
+    fallback its search returns, and the commonest kind (the first seen on a tie) is recorded.
+    Any answer makes the attempt count; so does one that made no call (nothing failed)."""
+    if calls <= 0 or sum(failed.values()) < calls:
+        return None
+    if any(n and generation_domain(kind) in MODEL_DOMAINS for kind, n in failed.items()):
+        return None
+    return max(failed, key=lambda kind: failed[kind])
 
 
 def status(record: Record) -> Status:
@@ -112,7 +132,7 @@ def verified(record: Record) -> bool:
     return bool(record.get("verification_attempted")) and judged(record)
 
 
-def judgement(task: Task | None, record: Record) -> Judgement:
+def judgement(task: Task[Any] | None, record: Record) -> Judgement:
     """The pytest outcome of a finished attempt: infrastructure errors the test, a profile skip
     skips it, a generation error of the model's fails it; the rest is the task's call (`task`
     None: the generic verdict, for records of a task this version does not know)."""

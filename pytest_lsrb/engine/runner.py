@@ -41,14 +41,14 @@ from pytest_lsrb.adapters.base import Adapter, SamplingConfig, interrupt, runs_a
 from pytest_lsrb.adapters.concurrency import CURRENT, Line, Ticket
 from pytest_lsrb.core.clock import utc_now_millis
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
-from pytest_lsrb.core.selection import Case
+from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.budget import BudgetedAdapter, BudgetGuard
 from pytest_lsrb.engine.options import RunConfig
 from pytest_lsrb.engine.outcomes import answered, judgement
 from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION, AttemptFields, AttemptRecord
 from pytest_lsrb.engine.stop import StopSignal
 from pytest_lsrb.engine.task import AttemptContext, Judgement, Task
-from pytest_lsrb.engine.verifier import Verifier
+from pytest_lsrb.engine.verifier import UndeclaredOutcome, Verifier
 
 
 # Not frozen: one per test, and a frozen dataclass's __init__ costs ~3x a plain one's. Tests read it.
@@ -56,7 +56,7 @@ from pytest_lsrb.engine.verifier import Verifier
 class Attempt:
     """A finished attempt as a test sees it."""
 
-    case: Case
+    case: Case[SelectableRow]
     record: AttemptRecord | None  # None when resumed from an earlier run's record
     judgement: Judgement
     resumed: bool = False
@@ -87,9 +87,9 @@ class Runner:
     def __init__(
         self,
         *,
-        task: Task,
+        task: Task[SelectableRow],
         adapter: Adapter,
-        verifier: Verifier,
+        verifier: Verifier[SelectableRow],
         config: RunConfig,
         config_hash: str,
         concurrency: int,
@@ -150,7 +150,7 @@ class Runner:
 
     # -- running -----------------------------------------------------------------------------
 
-    def build_record(self, case: Case, ticket: Ticket | None = None) -> AttemptRecord:
+    def build_record(self, case: Case[SelectableRow], ticket: Ticket | None = None) -> AttemptRecord:
         """Run one attempt and assemble its full record. Never raises for model/tool failures.
         `ticket`: its place in line for a model slot (None: the running test's, at the front)."""
         ticket = ticket or Ticket(order=-1.0)
@@ -168,6 +168,9 @@ class Runner:
             self.budget.begin_attempt()
         try:
             fields = self.task.run_attempt(ctx)
+        except UndeclaredOutcome as exc:  # never guessed: the run stops, saying which outcome
+            self.stop(f"stopping the run: {exc}")
+            raise RunStopped(f"stopping the run: {exc}") from None
         except Exception as exc:  # a harness bug must not take the run down
             fields = {
                 "generation_error_kind": "harness",
@@ -224,14 +227,15 @@ class Runner:
             self.stop(stop.sentence())
         return stop is not None
 
-    def stop(self, message: str) -> None:
-        """Stop this run everywhere: no new attempts here, and tell the other workers."""
+    def stop(self, message: str, *, everywhere: bool = True) -> None:
+        """Stop this run: no new attempts here, and (`everywhere`) tell the other workers (not
+        when this process no longer owns the run: the stop would be another command's)."""
         with self._lock:
             if self._fatal is not None:
                 return
             self._fatal = message
         self._cancel_queued()
-        if self._stop_signal is not None:
+        if everywhere and self._stop_signal is not None:
             self._stop_signal.raise_stop(message)
 
     def _cancel_queued(self) -> None:
@@ -243,7 +247,7 @@ class Runner:
                 if ticket is not None:
                     self._line.leave(ticket)
 
-    def prefetch(self, cases: Iterable[Case]) -> None:
+    def prefetch(self, cases: Iterable[Case[SelectableRow]]) -> None:
         """Start attempts for upcoming cases (no-op without a pool or once the run is stopping)."""
         if self._pool is None or self.fatal:
             return
@@ -257,13 +261,13 @@ class Runner:
                 self._tickets[case.key] = ticket
                 self._futures[case.key] = self._pool.submit(self._prefetched, case, ticket)
 
-    def ahead(self, case: Case) -> int:
+    def ahead(self, case: Case[SelectableRow]) -> int:
         """How many of the tests after `case`'s `attempt` can use (`upcoming`)."""
         if self.batch:
             return 0 if case.key in self._ready else self.batch - 1
         return self.lookahead
 
-    def attempt(self, case: Case, upcoming: Iterable[Case] = ()) -> Attempt:
+    def attempt(self, case: Case[SelectableRow], upcoming: Iterable[Case[SelectableRow]] = ()) -> Attempt:
         """The attempt for `case`: resumed, prefetched, or run now."""
         policy = self.config.outcome
         done = self.finished.get(case.key) if self.finished else None  # (a fresh run: none)
@@ -294,7 +298,7 @@ class Runner:
             record = self.build_record(case)
         return Attempt(case=case, record=record, judgement=judgement(self.task, record), policy=policy)
 
-    def _prefetched(self, case: Case, ticket: Ticket) -> AttemptRecord | None:
+    def _prefetched(self, case: Case[SelectableRow], ticket: Ticket) -> AttemptRecord | None:
         """A pool job: the attempt's record, or None when the run stopped before it started."""
         if self.fatal:  # also notices a stop raised by another xdist worker
             return None

@@ -13,6 +13,8 @@ import os
 import threading
 from pathlib import Path
 
+from pytest_lsrb.core.nofollow import create_nofollow
+
 STOP_FILE = ".lsrb-stop"
 
 
@@ -27,7 +29,7 @@ class StopSignal:
         tmp = self.path.with_name(f"{STOP_FILE}.{os.getpid()}.{threading.get_ident()}")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(message, encoding="utf-8")
+            create_nofollow(tmp, message.encode("utf-8"))
             # link() is atomic and refuses to replace: readers never see a half-written sentence.
             os.link(tmp, self.path)
         except OSError:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.textfiles import read_toml, tomllib  # noqa: F401  (the 3.10 fallback; imported from here)
+from pytest_lsrb.core.textfiles import read_toml
 
 SUITE_FILE = "suite.toml"
 

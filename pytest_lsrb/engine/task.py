@@ -8,21 +8,22 @@ verification; an equation task runs a whole discovery method. The engine adds th
 from __future__ import annotations
 
 import dataclasses
+import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Literal, Protocol, TypeVar
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, MockAnswers, SamplingConfig
 from pytest_lsrb.core.errors import LsrbUsageError, printable
-from pytest_lsrb.core.registry import TASKS, load_class
+from pytest_lsrb.core.registry import TASKS_GROUP, Registry
 from pytest_lsrb.core.selection import Case, SelectableRow
+from pytest_lsrb.engine.records import AttemptFields, AttemptRecord
 from pytest_lsrb.engine.verifier import Verifier
 
 if TYPE_CHECKING:
     from pytest_lsrb.engine.options import RunConfig
-    from pytest_lsrb.engine.records import AttemptFields, AttemptRecord
     from pytest_lsrb.engine.suite import SuiteSpec
 
 
@@ -62,78 +63,104 @@ class SummaryAccumulator(Protocol):
     def finish(self) -> dict[str, Any]: ...
 
 
-@runtime_checkable
-class Task(Protocol[RowT]):
-    """A task. It may also say which record its attempts are, as `record_type` (its family's
-    `TypedDict`, e.g. `TacticAttemptRecord`): readers then check that family's fields too
-    (`record_type_of`)."""
+class NoSummary:
+    """A task with no summary sections of its own (`Task.summary_accumulator`'s default)."""
 
-    name: str
+    def add(self, record: AttemptRecord) -> None:
+        return None
+
+    def finish(self) -> dict[str, Any]:
+        return {}
+
+
+class Task(ABC, Generic[RowT]):
+    """A task: subclass it, set the three class attributes and write `load_rows`, `run_attempt`
+    and `mock_answer`; every other member has a default here, so an editor lists them all
+    (inspect_ai's `ModelAPI`). The engine calls members, never probes for them."""
+
+    name: ClassVar[str]
     # The name of the record field that holds the extracted answer, besides `proposal`.
-    answer_field: str
+    answer_field: ClassVar[str] = "proposal"
     # The --lsrb-verification modes this task can check answers with; the first is its default.
-    verification_modes: tuple[str, ...]
+    verification_modes: ClassVar[tuple[str, ...]] = ("none",)
+    # The record its attempts are (its family's `TypedDict`, e.g. `TacticAttemptRecord`): readers
+    # check that family's fields too (`record_type_of`).
+    record_type: ClassVar[type[Any]] = AttemptRecord
 
-    def configure(self, config: RunConfig) -> RunConfig:
-        """Task-specific defaults on the resolved run config (return it unchanged if none)."""
-        ...
-
-    def check_options(self, values: Mapping[str, Any]) -> None:
-        """Refuse (`LsrbUsageError`) a bad task-specific option before any model call."""
-        ...
-
-    def row_keywords(self, row: RowT) -> Iterable[str]:
-        """Words `-k` can select this row's tests by (repository, path, tags, ...)."""
-        ...
-
+    @abstractmethod
     def load_rows(self, suite: SuiteSpec, index_path: Path) -> Iterable[RowT]:
         """Validate rows (a list, or a generator that streams them); on a bad row raise
         `LsrbUsageError` naming file, line and field. Selection consumes it once."""
-        ...
+
+    @abstractmethod
+    def run_attempt(self, ctx: AttemptContext[RowT]) -> AttemptFields:
+        """Do one attempt; return its task fields. Never raises for model or toolchain failures."""
+
+    @abstractmethod
+    def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
+        """What the mock adapter answers for this task: a deterministic local baseline."""
+
+    def configure(self, config: RunConfig) -> RunConfig:
+        """Task-specific defaults on the resolved run config (none by default)."""
+        return config
+
+    def check_options(self, values: Mapping[str, Any]) -> None:
+        """Refuse (`LsrbUsageError`) a bad task-specific option before any model call."""
+        return None
+
+    def row_keywords(self, row: RowT) -> Iterable[str]:
+        """Words `-k` can select this row's tests by (repository, path, tags, ...)."""
+        return ()
 
     def slice_predicate(self, goal_slice: str) -> Callable[[RowT], bool]:
-        """A filter for `--lsrb-goal-slice`; raise `LsrbUsageError` for an unknown slice."""
-        ...
+        """A filter for `--lsrb-goal-slice`; raise `LsrbUsageError` for an unknown slice. By
+        default a task has no slices but `all`."""
+        if goal_slice != "all":
+            raise LsrbUsageError(
+                f"--lsrb-goal-slice: the {self.name} task has no slice '{goal_slice}' (only all)."
+            )
+        return _every_row
 
     def calls_per_attempt(self, values: Mapping[str, Any]) -> int:
         """The most model calls one attempt may make (what `--collect-only` reports)."""
-        ...
-
-    def run_attempt(self, ctx: AttemptContext[RowT]) -> AttemptFields:
-        """Do one attempt; return its task fields. Never raises for model or toolchain failures."""
-        ...
+        return 1
 
     def judge(self, record: AttemptRecord) -> Judgement:
         """Pass or fail (the model's answer is wrong, with why) for a judged record whose
-        generation succeeded; infrastructure errors and skips never get here (`outcomes.judgement`)."""
-        ...
+        generation succeeded; infrastructure errors and skips never get here (`outcomes.judgement`).
+        By default the verdict (or, unverified, whether the answer was readable) decides."""
+        shown = record.get("proposal") or ""
+        if record.get("verification_attempted"):
+            if record.get("verification_success"):
+                return PASS
+            return Judgement(
+                "fail", f"the answer {shown!r} did not verify: {record.get('verification_outcome')}"
+            )
+        return PASS if record.get("valid") else Judgement("fail", f"no readable answer ({shown!r})")
 
     def summary_accumulator(self, samples_per_item: int) -> SummaryAccumulator:
-        """Suite-specific summary sections (merged into summary.json)."""
-        ...
+        """Suite-specific summary sections (merged into summary.json); none by default."""
+        return NoSummary()
 
     def summary_fields(self, config: RunConfig) -> dict[str, Any]:
         """summary.json fields that come from the run's config rather than its records."""
-        ...
+        return {}
+
+    def score_label(self, values: Mapping[str, Any]) -> str:
+        """What a judged attempt's success is called on the progress line (`closed`, `Acc0.1`)."""
+        return "success"
 
     def terminal_rows(self, summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
         """The task's own rows of the end-of-run metrics table (name, value)."""
-        ...
+        return []
 
     def terminal_lines(self, summary: Mapping[str, Any]) -> list[str]:
         """Text the end-of-run summary prints after its table (e.g. LLM-SRBench's Table 1)."""
-        ...
-
-    def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
-        """What the mock adapter answers for this task: a deterministic local baseline."""
-        ...
+        return []
 
 
-def score_label(task: object, values: Mapping[str, Any]) -> str:
-    """What a judged attempt's success is called on the progress line (`closed`, `valid`,
-    `Acc0.1`, `SA`): a task's optional `score_label(values)`, else `success`."""
-    label = getattr(task, "score_label", None)
-    return str(label(values)) if callable(label) else "success"
+def _every_row(row: object) -> bool:
+    return True
 
 
 def mock_answers(mock_answer: Callable[[Mapping[str, Any], int], str]) -> MockAnswers:
@@ -164,12 +191,9 @@ def with_verification_mode(task: Task[SelectableRow], config: RunConfig) -> RunC
     return config
 
 
-def record_type_of(task: object | None) -> type[Any]:
+def record_type_of(task: Task[Any] | None) -> type[Any]:
     """The record `task`'s attempts are: its `record_type`, else the shared `AttemptRecord`."""
-    from pytest_lsrb.engine.records import AttemptRecord
-
-    found = getattr(task, "record_type", None)
-    return found if isinstance(found, type) else AttemptRecord
+    return AttemptRecord if task is None else task.record_type
 
 
 def record_type_named(task_name: str) -> type[Any]:
@@ -181,8 +205,31 @@ def record_type_named(task_name: str) -> type[Any]:
         return record_type_of(None)
 
 
-@cache
-def get_task(name: str) -> Task[SelectableRow]:
-    """The task a suite's `suite.toml` names (`[suite] task`)."""
-    task: Task[SelectableRow] = load_class(TASKS, name, what="task", where="suite.toml [suite] task")()
-    return task
+# `[suite] task` of a suite.toml: a built-in name, an entry point of `pytest_lsrb.tasks`, or a
+# "pkg.mod:Class" spec.
+TASKS: Final = Registry(
+    {
+        "goal_to_tactic_proposal_v1": "pytest_lsrb.tactic.task:TacticTask",
+        "llm_srbench": "pytest_lsrb.srbench.task:SrbenchTask",
+    },
+    group=TASKS_GROUP,
+    what="task",
+    where="suite.toml [suite] task",
+)
+
+
+# One instance per task name for the process (a task may keep state between its hooks).
+_MADE: dict[str, Task[SelectableRow]] = {}
+_MADE_LOCK = threading.Lock()
+
+
+def get_task(name: str, where: str = TASKS.where) -> Task[SelectableRow]:
+    """The task a suite's `suite.toml` names (`[suite] task`); `where`: that file's field, named
+    in the one sentence that refuses a name that loads no `Task` subclass."""
+    with _MADE_LOCK:
+        if name not in _MADE:
+            cls = TASKS.load(name, where)
+            if not (isinstance(cls, type) and issubclass(cls, Task)):
+                raise LsrbUsageError(f"{where}: '{name}' is not a subclass of pytest_lsrb.engine.task.Task.")
+            _MADE[name] = cls()
+        return _MADE[name]

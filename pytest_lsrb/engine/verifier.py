@@ -1,23 +1,86 @@
-"""The verifier plug point: checks one extracted answer and classifies the outcome."""
+"""The verifier plug point: checks one extracted answer and classifies the outcome.
+
+Every outcome a verifier can return declares whose it is where it is defined: the verifier
+class's `outcomes` table maps each name to `model` (the answer's fault: judged, counted against
+the model), `environment` or `harness` (nobody judged the model), or None (no failure: a success,
+or no verdict to give). `create_verifier` refuses a class without a valid table before any model
+call, and an outcome no table declares stops the run at its first use; a name is never guessed.
+"""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Final, Literal, Protocol, TypeVar, get_args, runtime_checkable
 
-from pytest_lsrb.core.errors import VERIFICATION_OUTCOME_DOMAINS
-from pytest_lsrb.core.registry import load_class
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.registry import VERIFIERS_GROUP, Registry
 from pytest_lsrb.core.selection import SelectableRow
 
 RowT_contra = TypeVar("RowT_contra", bound=SelectableRow, contravariant=True)
+
+# Whose a failed verification is (DESIGN.md, "Taxonomies"); None in a table: not a failure.
+Domain = Literal["model", "environment", "harness"]
+DOMAINS: Final[tuple[str, ...]] = get_args(Domain)
+OutcomeTable = Mapping[str, "Domain | None"]
+
+# The outcomes of every verifier: none was tried, or a profile says the row is not verified.
+SHARED_OUTCOMES: Final[dict[str, Domain | None]] = {"not_attempted": None, "skipped": None}
+
+_DECLARED: dict[str, tuple[Domain | None, str]] = {}  # outcome -> (domain, who declared it)
+_DECLARED_LOCK = threading.Lock()
+
+
+class UndeclaredOutcome(LsrbUsageError):
+    """A verifier returned an outcome that no `outcomes` table declares."""
+
+    def __init__(self, outcome: str) -> None:
+        super().__init__(
+            f"verification outcome '{outcome}' declares no domain: add it to its verifier's "
+            f"`outcomes` table as {', '.join(DOMAINS)} or None (no failure)."
+        )
+
+
+def declare_outcomes(owner: str, table: object) -> None:
+    """Record `owner`'s outcome table (a verifier class, or the module defining its outcomes);
+    refuse in one sentence a table that is no mapping, a domain not in `DOMAINS`, or a name another
+    table declared with another domain (the records would mean two things by one word)."""
+    if not isinstance(table, Mapping) or not table:
+        raise LsrbUsageError(
+            f"{owner}: declares no `outcomes` table (outcome name -> {', '.join(DOMAINS)} or None)."
+        )
+    with _DECLARED_LOCK:
+        for name, domain in table.items():
+            if not isinstance(name, str) or not (domain is None or domain in DOMAINS):
+                raise LsrbUsageError(
+                    f"{owner}: outcome {name!r} has domain {domain!r}, "
+                    f"not one of {', '.join(DOMAINS)} or None."
+                )
+            before = _DECLARED.get(name)
+            if before is not None and before[0] != domain:
+                raise LsrbUsageError(
+                    f"{owner}: outcome '{name}' is declared {domain!r} here but {before[0]!r} by {before[1]}."
+                )
+            _DECLARED.setdefault(name, (domain, owner))
+
+
+def outcome_domain(outcome: str) -> Domain | None:
+    """The declared domain of `outcome`; `UndeclaredOutcome` for a name no table declares."""
+    try:
+        return _DECLARED[outcome][0]
+    except KeyError:
+        raise UndeclaredOutcome(outcome) from None
+
+
+declare_outcomes(__name__, SHARED_OUTCOMES)
 
 
 @dataclass(frozen=True)
 class VerificationResult:
     """The verdict on one proposal.
 
-    `outcome` is one of `errors.VERIFICATION_OUTCOME_DOMAINS`; `success` is None when verification
+    `outcome` is one its verifier's `outcomes` table declares; `success` is None when verification
     was not attempted. `subkind` refines `lean_error` (parse, unknown_identifier, ...).
     """
 
@@ -29,6 +92,9 @@ class VerificationResult:
     detail: str | None = None
     profile_id: str | None = None
     toolchain: str | None = None  # which Lean/Lake/Mathlib the check ran with, when it ran
+    # What the checker said, in full and bounded (Lean's errors with positions and the goals
+    # left): shown to the model in a feedback round (`--lsrb-feedback-rounds`), not recorded whole.
+    messages: tuple[str, ...] = ()
 
     @property
     def error_kind(self) -> str | None:
@@ -39,7 +105,7 @@ class VerificationResult:
     @property
     def error_domain(self) -> str | None:
         kind = self.error_kind
-        return None if kind is None else VERIFICATION_OUTCOME_DOMAINS.get(kind, "harness")
+        return None if kind is None else outcome_domain(kind)
 
     @classmethod
     def not_attempted(cls) -> VerificationResult:
@@ -69,9 +135,12 @@ class VerifierConfig:
 
 @runtime_checkable
 class Verifier(Protocol[RowT_contra]):
-    """Checks answers for rows of one family (`Verifier[TacticRow]`), or of any (`none`)."""
+    """Checks answers for rows of one family (`Verifier[TacticRow]`), or of any (`none`).
+
+    `outcomes`: every outcome `verify` can return, with whose it is (the module docstring)."""
 
     mode: str
+    outcomes: OutcomeTable
 
     def verify(self, row: RowT_contra, proposal: str, *, attempt_seed: int) -> VerificationResult:
         """Check `proposal` for `row`. Never raises for a wrong answer or a broken toolchain."""
@@ -85,16 +154,39 @@ class Verifier(Protocol[RowT_contra]):
     def close(self) -> None: ...
 
 
-VERIFIERS: dict[str, str] = {
-    "none": "pytest_lsrb.engine.no_verifier:NoVerifier",
-    "synthetic": "pytest_lsrb.tactic.verifiers.synthetic:SyntheticVerifier",
-    "repo_replay": "pytest_lsrb.tactic.verifiers.repo_replay:RepoReplayVerifier",
-    "equation": "pytest_lsrb.srbench.scoring.verifier:EquationVerifier",
-}
+# `--lsrb-verification NAME`: a built-in, an entry point of `pytest_lsrb.verifiers`, or a spec.
+VERIFIERS: Final = Registry(
+    {
+        "none": "pytest_lsrb.engine.no_verifier:NoVerifier",
+        "synthetic": "pytest_lsrb.tactic.verifiers.synthetic:SyntheticVerifier",
+        "repo_replay": "pytest_lsrb.tactic.verifiers.repo_replay:RepoReplayVerifier",
+        "equation": "pytest_lsrb.srbench.scoring.verifier:EquationVerifier",
+    },
+    group=VERIFIERS_GROUP,
+    what="mode",
+    where="--lsrb-verification",
+)
 
 
 def create_verifier(config: VerifierConfig) -> Verifier[SelectableRow]:
-    """The verifier `--lsrb-verification` names (for the rows of the task that declares the mode)."""
-    cls = load_class(VERIFIERS, config.mode, what="mode", where="--lsrb-verification")
+    """The verifier `--lsrb-verification` names (for the rows of the task that declares the mode),
+    its outcome table declared first: a verifier without one is refused before any model call."""
+    cls = VERIFIERS.load(config.mode)
+    shown = f"{VERIFIERS.where} {config.mode}: {getattr(cls, '__qualname__', cls)!s}"
+    declare_outcomes(shown, getattr(cls, "outcomes", None))
     verifier: Verifier[SelectableRow] = cls(config)
     return verifier
+
+
+def verification_fields(verdict: VerificationResult) -> dict[str, Any]:
+    """The attempt record's `verification_*` fields for `verdict` (its domain from the tables)."""
+    return {
+        "verification_attempted": verdict.attempted,
+        "verification_success": verdict.success,
+        "verification_outcome": verdict.outcome,
+        "verification_error_kind": verdict.error_kind,
+        "verification_error_domain": verdict.error_domain,
+        "verification_error_subkind": verdict.subkind,
+        "verification_detail": verdict.detail,
+        "verification_latency_ms": round(verdict.latency_ms, 3),
+    }

@@ -23,6 +23,7 @@ from pydantic_core import to_json as _fast_json
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.metrics import finite_float
+from pytest_lsrb.core.nofollow import open_nofollow
 from pytest_lsrb.core.textfiles import json_message, loads_json, lone_surrogate_problem, shown, surrogate_line
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def _spelled_alike(value: Any) -> bool:
     so only the values that are not str/int/bool/None are looked into."""
     kind = type(value)
     if kind is float:
-        return value == 0.0 or 1e-4 <= abs(value) < 1e16
+        return bool(value == 0.0 or 1e-4 <= abs(value) < 1e16)
     if kind is dict:
         if not _KEYS.issuperset(map(type, value)):  # a None, bool or float key
             return False
@@ -124,7 +125,8 @@ class AttemptsWriter:
         self._shared = not repair_tail
         if repair_tail:
             truncate_torn_tail(path)
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        # never through a link (`core.nofollow`): records would land in whatever it names
+        self._fd: int | None = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         self.written = 0
 
     def write(self, record: AttemptRecord) -> AttemptRecord:
@@ -292,7 +294,7 @@ def truncate_torn_tail(path: Path) -> int | None:
     size = path.stat().st_size
     if size == 0:
         return None
-    with path.open("rb+") as fh:
+    with os.fdopen(open_nofollow(path, os.O_RDWR), "rb+") as fh:
         fh.seek(max(0, size - 1))
         if fh.read(1) == b"\n":
             return None

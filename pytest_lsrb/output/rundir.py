@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import ValidationError
 
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, LsrbUsageError, OutputWriteError
+from pytest_lsrb.core.nofollow import linked_names
 from pytest_lsrb.core.rows import describe_validation_error
 from pytest_lsrb.engine.cost import parse_price, summary_cost
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, judgement, status
@@ -87,6 +88,7 @@ class RunOutput:
         attempts = out / ATTEMPTS_FILE
         run_file = out / RUN_FILE
         header = run_header(run)
+        refuse_links(out)
         has_run = attempts.exists() and attempts.stat().st_size > 0
         read = AttemptsReadReport()
         if run.config["resume"]:
@@ -173,7 +175,8 @@ class RunOutput:
         """One followed line's record; None, with `write_error` set, when the line holds none."""
         try:
             # (str, not bytes: json.loads would guess the encoding of every line)
-            return json.loads(line.decode("utf-8"))
+            decoded: AttemptRecord = json.loads(line.decode("utf-8"))
+            return decoded
         except ValueError:
             pass
         lineno = _count_lines(path, self.followed) + 1
@@ -211,15 +214,19 @@ class RunOutput:
             return None
         run = self.run
         keys = {case.key for case in run.cases}
-        if selection is not None:
-            keys &= selection
-        if self.live is not None:  # it has only what this session wrote: the selection's cases
+        if self.live is not None:  # a fresh run: what it wrote is its selection's
             metrics = self.live.finish()
+            if selection is not None:
+                keys &= selection
         else:
             acc = run.task.summary_accumulator(run.config.samples)
             metrics = summarize_file(
                 self.dir / ATTEMPTS_FILE, run.config.samples, acc, keys, record_type_of(run.task)
             )
+            if selection is not None:  # a resume: its selection, and whatever earlier ones recorded
+                path = self.dir / ATTEMPTS_FILE
+                done = {record_key(r) for r in latest_records(path, record_type=record_type_of(run.task))}
+                keys &= selection | done
         summary = {
             "schema_version": SUMMARY_SCHEMA_VERSION,
             "suite": run.spec.name,
@@ -297,6 +304,22 @@ class WorkerOutput:
             except OSError as exc:
                 self.write_error = self.write_error or write_failure(self.path, exc)
             self.writer = None
+
+
+# What lsrb writes in a run directory (besides `.lsrb-*`: lock, ledger, stop, crash flags).
+WRITTEN_NAMES = (ATTEMPTS_FILE, RUN_FILE, SUMMARY_FILE, "gate.json", "report.html")
+
+
+def refuse_links(out: Path) -> None:
+    """A run directory holding a symbolic link named like a file lsrb writes is refused in one
+    sentence before anything is written (every writer also opens without following one,
+    `core.nofollow`, which closes the gap after this look)."""
+    links = linked_names(out, WRITTEN_NAMES, ".lsrb-")
+    if links:
+        raise LsrbUsageError(
+            f"{out} holds symbolic link(s) named like files lsrb writes ({', '.join(links)}); lsrb "
+            "never writes a run's file through a link: remove them, or choose another --lsrb-output-dir."
+        )
 
 
 def check_resumable(run_file: Path, header: dict[str, Any]) -> None:

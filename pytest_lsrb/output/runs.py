@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.nofollow import create_nofollow
 from pytest_lsrb.output.files import RUN_FILE, SUMMARY_FILE, read_json
 
 LATEST: Final = "latest"
@@ -73,7 +74,7 @@ def point_latest(run_dir: Path) -> None:
         tmp.unlink(missing_ok=True)
         os.symlink(run_dir.name, tmp, target_is_directory=True)
     except OSError:
-        tmp.write_text(run_dir.name + "\n", encoding="utf-8")
+        create_nofollow(tmp, (run_dir.name + "\n").encode("utf-8"))
     os.replace(tmp, link)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_lsrb.core.nofollow import create_nofollow
 from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report.compare import Flip, comparison_lines, find_flips, format_comparison
 from pytest_lsrb.report.data import load_run
@@ -25,7 +26,7 @@ def write_report(output_dir: Path, out_file: Path, baseline_dir: Path | None = N
     baseline = load_run(baseline_dir) if baseline_dir is not None else None
     html = build_report(current, baseline)
     out_file.parent.mkdir(parents=True, exist_ok=True)
-    out_file.write_text(html, encoding="utf-8", errors="replace")
+    create_nofollow(out_file, html.encode("utf-8", "replace"))  # (a run dir: never through a link)
     return out_file
 
 
@@ -74,7 +75,7 @@ def report_command(
     target = out_file if out_file is not None else output_dir / "report.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     page = Page(current, baseline, more)
-    target.write_text(page.html(), encoding="utf-8", errors="replace")
+    create_nofollow(target, page.html().encode("utf-8", "replace"))  # (never through a link)
     lines = [
         *current.warnings,
         *(baseline.warnings if baseline else []),

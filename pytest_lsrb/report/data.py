@@ -131,7 +131,7 @@ def judge_for(task_name: str) -> Judge:
     try:
         from pytest_lsrb.engine.task import get_task
 
-        task: Task | None = get_task(task_name)
+        task: Task[Any] | None = get_task(task_name)
     except (LsrbUsageError, ImportError):
         task = None
 

@@ -16,6 +16,7 @@ import pytest
 
 from pytest_lsrb.adapters.retry import WAITING
 from pytest_lsrb.core.errors import LsrbUsageError, OutputWriteError
+from pytest_lsrb.core.nofollow import create_nofollow
 from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import queue_depth
 from pytest_lsrb.session import xdist
@@ -31,7 +32,9 @@ if TYPE_CHECKING:
     from pytest_lsrb.adapters.base import Adapter
     from pytest_lsrb.engine.budget import BudgetStop
     from pytest_lsrb.engine.records import AttemptRecord
+    from pytest_lsrb.engine.runner import Runner
     from pytest_lsrb.output import rundir as outputs
+    from pytest_lsrb.output.owner import Owner, RunDirLock
     from pytest_lsrb.session.progress import ProgressReporter
     from pytest_lsrb.tools import gate
 
@@ -108,22 +111,25 @@ def notes_of(*notes: Callable[[], str | None] | None) -> Callable[[], str | None
 
 def budget_note_of(run: SuiteRun) -> Callable[[], str | None] | None:
     """What the progress line says of the run's budgets (read from the ledger when shown)."""
-    from pytest_lsrb.engine.budget import Ledger, budget_note, limits_of
+    from pytest_lsrb.engine.budget import Ledger, SessionClock, budget_note, limits_of
 
     limits = limits_of(run.config.values)
     if not limits.any:
         return None
-    ledger = Ledger(run.config.output_dir)
-    return lambda: budget_note(limits, ledger.read(), time.time())
+    ledger, clock = Ledger(run.config.output_dir), SessionClock()
+    return lambda: budget_note(limits, ledger.read(), clock)
 
 
 def budget_stop(run: SuiteRun) -> BudgetStop | None:
-    """The budget that stopped this session of the run, if one did."""
-    from pytest_lsrb.engine.budget import BudgetStop, Ledger, limits_of
+    """The budget that stopped this session of the run, if one did, with what was spent when
+    every request in flight then had settled."""
+    from pytest_lsrb.engine.budget import BudgetStop, Ledger, limits_of, settled_stop
 
-    if not limits_of(run.config.values).any:
+    limits = limits_of(run.config.values)
+    if not limits.any:
         return None
-    return BudgetStop.from_json(Ledger(run.config.output_dir).read().stopped)
+    spent = Ledger(run.config.output_dir).read()
+    return settled_stop(BudgetStop.from_json(spent.stopped), limits, spent)
 
 
 class ControllerSession(LsrbSession):
@@ -151,6 +157,8 @@ class ControllerSession(LsrbSession):
         self.next_step: str | None = None  # controller: the command that finishes an unfinished run
         self.reports: ReportKeeper | None = None  # a run's process with a terminal: what it keeps
         self.budget_stop: BudgetStop | None = None  # controller: the budget that stopped the run
+        self.lock: RunDirLock | None = None  # controller: this command owns the run directory
+        self.owner: Owner | None = None  # a child of `lsrb run`: the command that must own its group
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -188,6 +196,7 @@ class ControllerSession(LsrbSession):
                 if made is None:
                     adapter.close()
             if not self.config.option.collectonly:  # listing tests must not touch a run's files
+                self.take_run_dir(run.config.output_dir)
                 self.output = outputs.RunOutput.open(run)
                 if self.gate is not None and not run.config.resume:
                     self.output.kept = []  # the gate takes this run's records from here
@@ -204,6 +213,31 @@ class ControllerSession(LsrbSession):
         finally:
             if made is not None:
                 made.finish()
+
+    def take_run_dir(self, run_dir: Path) -> None:
+        """Own the run directory for this session (`output.owner`), or LsrbUsageError in one
+        sentence; a child of an `lsrb run` of several models also checks that its parent still
+        owns the group folder. Before any of the run's files is touched."""
+        import os
+
+        from pytest_lsrb.output.owner import RunDirLock, owner_from_env
+
+        self.lock = RunDirLock.acquire(run_dir)
+        self.owner = owner_from_env(os.environ)
+        problem = self.owner.problem() if self.owner is not None else None
+        if problem is not None:
+            raise LsrbUsageError(problem)
+
+    def release_run_dir(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+    def before_attempt(self, runner: Runner) -> None:
+        """A child of `lsrb run` whose parent died: no more requests (`output.owner`)."""
+        problem = self.owner.parent_problem() if self.owner is not None else None
+        if problem is not None:
+            runner.stop(problem, everywhere=False)
 
     def _warn_about_slots(self, adapter: Adapter, concurrency: int) -> None:
         """Say so when more attempts would be in flight than the server decodes at once."""
@@ -246,7 +280,6 @@ class ControllerSession(LsrbSession):
         import sys
 
         from pytest_lsrb.engine.cost import parse_price
-        from pytest_lsrb.engine.task import score_label
         from pytest_lsrb.session.progress import Progress, ProgressReporter, interval_for
 
         resumed = len(self.finished_judgements()) if run.config.resume else 0
@@ -254,7 +287,7 @@ class ControllerSession(LsrbSession):
             len(run.cases) - resumed,
             interval_s=interval_for(run.config.progress, sys.stdout.isatty()),
             price=parse_price(run.config.price),
-            score_label=score_label(run.task, run.config.values),
+            score_label=run.task.score_label(run.config.values),
             note=notes_of(budget_note_of(run), WAITING.note),
         )
         progress.resumed = resumed
@@ -313,6 +346,9 @@ class ControllerSession(LsrbSession):
             self.reports.shown(report)
         if self.following and time.monotonic() >= self.next_follow:
             self.follow()
+            problem = self.owner.parent_problem() if self.owner is not None else None
+            if problem is not None and self.pytest_session is not None:
+                self.pytest_session.shouldstop = problem  # its parent died: its workers stop
 
     def follow(self) -> None:
         """Controller of xdist workers: take in the records they appended since the last look.
@@ -343,7 +379,8 @@ class ControllerSession(LsrbSession):
 
         extra = self.run.config.extra_identity
         named = {key: str(extra[key]) for key in IDENTITY_KEYS if key in extra}
-        xdist.give_run_dir(node, self.run.config.output_dir, self.run.config.resume, named)
+        holder = self.lock.holder if self.lock is not None else None
+        xdist.give_run_dir(node, self.run.config.output_dir, self.run.config.resume, named, holder)
         if fastpath(self.config):  # else workers send xdist's own per-event messages
             xdist.unpack_batches(node, self.queue_depth)
         self.following = True
@@ -359,7 +396,7 @@ class ControllerSession(LsrbSession):
                 if fastpath(self.config):  # else xdist's own choice of the crashed test stands
                     blame_running(self.config, node, running_marker(run_dir, xdist.node_id(node)))
                 with contextlib.suppress(OSError):
-                    xdist.crash_flag(run_dir, self.workers_lost).touch()
+                    create_nofollow(xdist.crash_flag(run_dir, self.workers_lost))
         write_error = xdist.write_error_of(node)
         if write_error is not None and self.output is not None:
             self.output.write_error = self.output.write_error or write_error
@@ -368,7 +405,7 @@ class ControllerSession(LsrbSession):
 
     def crashed_test(self, nodeid: str, report: Any) -> None:
         """xdist: the worker running `nodeid` crashed; when the test's record is on disk, its
-        report follows the record (`session.crashes`), else xdist's failure stands."""
+        report follows the record, else it is an error of the environment (`session.crashes`)."""
         run = self.run
         if run is None or self.output is None or self.is_worker:
             return
@@ -376,10 +413,14 @@ class ControllerSession(LsrbSession):
         from pytest_lsrb.session.seams import id_escaper
 
         key = crashes.case_key(run, nodeid, id_escaper(self.config))
-        verdict = None if key is None else crashes.recorded_judgement(run, key)
+        if key is None:
+            return  # not a case of this run (a user's own test): xdist's report stands
+        verdict = crashes.recorded_judgement(run, key)
+        worker = xdist.node_id(getattr(report, "node", None))
         if verdict is not None:
-            worker = xdist.node_id(getattr(report, "node", None))
             crashes.follow_record(report, verdict, run.config.outcome, worker)
+        else:
+            crashes.no_record(report, worker)
 
     # -- finish --------------------------------------------------------------------------------
 
@@ -432,8 +473,10 @@ class ControllerSession(LsrbSession):
             add_gate_case(junit_xml(self.config), self.gate_result)
 
     def write_next_step(self) -> None:
-        """The session's last line, after pytest's own: the command that finishes the run."""
+        """The session's last line, after pytest's own: the command that finishes the run. The
+        run directory is let go here, once nothing more is written to it."""
         self.term.restore()
+        self.release_run_dir()
         if self.next_step is None:
             return
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")

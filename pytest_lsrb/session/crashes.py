@@ -5,8 +5,12 @@ a worker that dies after that point (in the test's call or teardown, or with its
 in an unsent batch) leaves a finished attempt behind. xdist reports the test it blames as
 failed ("worker 'gw0' crashed while running ..."), which would count a passed answer as a
 failure and make the run exit 1. The controller reads the record instead and reports what a
-resumed run would report for it (`engine.outcomes.judgement` under the run's outcome policy);
-without a record, xdist's report stands.
+resumed run would report for it (`engine.outcomes.judgement` under the run's outcome policy).
+
+Without a record (the worker died in the attempt: a segfault, the OOM killer, a kill), the
+machine failed, not the model: the test is an error with the environment as its cause
+(`no_record`), never a failure, so neither the terminal's counts, JUnit nor the exit status
+read it as a wrong answer; the run is unfinished, and `--lsrb-resume` runs its attempt again.
 """
 
 from __future__ import annotations
@@ -44,6 +48,19 @@ def recorded_judgement(run: SuiteRun, key: tuple[str, int]) -> Judgement | None:
         if record_key(record) == key and record.get("config_hash") == run.config_hash:
             found = record
     return None if found is None else judgement(run.task, found)
+
+
+def no_record(report: Any, worker: str) -> None:
+    """Make xdist's crash report of a test whose attempt left no record an error of the
+    environment (pytest's error: a failure outside the test's call)."""
+    crash = str(report.longrepr or "").strip().splitlines()
+    said = f" (xdist: {crash[0][:200]})" if crash else ""
+    report.outcome, report.when = "failed", "setup"
+    report.longrepr = (
+        f"infrastructure error: environment: the xdist worker {worker} running this test died before "
+        f"its attempt was recorded (a segfault, the OOM killer, a kill){said}; not the model's "
+        "answer: --lsrb-resume runs the attempt again"
+    )
 
 
 def follow_record(report: Any, verdict: Judgement, policy: str, worker: str) -> None:

@@ -35,19 +35,13 @@ def prepare_suite_run(
     own lsrb_adapter makes (its class and settings); they replace `adapter_identity`'s before the
     config hash, and the run directory it names, are fixed.
     """
-    from pytest_lsrb.core.registry import TASKS
     from pytest_lsrb.core.selection import expand, select, selected_rows_hash, shard
     from pytest_lsrb.engine.options import resolve
     from pytest_lsrb.engine.task import get_task, with_verification_mode
     from pytest_lsrb.tools.splits import split_policy_predicate
 
     spec = load_suite(root)
-    if spec.task not in TASKS:
-        raise LsrbUsageError(
-            f"{spec.root / 'suite.toml'}: field 'suite.task': unknown task '{spec.task}' "
-            f"(known: {', '.join(sorted(TASKS))})."
-        )
-    task = get_task(spec.task)
+    task = get_task(spec.task, f"{spec.root / 'suite.toml'}: field 'suite.task'")
     config = resolve(getoption, spec, rootdir)
     try:
         config = with_verification_mode(task, task.configure(config))

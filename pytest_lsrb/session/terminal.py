@@ -48,7 +48,7 @@ def not_judged(summary: Mapping[str, Any]) -> str | None:
     return f"{' and '.join(parts)} of {summary.get('attempts')} attempts; none counts against the model"
 
 
-def task_of(summary: Mapping[str, Any]) -> Task | None:
+def task_of(summary: Mapping[str, Any]) -> Task[Any] | None:
     try:
         return get_task(str((summary.get("config") or {}).get("task")))
     except LsrbUsageError:

@@ -17,6 +17,7 @@ from pytest_lsrb.session.base import LsrbSession
 if TYPE_CHECKING:
     from pytest_lsrb.engine.records import AttemptRecord
     from pytest_lsrb.engine.runner import Runner
+    from pytest_lsrb.output.owner import Owner
     from pytest_lsrb.output.rundir import WorkerOutput
     from pytest_lsrb.session.seams.transport import Batcher
 
@@ -32,6 +33,8 @@ class WorkerSession(LsrbSession):
         self.batcher: Batcher | None = None  # its batched sends to the controller
         self.worker_output: WorkerOutput | None = None  # its appends to attempts.jsonl
         self.crashes_seen = 0  # crash flags it has caught up with
+        self.owner: Owner | None = None  # the controller that must own the run for it to go on
+        self.lost_owner: str | None = None  # why it no longer does (then no more requests)
 
     def start(self, run: SuiteRun) -> None:
         """Append records to the run's attempts.jsonl itself, and send per-test events to the
@@ -45,13 +48,21 @@ class WorkerSession(LsrbSession):
             self.worker_output = WorkerOutput(run.config.output_dir / ATTEMPTS_FILE)
             xdist.drop_terminal(self.config)
             marker = running_marker(run.config.output_dir, xdist.worker_id(self.config))
+            self.owner = xdist.given_owner(self.config)
+            self.lost_owner = self.owner.problem() if self.owner is not None else None
         self.batcher = batch_sends(self.config, marker)
 
     def before_attempt(self, runner: Runner) -> None:
-        """After a worker crashed, take what is already in attempts.jsonl as done
-        (`xdist.crash_flag`)."""
+        """Stop once the controller is gone or no longer owns the run (`output.owner`: a
+        controller killed with SIGKILL cannot stop its workers); after a worker crashed, take
+        what is already in attempts.jsonl as done (`xdist.crash_flag`)."""
         if self.run is None:
             return
+        if self.owner is not None:
+            self.lost_owner = self.lost_owner or self.owner.parent_problem()
+            if self.lost_owner is not None:
+                runner.stop(self.lost_owner, everywhere=False)  # the run may be another's now
+                return
         run_dir = self.run.config.output_dir
         seen = self.crashes_seen
         while os.access(xdist.crash_flag(run_dir, self.crashes_seen + 1), os.F_OK):

@@ -12,13 +12,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from pytest_lsrb.output.owner import Holder, Owner
 
 RUN_DIR_KEY = "lsrb_run_dir"  # workerinput: the run directory the controller chose
 ADAPTER_KEY = "lsrb_adapter_identity"  # workerinput: the identity entries of a user's adapter
 RESUME_KEY = "lsrb_resume"  # workerinput: whether the controller resumed it (--lsrb-resume-or-start)
+OWNER_KEY = "lsrb_owner"  # workerinput: the controller's lock token, pid and host (`output.owner`)
 WRITE_ERROR_KEY = "lsrb_write_error"  # workeroutput: the sentence for a write the disk refused
 
 
@@ -46,6 +50,18 @@ def given_adapter_identity(config: pytest.Config) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
 
 
+def given_owner(config: pytest.Config) -> Owner | None:
+    """Worker: the controller that owns its run, when it runs on this host (a worker on another
+    host has another parent); None otherwise."""
+    from pytest_lsrb.output.owner import Owner, this_host
+
+    run_dir = given_run_dir(config)
+    found = getattr(config, "workerinput", {}).get(OWNER_KEY)
+    if run_dir is None or not isinstance(found, dict) or found.get("host") != this_host():
+        return None
+    return Owner(run_dir, str(found.get("token")), int(found.get("pid") or 0))
+
+
 def worker_id(config: pytest.Config) -> str:
     """Worker: its xdist id (gw0, gw1, ...)."""
     return str(getattr(config, "workerinput", {}).get("workerid", "?"))
@@ -56,10 +72,15 @@ def node_id(node: Any) -> str:
     return str(getattr(getattr(node, "gateway", None), "id", "?"))
 
 
-def give_run_dir(node: Any, run_dir: Path, resume: bool, adapter_identity: dict[str, str]) -> None:
-    """Controller: tell a worker about to start where the run writes, whether it resumed, and the
-    identity entries of a user's own adapter (so each worker's config hash is the controller's)."""
+def give_run_dir(
+    node: Any, run_dir: Path, resume: bool, adapter_identity: dict[str, str], owner: Holder | None = None
+) -> None:
+    """Controller: tell a worker about to start where the run writes, whether it resumed, the
+    identity entries of a user's own adapter (so each worker's config hash is the controller's),
+    and who owns the run (the worker stops once its controller no longer does)."""
     node.workerinput[RUN_DIR_KEY] = str(run_dir)
+    if owner is not None:
+        node.workerinput[OWNER_KEY] = {"token": owner.token, "pid": owner.pid, "host": owner.host}
     node.workerinput[RESUME_KEY] = resume
     node.workerinput[ADAPTER_KEY] = adapter_identity
 

@@ -13,13 +13,14 @@ from functools import cache
 from typing import Any, Final, Literal, cast
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.srbench.fitting.objective import FIT_POLICIES, FitPolicy
+from pytest_lsrb.engine.option_table import choices_of
+from pytest_lsrb.srbench.fitting.objective import FitPolicy
 
-SUCCESS_CRITERIA: Final = ("acc_0.1", "symbolic")
-JUDGES: Final = ("sympy", "llm", "both", "none")
+# The choice lists are the option table's (`engine.option_table`), spelled once there.
+JUDGES: Final = choices_of("sr_judge")
 # Which points a metric counts (`--lsrb-sr-metrics`; `scoring.metrics` implements each).
 MetricsPolicy = Literal["reference", "strict"]
-METRICS_POLICIES: Final[tuple[MetricsPolicy, ...]] = ("reference", "strict")
+METRICS_POLICIES: Final = cast("tuple[MetricsPolicy, ...]", choices_of("sr_metrics"))
 
 
 @cache
@@ -38,7 +39,9 @@ def _seconds(name: str, value: Any) -> float | None:
     return float(value)
 
 
-def _choice(name: str, value: str, choices: tuple[str, ...]) -> str:
+def _choice(name: str, value: str) -> str:
+    """`value` when it is one of the option's choices (the option table's one spelling)."""
+    choices = choices_of(name)
     if value not in choices:
         flag = "--lsrb-" + name.replace("_", "-")
         raise LsrbUsageError(f"{flag}: expected one of {', '.join(choices)} (got {value!r}).")
@@ -65,7 +68,7 @@ class SrOptions:
     judge_api_key_env: str | None
     success: str
     partial_release: bool = False
-    sa_scale: str = "free"  # the sympy checker's overall-factor rule (srbench.scoring.symbolic)
+    sa_scale: str = "free"  # the sympy checker's additive-constant reading (srbench.scoring.symbolic)
     token_budget: int | None = None  # prompt + completion tokens per discovery run; None: no cap
 
     @classmethod
@@ -103,20 +106,20 @@ class SrOptions:
             time_limit_s=_seconds("sr_time_limit", get("sr_time_limit")),
             judge_time_limit_s=default["sr_judge_time_limit"] if judge_time is None else judge_time,
             fit_time_limit_s=default["sr_fit_time_limit"] if fit_time is None else fit_time,
-            fit=cast(FitPolicy, _choice("sr_fit", str(get("sr_fit")), FIT_POLICIES)),
+            fit=cast(FitPolicy, _choice("sr_fit", str(get("sr_fit")))),
             reset_every=max(0, int(reset_every or 0)),
-            lasr_backend=_choice("sr_lasr_backend", str(get("sr_lasr_backend")), ("python", "pysr")),
-            lasr_rows=_choice("sr_lasr_rows", str(get("sr_lasr_rows")), ("first", "seeded")),
-            metrics=cast(MetricsPolicy, _choice("sr_metrics", str(get("sr_metrics")), METRICS_POLICIES)),
+            lasr_backend=_choice("sr_lasr_backend", str(get("sr_lasr_backend"))),
+            lasr_rows=_choice("sr_lasr_rows", str(get("sr_lasr_rows"))),
+            metrics=cast(MetricsPolicy, _choice("sr_metrics", str(get("sr_metrics")))),
             per_problem=str(get("sr_per_problem")),
             judge=judge,
             judge_model=text("sr_judge_model"),
             judge_base_url=text("sr_judge_base_url"),
             judge_adapter=text("sr_judge_adapter"),
             judge_api_key_env=text("sr_judge_api_key_env"),
-            success=_choice("sr_success", str(get("sr_success")), SUCCESS_CRITERIA),
+            success=_choice("sr_success", str(get("sr_success"))),
             partial_release=bool(get("sr_partial_release")),
-            sa_scale=_choice("sr_sa_scale", str(get("sr_sa_scale")), ("free", "strict")),
+            sa_scale=_choice("sr_sa_scale", str(get("sr_sa_scale"))),
             token_budget=tokens,
         )
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import with_config
 
-from pytest_lsrb.engine.records import RECORD_CONFIG, AttemptFields, AttemptRecord, Count
+from pytest_lsrb.adapters.usage import Count
+from pytest_lsrb.engine.records import RECORD_CONFIG, AttemptFields, AttemptRecord
 
 
 @with_config(RECORD_CONFIG)
@@ -67,6 +68,11 @@ class SrbenchFields(AttemptFields, total=False):
     """Why the best answer is not a usable equation."""
     result_is_starting_skeleton: bool | None
     """The result is the method's own starting skeleton (no answer of the model fitted better)."""
+    fallback_result: bool | None
+    """The scored equation is the method's fallback, no model answer contributed to it (LLM-SR,
+    Direct and SGA: their starting skeleton stood; LaSR: no answer of the model entered the
+    search). Scored as the reference scores it: NMSE, Acc_τ and symbolic accuracy of what the
+    method returned, so Table 1 counts it, flagged (its `fb` column)."""
     model_valid_candidates: Count | None
     """Usable candidates the model proposed."""
     candidate_errors: dict[str, Any] | None
@@ -89,6 +95,10 @@ class SrbenchFields(AttemptFields, total=False):
     """How the best program's parameters were fitted (`fitting`)."""
     fit_status: str | None
     """How that fit ended."""
+    fit_time_limit_hits: Count | None
+    """Candidate fits that reached --lsrb-sr-fit-time-limit (30 s, the reference's cap) and ended
+    at their best point so far; the reference kills such a fit and scores it invalid. A loaded
+    machine shows here (summary.json: `sr_fit_time_limit_hits`). LaSR's fits have no such cap."""
     stop_reason: str | None
     """Why the search stopped (`budget`, `time_limit`, `iterations`, `fatal_error`, ...)."""
     wall_time_s: float | None
@@ -156,7 +166,7 @@ class SrbenchFields(AttemptFields, total=False):
     symbolic_residual: float | None
     """Relative RMS of the proposal's best fit to the truth."""
     symbolic_scale: str | None
-    """The rule's overall-factor rule (--lsrb-sr-sa-scale), where the rule judged."""
+    """The rule's reading of an additive constant alone (--lsrb-sr-sa-scale), where the rule judged."""
     # -- the LLM judge (--lsrb-sr-judge=llm)
     judge_model: str | None
     """The judge's model."""

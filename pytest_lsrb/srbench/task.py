@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_lsrb.core.errors import LsrbUsageError, generation_domain
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec
-from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, mock_answers
+from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task, mock_answers
 from pytest_lsrb.srbench.data.loaders import load_problems
 from pytest_lsrb.srbench.data.problem import DOMAIN_ALIASES, Problem
 from pytest_lsrb.srbench.limits import judge_budget
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 TASK_NAME = "llm_srbench"
 
 
-class SrbenchTask:
+class SrbenchTask(Task[Problem]):
     name = TASK_NAME
     answer_field = "equation"
     verification_modes = ("equation",)  # every discovery result is scored on the problem's data
@@ -128,7 +128,9 @@ class SrbenchTask:
             **result.record_fields(),
             **progress_fields(problem, result, sr.metrics),
         }
-        if result.generation_error_kind and not result.found:
+        # The method's result says whose failure the attempt is (`DiscoveryResult.note_generation_failure`,
+        # `outcomes.unanswered_kind`): a model that never answered is infrastructure, fallback or not.
+        if result.generation_error_kind:
             fields.update(
                 {
                     "generation_error_kind": result.generation_error_kind,
@@ -137,10 +139,11 @@ class SrbenchTask:
                 }
             )
         llm = None
-        if sr.llm_judge and problem.has_ground_truth and result.the_models and result.program:
+        if sr.llm_judge and problem.has_ground_truth and result.found and not result.generation_error_kind:
             from pytest_lsrb.srbench.scoring.judge import judge_adapter, llm_judge
 
             adapter = judge_adapter(sr, options, ctx.adapter, mock_answers(self.mock_answer))
+            assert result.program is not None  # found
             llm, judge_fields = llm_judge(problem, result.program, adapter)
             fields.update(judge_fields)
         fields.update(
@@ -159,29 +162,20 @@ class SrbenchTask:
         return fields
 
     def judge(self, record: AttemptRecord) -> Judgement:
-        if (
-            record.get("result_is_starting_skeleton")
-            and not record.get("model_valid_candidates")
-            and not record.get("generation_error_kind")
-        ):
-            return Judgement(
-                "fail",
-                "the result is the starting skeleton (linear in every input): none of the model's "
-                f"{record.get('model_calls') or 0} answers gave a valid equation "
-                f"(candidate errors: {record.get('candidate_errors') or 'none'})",
-            )
-        if not record.get("valid"):  # (no symbolic verdict, `not_applicable`, never gets here: skipped)
+        """The verdict on what the method returned, its fallback included (as the reference scores
+        it); a failure says when that was the fallback, not an equation of the model's."""
+        fallback = bool(record.get("fallback_result"))
+        if not record.get("valid") and not fallback:  # nothing returned, or not finite on the test data
             kind = record.get("proposal_error_kind") or record.get("verification_outcome") or "no_equation"
             shown = (record.get("proposal") or record.get("raw_output") or "")[:80]
             return Judgement("fail", f"no usable equation ({kind}): {shown!r}")
-        if record.get("verification_attempted") and not record.get("verification_success"):
-            note = ""
-            if record.get("result_is_starting_skeleton"):
-                note = (
-                    " (the result is the starting skeleton: it fitted the training data better than the "
-                    f"model's {record.get('model_valid_candidates')} valid candidate(s))"
-                )
+        note = _fallback_note(record) if fallback else ""
+        if record.get("verification_attempted"):
+            if record.get("verification_success"):
+                return PASS
             return Judgement("fail", f"the equation did not verify: {summary_message(record)}{note}")
+        if not record.get("valid"):  # no checker (--lsrb-verification-mode none): the model's answers
+            return Judgement("fail", f"no valid equation of the model's{note}")
         return PASS
 
     def row_keywords(self, row: Problem) -> list[str]:
@@ -201,7 +195,18 @@ class SrbenchTask:
     def terminal_rows(self, summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
         # Table 1 follows as lines, per problem set (no pooled numbers: the paper has none).
         keys = ["sr_judge_agreement"] if summary.get("sr_judge_pairs") else []
-        return [(k, summary.get(k)) for k in keys]
+        rows = [(k, summary.get(k)) for k in keys]
+        hits = summary.get("sr_fit_time_limit_hits")
+        if hits is not None:  # a loaded machine can change scores: say how often a fit hit its cap
+            cap = (summary.get("config") or {}).get("sr_fit_time_limit")
+            each = f" of {cap:g} s" if isinstance(cap, (int, float)) else ""
+            shown = (
+                f"{hits} fit(s) in {summary.get('sr_fit_time_limit_attempts') or 0} attempt(s)"
+                if hits
+                else "none"
+            )
+            rows.append((f"fit time-limit hits{each}", shown))
+        return rows
 
     def terminal_lines(self, summary: Mapping[str, Any]) -> list[str]:
         if not summary.get("srbench_table"):
@@ -225,6 +230,15 @@ class SrbenchTask:
         from pytest_lsrb.srbench.mock.baseline import mock_equation_answer
 
         return mock_equation_answer(context, seed)
+
+
+def _fallback_note(record: AttemptRecord) -> str:
+    valid = record.get("model_valid_candidates")
+    return (
+        " (the result is the method's fallback, no model answer contributed: "
+        f"{record.get('model_calls') or 0} model call(s), {valid or 0} valid candidate(s), "
+        f"candidate errors: {record.get('candidate_errors') or 'none'})"
+    )
 
 
 # --- problem slices ------------------------------------------------------------------------------

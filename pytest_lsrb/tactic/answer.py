@@ -52,13 +52,14 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from pytest_lsrb.engine.option_table import choices_of
 from pytest_lsrb.tactic.guard import contains_forbidden
 from pytest_lsrb.tactic.lean.keywords import COMMAND_KEYWORDS, IN_TACTICS
 from pytest_lsrb.tactic.lean.lexer import code_view, without_comments
 from pytest_lsrb.tactic.tactics import is_tactic_keyword
 
 AnswerMode = Literal["tactic", "proof"]
-ANSWER_MODES: Final = ("tactic", "proof")
+ANSWER_MODES: Final = choices_of("answer")  # the first is the default
 
 _REASONING_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.S | re.I)
 _REASONING_OPEN = re.compile(r"<(?:think|thinking|reasoning)>", re.I)
@@ -118,11 +119,6 @@ class TacticAnswer:
     contains_sorry: bool
     valid: bool
     answer_format: str = "none"
-
-
-def strip_reasoning(text: str) -> str:
-    """`text` without its reasoning blocks (closed, opening-tag-stripped, or truncated)."""
-    return _strip_reasoning(text)[0]
 
 
 def _strip_reasoning(text: str) -> tuple[str, list[str]]:
@@ -492,7 +488,3 @@ def read_answer(raw: str, mode: AnswerMode = "tactic") -> TacticAnswer:
 
 def read_tactic(raw: str) -> TacticAnswer:
     return read_answer(raw, "tactic")
-
-
-def read_proof(raw: str) -> TacticAnswer:
-    return read_answer(raw, "proof")

@@ -19,7 +19,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from pytest_lsrb.tactic.answer import contains_forbidden
+from pytest_lsrb.tactic.guard import contains_forbidden
 from pytest_lsrb.tactic.lean.goal import parse_goal
 
 _ARITH_TYPES = re.compile(r"\b(?:Nat|Int|ℕ|ℤ)\b")

@@ -12,8 +12,6 @@ from pytest_lsrb.core.paths import relative_path_problem
 from pytest_lsrb.core.rows import content_hash
 from pytest_lsrb.tactic.lean.gitrefs import commit_problem, remote_problem
 
-FORBIDDEN_TOKENS: tuple[str, ...] = ("sorry", "admit", "sorryAx")
-
 
 def _rule(problem_of: Callable[[str], str | None]) -> AfterValidator:
     # The rules are pure, and an index repeats its values (a repository's remote and commit on

@@ -38,7 +38,6 @@ from pytest_lsrb.tactic.rows import TacticRow
 RowPredicate = Callable[[TacticRow], bool]
 
 SLICE_KEYS = ("tag", "repo", "path", "lean", "kind", "hyps", "goals", "len")
-SLICE_WORDS = ("inst", "mathlib", "core", "all")
 _CMP = re.compile(r"^(<=|>=|<|>|=)?(\d+)$")
 _VERSION_CMP = re.compile(r"^(<=|>=|<|>)(v?\d+(?:\.\d+)*(?:-\S+)?)$")
 _OPS: dict[str, Callable[[Any, Any], bool]] = {

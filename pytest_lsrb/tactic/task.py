@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from json.encoder import encode_basestring as _json_string  # json's, ensure_ascii=False
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pytest_lsrb.adapters.base import GenerationRequest, Message
 from pytest_lsrb.adapters.usage import result_fields
@@ -20,8 +20,8 @@ from pytest_lsrb.engine.outcomes import JUDGED, answered, verdict
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec, read_suite_text, render
 from pytest_lsrb.engine.summary import GroupCounts
-from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement
-from pytest_lsrb.tactic.answer import read_answer
+from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task
+from pytest_lsrb.tactic.answer import ANSWER_MODES, read_answer
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
 from pytest_lsrb.tactic.records import TacticAttemptRecord, TacticFields
@@ -41,7 +41,8 @@ PROOF_MAX_TOKENS = 2048
 
 def answer_mode(options: Mapping[str, Any]) -> str:
     """`tactic` (the card's default: one next tactic) or `proof` (`--lsrb-answer proof`)."""
-    return "proof" if options.get("answer") == "proof" else "tactic"
+    mode = options.get("answer")
+    return str(mode) if mode in ANSWER_MODES else ANSWER_MODES[0]
 
 
 @functools.lru_cache(maxsize=8)
@@ -62,7 +63,7 @@ def prompt_hash(messages: tuple[Message, ...]) -> str:
         return hashlib.sha256(b"[]").hexdigest()
     hashed = _hashed_head(messages[:-1]).copy()
     hashed.update(f"{_json_message(messages[-1])}]".encode())
-    return hashed.hexdigest()
+    return str(hashed.hexdigest())
 
 
 def _json_message(message: Message) -> str:
@@ -112,7 +113,7 @@ def build_messages(
 _Prompt = tuple[tuple[Message, ...], str, list[dict[str, str]]]
 
 
-class TacticTask:
+class TacticTask(Task[TacticRow]):
     name = TASK_NAME
     answer_field = "tactic"
     verification_modes = ("none", "synthetic", "repo_replay")
@@ -173,8 +174,47 @@ class TacticTask:
         return 1
 
     def run_attempt(self, ctx: AttemptContext[TacticRow]) -> TacticFields:
+        """One answer, checked; with `--lsrb-feedback-rounds N`, up to N more rounds that show the
+        model its earlier answers and Lean's reply (`tactic.feedback`), the verdict the last's."""
         row = ctx.case.row
         messages, hashed, prompt = self._prompt(ctx, row)
+        fields, said = self._answer_once(ctx, row, messages, hashed, prompt)
+        rounds = int(ctx.options.get("feedback_rounds") or 0)
+        if rounds <= 0:
+            return fields
+        from pytest_lsrb.tactic import feedback
+
+        first = fields
+        done: list[TacticFields] = [fields]
+        tried: list[feedback.Tried] = []
+        kept = []
+        while True:
+            failed = feedback.model_failed(fields)
+            error = feedback.what_lean_said(fields, said) if failed else None
+            kept.append(feedback.round_entry(len(done), fields, error))
+            if error is None or len(done) > rounds:
+                break
+            code = str(fields.get("tactic") or "") or str(fields.get("raw_output") or "")
+            tried.append(feedback.Tried(code, error))
+            asked = feedback.with_feedback(messages, tried)
+            as_dicts = [{"role": m.role, "content": m.content} for m in asked]
+            fields, said = self._answer_once(ctx, row, asked, prompt_hash(asked), as_dicts)
+            done.append(fields)
+        out: TacticFields = feedback.combined(first, done)  # type: ignore[assignment]
+        out["feedback_rounds"] = kept
+        return out
+
+    def _answer_once(
+        self,
+        ctx: AttemptContext[TacticRow],
+        row: TacticRow,
+        messages: tuple[Message, ...],
+        hashed: str,
+        prompt: list[dict[str, str]],
+    ) -> tuple[TacticFields, tuple[str, ...]]:
+        """One request, its answer read and checked: the fields, and what the checker said of it
+        in full (Lean's messages: a feedback round shows them)."""
+        said: tuple[str, ...] = ()
         request = GenerationRequest(
             messages=messages,
             seed=ctx.case.attempt_seed,
@@ -199,8 +239,8 @@ class TacticTask:
             # The summary's per-repository and per-Lean-version breakdowns group by these.
             "repo_remote": row.repo_remote,
             "repo_lean_version": row.repo_lean_version,
-            **result_fields(result),
         }
+        fields.update(cast(TacticFields, result_fields(result)))  # (usage fields are record fields)
         mode = answer_mode(ctx.options)
         answer = read_answer(result.text, "proof" if mode == "proof" else "tactic") if result.ok else None
         if answer is not None and result.ok and not answer.nonempty:
@@ -221,6 +261,7 @@ class TacticTask:
         )
         if result.ok and answer is not None and answer.nonempty and not answer.contains_sorry:
             verdict = ctx.verifier.verify(row, tactic, attempt_seed=ctx.case.attempt_seed)
+            said = verdict.messages
             fields.update(
                 {
                     "verification_attempted": verdict.attempted,
@@ -245,7 +286,7 @@ class TacticTask:
                     "verification_error_domain": "model",
                 }
             )
-        return fields
+        return fields, said
 
     def judge(self, record: AttemptRecord) -> Judgement:
         tactic = record.get("tactic") or ""
@@ -263,7 +304,14 @@ class TacticTask:
         return PASS
 
     def check_options(self, values: Mapping[str, Any]) -> None:
-        return None  # no options of its own
+        """Feedback rounds feed Lean's reply back: without a checker there is none to feed."""
+        if int(values.get("feedback_rounds") or 0) > 0 and values.get("verification", "none") == "none":
+            from pytest_lsrb.core.errors import LsrbUsageError
+
+            raise LsrbUsageError(
+                "--lsrb-feedback-rounds shows the model Lean's reply to its answer; it needs "
+                "--lsrb-verification synthetic or repo_replay."
+            )
 
     def row_keywords(self, row: TacticRow) -> list[str]:
         return list(row.keywords())

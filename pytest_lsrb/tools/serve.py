@@ -92,6 +92,7 @@ class ServeSpec:
     threads: int = 1
     slots: int = 1
     verbose: bool = False  # llama.cpp's own log on stderr
+    ctx_per_slot: int = CTX_PER_SLOT  # context tokens per slot (a longer prompt: HTTP 400)
 
 
 def resolve_model(model: str | None) -> Path:
@@ -124,7 +125,7 @@ def server_params(spec: ServeSpec) -> Any:
     params.model_alias = {spec.alias}
     params.hostnames = [spec.host]
     params.port = spec.port  # 0: the server picks a free port and reports it in listening_address
-    params.n_ctx = CTX_PER_SLOT * spec.slots  # llama.cpp splits the context between its slots
+    params.n_ctx = spec.ctx_per_slot * spec.slots  # llama.cpp splits the context between its slots
     # One slot by default: answers do not depend on what else is being decoded.
     params.n_parallel = spec.slots
     # Reusing the KV cache of an earlier prompt changes the numerics, so the same seed would give
@@ -215,6 +216,7 @@ def start(
     port: int = 0,
     threads: int | None = None,
     timeout_s: float = 180.0,
+    ctx: int | None = None,
 ) -> tuple[subprocess.Popen[str], str | None]:
     """`lsrb serve` in a child process: the process and the server's root URL, the API being
     under its /v1 (None: it did not start within `timeout_s`; see `log`). `stop` (or the caller
@@ -223,6 +225,8 @@ def start(
     command += ["--slots", str(slots), "--port", str(port), "--stop-on-eof", "--verbose"]
     if threads is not None:
         command += ["--threads", str(threads)]
+    if ctx is not None:
+        command += ["--ctx-size", str(ctx)]
     with log.open("w") as log_fh:
         proc = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_fh, text=True
@@ -287,6 +291,13 @@ def add_serve_arguments(parser: Any) -> None:
         "2 cores or fewer, where more stall on a busy machine)",
     )
     parser.add_argument("--slots", type=int, default=1, help="requests decoded at once (default: 1)")
+    parser.add_argument(
+        "--ctx-size",
+        type=int,
+        default=CTX_PER_SLOT,
+        help=f"context tokens per slot (default: {CTX_PER_SLOT}); llama.cpp answers a longer prompt "
+        "with HTTP 400",
+    )
     parser.add_argument("--verbose", action="store_true", help="show llama.cpp's own log on stderr")
     # How tests stop it when they close the pipe (or die): no orphaned server.
     parser.add_argument("--stop-on-eof", action="store_true", help=argparse.SUPPRESS)

@@ -30,7 +30,7 @@ def mcnemar_exact_p(down: int, up: int) -> float:
 
         return float(min(1.0, binom.sf(down - 1, n, 0.5)))
     tail = sum(math.comb(n, k) for k in range(down, n + 1))
-    return min(1.0, tail / 2**n)
+    return min(1.0, float(tail / 2**n))
 
 
 def paired_bootstrap_p(diffs: Sequence[float], *, resamples: int = 10_000, seed: int = 0) -> float:

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_lsrb.adapters.http import RetryPolicy, classify_status, error_text, parse_retry_after
+from pytest_lsrb.adapters.http import classify_status, error_text
+from pytest_lsrb.adapters.retry import RetryPolicy, parse_retry_after
 from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS
 from pytest_lsrb.core.redaction import redact, strip_userinfo
 

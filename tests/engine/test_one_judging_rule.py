@@ -185,18 +185,32 @@ SR_OUTCOMES: dict[str, dict[str, Any]] = {
     },
     "no_equation": _NO_EQUATION,
     # LLM-SR's starting skeleton fitted best: none of the model's answers was a valid equation.
-    # (Its fit may be accurate; Table 1 reads that, the verdict says no equation of the model's.)
+    # As in the reference, that fallback is what is scored (here accurate), flagged.
     "starting_skeleton": {
         "valid": False,
         "nmse_id": 0.05,
         "acc_tau_id": True,
         "result_is_starting_skeleton": True,
+        "fallback_result": True,
         "model_valid_candidates": 0,
         "symbolic_match": False,
         "symbolic_method": "no_match",
-        **_EQ_FAILED,
-        "verification_outcome": "no_equation",
-        "verification_error_kind": "no_equation",
+        "verification_attempted": True,
+        "verification_success": True,
+        "verification_outcome": "accurate",
+    },
+    # Every model call failed at the server (HTTP 400): infrastructure, whatever the fallback scores.
+    "fallback_never_answered": {
+        "valid": False,
+        "nmse_id": 0.05,
+        "acc_tau_id": True,
+        "fallback_result": True,
+        "model_valid_candidates": 0,
+        "verification_attempted": True,
+        "verification_success": True,
+        "verification_outcome": "accurate",
+        "generation_error_kind": "client_error",
+        "generation_error_domain": "provider",
     },
     "symbolic_match": {
         "nmse_id": 0.02,

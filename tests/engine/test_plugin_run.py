@@ -57,21 +57,21 @@ def test_default_run_writes_one_record_per_item_and_sample(run_suite: RunSuite) 
     assert len({a["tactic"] for a in attempts}) > 3
 
 
-def test_test_ids_are_item_hash_sample(run_suite: RunSuite) -> None:
-    result = run_suite("--collect-only", "--lsrb-samples=3")
+def test_test_ids_are_item_hash_sample(run_suite_here: RunSuite) -> None:
+    result = run_suite_here("--collect-only", "--lsrb-samples=3")
     assert "test_goal_to_tactic[logic_and_intro#s0]" in result.stdout
     ids = re.findall(r"\[([^\]]+)\]", result.stdout)
     assert len(ids) == 3 * N_BUILTIN
     assert all(re.fullmatch(r"[\w.\-]+#s[0-2]", i) for i in ids)
 
 
-def test_same_options_give_the_same_attempts_byte_for_byte(run_suite: RunSuite, tmp_path: Path) -> None:
-    a = run_suite("--lsrb-samples=2", "--lsrb-seed=7", out=tmp_path / "a")
-    b = run_suite("--lsrb-samples=2", "--lsrb-seed=7", out=tmp_path / "b")
+def test_same_options_give_the_same_attempts_byte_for_byte(run_suite_here: RunSuite, tmp_path: Path) -> None:
+    a = run_suite_here("--lsrb-samples=2", "--lsrb-seed=7", out=tmp_path / "a")
+    b = run_suite_here("--lsrb-samples=2", "--lsrb-seed=7", out=tmp_path / "b")
     assert a.returncode == b.returncode == 0
     assert [strip_timing(r) for r in a.attempts()] == [strip_timing(r) for r in b.attempts()]
     assert comparable_summary(a.summary()) == comparable_summary(b.summary())
-    c = run_suite("--lsrb-samples=2", "--lsrb-seed=8", out=tmp_path / "c")
+    c = run_suite_here("--lsrb-samples=2", "--lsrb-seed=8", out=tmp_path / "c")
     assert [r["attempt_seed"] for r in c.attempts()] != [r["attempt_seed"] for r in a.attempts()]
 
 
@@ -83,12 +83,12 @@ def test_xdist_run_gives_the_same_summary(run_suite: RunSuite, tmp_path: Path) -
     assert comparable_summary(serial.summary()) == comparable_summary(parallel.summary())
 
 
-def test_shards_partition_the_run(run_suite: RunSuite, tmp_path: Path) -> None:
-    full = run_suite(out=tmp_path / "full")
+def test_shards_partition_the_run(run_suite_here: RunSuite, tmp_path: Path) -> None:
+    full = run_suite_here(out=tmp_path / "full")
     keys: set[tuple[str, int]] = set()
     hashes = set()
     for i in range(3):
-        part = run_suite("--lsrb-shard-count=3", f"--lsrb-shard-index={i}", out=tmp_path / f"s{i}")
+        part = run_suite_here("--lsrb-shard-count=3", f"--lsrb-shard-index={i}", out=tmp_path / f"s{i}")
         assert part.returncode == 0
         part_keys = {(a["item_id"], a["sample_index"]) for a in part.attempts()}
         assert not part_keys & keys
@@ -98,7 +98,7 @@ def test_shards_partition_the_run(run_suite: RunSuite, tmp_path: Path) -> None:
     assert hashes == {full.summary()["selected_rows_hash"]}
 
 
-def test_k_matches_repo_name_path_and_tags(run_suite: RunSuite, tmp_path: Path) -> None:
+def test_k_matches_repo_name_path_and_tags(run_suite_here: RunSuite, tmp_path: Path) -> None:
     rows = [
         {
             "item_id": "pnt1",
@@ -132,7 +132,7 @@ def test_k_matches_repo_name_path_and_tags(run_suite: RunSuite, tmp_path: Path) 
         ("s1", set()),
     ]:
         out = tmp_path / re.sub(r"\W", "_", expr)
-        result = run_suite(f"--lsrb-index={index}", "-k", expr, out=out)
+        result = run_suite_here(f"--lsrb-index={index}", "-k", expr, out=out)
         assert {a["item_id"] for a in result.attempts()} == expected, (expr, result.stdout)
 
 
@@ -167,20 +167,20 @@ def test_an_interrupted_mock_run_keeps_only_what_ran_and_resumes_to_the_same_rec
     assert len(whole.attempts()) == N_BUILTIN - 1  # (the deselected item is never made ahead either)
 
 
-def test_existing_run_is_never_overwritten_by_accident(run_suite: RunSuite, tmp_path: Path) -> None:
+def test_existing_run_is_never_overwritten_by_accident(run_suite_here: RunSuite, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    first = run_suite(out=out)
+    first = run_suite_here(out=out)
     before = (out / "attempts.jsonl").read_bytes()
-    again = run_suite(out=out)
+    again = run_suite_here(out=out)
     assert again.returncode == 4
     assert "already holds a run; pass --lsrb-resume" in again.stderr
     assert (out / "attempts.jsonl").read_bytes() == before
-    replaced = run_suite("--lsrb-overwrite", out=out)
+    replaced = run_suite_here("--lsrb-overwrite", out=out)
     assert replaced.returncode == first.returncode == 0
     assert len(replaced.attempts()) == N_BUILTIN
 
 
-def test_outcome_policy_fail_error_and_record(run_suite: RunSuite, tmp_path: Path) -> None:
+def test_outcome_policy_fail_error_and_record(run_suite_here: RunSuite, tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     shutil.copytree(TACTIC_SUITE, suite, ignore=shutil.ignore_patterns("__pycache__", "lean"))
     (suite / "conftest.py").write_text(SCRIPTED_ADAPTER)
@@ -189,7 +189,7 @@ def test_outcome_policy_fail_error_and_record(run_suite: RunSuite, tmp_path: Pat
     n_or = sum("∨" in r["goal_text"] and "∧" not in r["goal_text"] for r in rows)
     assert n_and and n_or, "the built-in suite should have conjunction and disjunction goals"
 
-    strict = run_suite(suite=suite, out=tmp_path / "strict")
+    strict = run_suite_here(suite=suite, out=tmp_path / "strict")
     assert strict.returncode == 1
     assert f"{n_and} failed" in strict.stdout  # a wrong answer fails
     assert f"{n_or} error" in strict.stdout  # an infrastructure failure errors
@@ -201,7 +201,7 @@ def test_outcome_policy_fail_error_and_record(run_suite: RunSuite, tmp_path: Pat
         ("connection", "transport")
     }
 
-    record = run_suite("--lsrb-outcome=record", suite=suite, out=tmp_path / "record")
+    record = run_suite_here("--lsrb-outcome=record", suite=suite, out=tmp_path / "record")
     assert "failed" not in pytest_verdict(record.stdout) and " error" in pytest_verdict(record.stdout)
     assert f"{n_or} error" in record.stdout  # infrastructure still errors
     assert record.summary()["contains_sorry_rate"] > 0

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult
+from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult
 from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.records import strip_timing
 from pytest_lsrb.engine.runner import Runner, RunStopped
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "suites" / "goal_to_tactic_proposal_v1"
 
 
-class ScriptedModel:
+class ScriptedModel(Adapter):
     """Answers after `delay_s`; refuses with `refuse_kind` for the seeds in `refuse`."""
 
     name = "scripted"

@@ -11,8 +11,8 @@ from lsrb_testing import RunSuite
 from pytest_lsrb.engine.summary import SUMMARY_TIMING_KEYS
 
 
-def test_mock_run_summary(run_suite: RunSuite, snapshot) -> None:
-    result = run_suite("--lsrb-samples=2", "--lsrb-seed=3")
+def test_mock_run_summary(run_suite_here: RunSuite, snapshot) -> None:
+    result = run_suite_here("--lsrb-samples=2", "--lsrb-seed=3")
     assert result.returncode == 0, result.stdout + result.stderr
     summary = {k: v for k, v in result.summary().items() if k not in SUMMARY_TIMING_KEYS}
     assert summary == snapshot

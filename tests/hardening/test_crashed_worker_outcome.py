@@ -1,6 +1,7 @@
 """A test whose xdist worker dies after the test's record was written reports what the record
-says (as a resumed run would), not xdist's "worker crashed" failure; without a record, xdist's
-failure stands. The worker is really killed (os._exit) in the test's teardown."""
+says (as a resumed run would), not xdist's "worker crashed" failure; without a record (the worker
+died in the attempt: a segfault, the OOM killer), the test is an error of the environment, never
+a failure, and `--lsrb-resume` runs its attempt. The worker is really killed (os._exit)."""
 
 from __future__ import annotations
 
@@ -54,8 +55,10 @@ def suite_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def run(suite: Path, out: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, str]]:
-    """(exit code, test name -> outcome from the JUnit XML)."""
+def run(
+    suite: Path, out: Path, *extra: str, env: dict[str, str] | None = None, seen: list[str] | None = None
+) -> tuple[int, dict[str, str]]:
+    """(exit code, test name -> outcome from the JUnit XML); `seen` gets the terminal's text."""
     xml = out.with_suffix(".xml")
     cmd = [
         sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider",
@@ -65,6 +68,8 @@ def run(suite: Path, out: Path, *extra: str, env: dict[str, str] | None = None) 
     done = subprocess.run(
         cmd, cwd=out.parent, env={**clean, **(env or {})}, capture_output=True, text=True, timeout=300
     )
+    if seen is not None:
+        seen.append(done.stdout + done.stderr)
     outcomes: dict[str, str] = {}
     for case in ET.parse(xml).getroot().iter("testcase"):
         kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
@@ -73,6 +78,7 @@ def run(suite: Path, out: Path, *extra: str, env: dict[str, str] | None = None) 
     return done.returncode, outcomes
 
 
+@pytest.mark.slow
 def test_a_worker_crash_after_the_record_reports_the_record(suite_copy: Path, tmp_path: Path) -> None:
     code, serial = run(suite_copy, tmp_path / "serial")
     assert code == 0 and set(serial.values()) == {"passed"}
@@ -84,7 +90,8 @@ def test_a_worker_crash_after_the_record_reports_the_record(suite_copy: Path, tm
     assert code == 0
 
 
-def test_a_worker_crash_before_the_record_stays_a_failure(suite_copy: Path, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_a_worker_crash_before_the_record_is_an_environment_error(suite_copy: Path, tmp_path: Path) -> None:
     _, serial = run(suite_copy, tmp_path / "serial")
     target = sorted(serial)[3]
     env = {
@@ -92,10 +99,21 @@ def test_a_worker_crash_before_the_record_stays_a_failure(suite_copy: Path, tmp_
         "LSRB_CRASH_FLAG": str(tmp_path / "crashed"),
         "LSRB_CRASH_PHASE": "setup",
     }
-    code, crashed = run(suite_copy, tmp_path / "xdist", "-n", "2", env=env)
+    seen: list[str] = []
+    code, crashed = run(suite_copy, tmp_path / "xdist", "-n", "2", env=env, seen=seen)
     assert (tmp_path / "crashed").exists()
-    assert crashed[target] == "error"  # xdist's "worker crashed" report (its phase is "???")
-    assert code == 1
+    assert crashed[target] == "error"  # JUnit: an <error>, not a <failure>
+    others = {k: v for k, v in serial.items() if k != target}
+    assert {k: v for k, v in crashed.items() if k != target} == others
+    stats = seen[0].strip().splitlines()
+    assert any("1 error" in line for line in stats[-3:])
+    assert not any(" failed" in line for line in stats[-3:])
+    assert "environment" in seen[0] and "before its attempt was recorded" in seen[0]
+    assert code == 1  # pytest's status for an erroring test (a failure would read the same: the text differs)
+    assert "--lsrb-resume" in stats[-1]  # the run is unfinished: the last line finishes it
+    # the resumed run asks only for the crashed test's attempt, and passes it
+    code, resumed = run(suite_copy, tmp_path / "xdist", "--lsrb-resume", "-n", "2", env=env)
+    assert code == 0 and resumed == serial
 
 
 @pytest.mark.parametrize(

@@ -100,11 +100,12 @@ def test_a_run_rides_through_a_server_restart(tmp_path: Path) -> None:
     assert retried, "no attempt needed a retry: the outage missed the run"
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["complete"] and summary["attempts"] == ITEMS
-    assert "waiting for the server (retry " in printed, printed[-4000:]
+    waiting = [line for line in printed.splitlines() if "waiting for the server (retry " in line]
+    assert waiting, printed[-4000:]
     assert "did not finish" not in printed
     print(
         f"outage: killed after {killed_at}/{ITEMS} attempts, down {DOWN_S:.0f}s; "
         f"{len(retried)} attempts retried (model_calls {[r['model_calls'] for r in retried]}); "
-        f"all {ITEMS} answered",
+        f"all {ITEMS} answered; the progress line said: {waiting[-1]!r}",
         file=sys.stderr,
     )

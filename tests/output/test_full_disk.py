@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -65,11 +66,21 @@ def test_a_disk_filling_up_mid_run_stops_it_and_resume_finishes_it(tmp_path: Pat
     assert json.loads((out / "summary.json").read_text("utf-8"))["complete"] is True
 
 
-@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def full_device(path: Path) -> None:
+    """Make `path` a device like /dev/full (every write: ENOSPC). Not a symbolic link to it: lsrb
+    never writes a run's file through a link (`core.nofollow`)."""
+    if not Path("/dev/full").exists() or not hasattr(os, "mknod"):
+        pytest.skip("needs /dev/full (Linux)")
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.stat("/dev/full").st_rdev)
+    except OSError as exc:
+        pytest.skip(f"making a device file is not permitted here ({exc.strerror})")
+
+
 def test_a_full_disk_under_xdist_is_one_sentence(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    (out / "attempts.jsonl").symlink_to("/dev/full")  # every write: ENOSPC
+    full_device(out / "attempts.jsonl")  # every write: ENOSPC
     proc = run(tmp_path, out, "-n", "2")
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr
     assert f"cannot write {out / 'attempts.jsonl'}: {SENTENCE}" in proc.stdout

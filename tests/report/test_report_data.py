@@ -11,6 +11,7 @@ import pytest
 from synthetic_runs import equation_run, tactic_run
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.task import Judgement
 from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report import aggregate as agg
 from pytest_lsrb.report.data import load_run
@@ -183,7 +184,7 @@ def test_prediction_samples_keep_the_best_attempt_and_skip_garbage(tmp_path: Pat
         assert len(p.points) == 40
     garbage = [[1, "x"], [1], "no", [2.0, 3.0]]
     junk = agg.Scored(
-        {"item_id": "j", "sample_index": 0, "pred_sample_id": garbage}, agg.Judgement("fail"), False, {}
+        {"item_id": "j", "sample_index": 0, "pred_sample_id": garbage}, Judgement("fail"), False, {}
     )
     assert agg.prediction_samples([junk])[0].points == [(2.0, 3.0)]
     no_samples = load_run(equation_run(tmp_path / "eq2", problems=3, with_samples=False))

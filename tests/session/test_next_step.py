@@ -180,3 +180,15 @@ def test_an_xdist_workers_node_ids_name_the_selected_cases() -> None:
     # an id that is no case's (pytest escaped it, another test module): the whole run, never a guess
     assert keys_of_nodeids(cases, [f"{where}[a.b#s1]", f"{where}[zz#s0]"]) is None
     assert keys_of_nodeids(cases, ["tests/test_other.py::test_plain"]) is None
+
+
+@pytest.mark.slow
+def test_a_narrower_k_resume_keeps_what_the_run_had_recorded(run_suite: RunSuite) -> None:
+    """Resuming a whole run with -k (to redo a part) finishes that part; the summary still counts
+    every attempt the run recorded, not only the -k part."""
+    first = run_suite("--lsrb-max-items=12")
+    total = first.summary()["attempts"]
+    again = run_suite("-k", "nat", "--lsrb-max-items=12", "--lsrb-resume", out=first.out_dir)
+    assert again.returncode == 0, again.stdout
+    summary = again.summary()
+    assert summary["attempts"] == total == summary["attempts_expected"] and summary["complete"] is True

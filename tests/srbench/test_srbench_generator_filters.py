@@ -240,16 +240,23 @@ def test_synth_problems_have_the_stated_ood_spread_and_generated_names(domain: s
         assert outside.any(axis=1).mean() >= MIN_OOD_OUTSIDE, p.name
 
 
-def test_an_autonomous_damped_oscillator_has_no_ood_for_its_equation() -> None:
-    # A later time window of a damped oscillator: x and v stay inside their in-domain range and
-    # the equation does not use t, so the "OOD" test set is interpolation.
+def test_oscillator_ood_must_be_new_motion_not_only_a_new_t() -> None:
+    # OOD is the trajectory's start (LLM-SR's oscillators): a damped oscillator's early, larger
+    # motion leaves the in-domain box of x and v, driven or not.
     spec, win = DOMAINS["phys_osc"], WINDOWS["phys_osc"]
-    program = parse_expression("-2.0*x - 0.3*v", list(spec.symbols[1:]))
-    assert candidate_data(spec, win, program, np.random.default_rng(0), 100, 50) == "ood_interpolation"
-    driven = parse_expression("-2.0*x - 0.3*v + 0.8*sin(0.5*t)", list(spec.symbols[1:]))
-    data = candidate_data(spec, win, driven, np.random.default_rng(0), 100, 50)
-    assert not isinstance(data, str)
-    assert ood_outside_share(data[0], data[1], spec.symbols[1:], driven) == 1.0  # t moves
+    symbols = list(spec.symbols[1:])
+    for text in ("-2.0*x - 0.3*v", "-2.0*x - 0.3*v + 0.8*sin(0.5*t)"):
+        program = parse_expression(text, symbols)
+        data = candidate_data(spec, win, program, np.random.default_rng(0), 100, 50)
+        assert not isinstance(data, str), text
+        assert ood_outside_share(data[0], data[1], symbols, program, ("x", "v")) >= MIN_OOD_OUTSIDE
+    # An undamped oscillator moves the same in both windows: only t is new there, so its "OOD"
+    # test set is interpolation for x and v, and the candidate is rejected.
+    steady = parse_expression("-2.0*x", symbols)
+    assert candidate_data(spec, win, steady, np.random.default_rng(0), 100, 50) == "ood_interpolation"
+    tables = ode_data(spec, win, steady, np.random.default_rng(0), 100, 50)
+    assert not isinstance(tables, str)
+    assert ood_outside_share(tables[0], tables[1], symbols, steady) < MIN_OOD_OUTSIDE
 
 
 def test_builtin_ood_targets_vary() -> None:

@@ -1,106 +1,157 @@
-"""Symbolic accuracy by the paper's rule, against a labelled set of (ground truth, proposal) pairs.
+"""Symbolic accuracy by the paper's rule (maximal parametrisations, `srbench.scoring.symbolic`),
+against pairs labelled from the paper's wording (`srbench/scoring/judge_pairs/`, built by
+`data/build_judge_pairs.py` before any judge scored them) and against the rule's laws.
 
-`data/symbolic_pairs.json` (built by `data/build_symbolic_pairs.py` from hand-written pairs and
-the AI-Feynman table; the test needs only the JSON) labels each pair by the rule: the two
-families, constants free, are equal. Supersets, subsets and local approximations are `false`.
-Every pair is its own test; `test_agreement_by_kind` prints the agreement per kind.
+The held-out third (`heldout.jsonl`) is never scored here: only `lsrb srbench judge-agreement
+--pairs heldout` reads it.
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
 from collections import Counter
-from functools import cache
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_lsrb.equations import parse_expression
+from pytest_lsrb.srbench.scoring.agreement import REJECTED, Pair, load_pairs, measure
+from pytest_lsrb.srbench.scoring.maximal import maximal_form, snap_exponent
 from pytest_lsrb.srbench.scoring.symbolic import (
     NOT_APPLICABLE,
     SymbolicVerdict,
-    canonical_skeleton,
     promote_constants,
     symbolic_match,
 )
 
-DATA = Path(__file__).with_name("data") / "symbolic_pairs.json"
-PAIRS: list[dict[str, Any]] = json.loads(DATA.read_text())["pairs"]
-FEYNMAN_CSV = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "feynman" / "FeynmanEquations.csv"
-)
+DEV = load_pairs("dev")
+# The agreement the sympy checker must keep on the dev pairs (measured: docs/srbench.md).
+DEV_AGREEMENT = 0.95
 
 
-def _pair_id(i: int) -> str:
-    p = PAIRS[i]
-    return f"{i:03d}-{p['kind']}-{'eq' if p['equivalent'] else 'ne'}"
-
-
-@cache
-def verdict(i: int, seed: int = 0) -> SymbolicVerdict:
-    pair = PAIRS[i]
-    names = list(pair["ranges"])
+def _verdict(
+    truth: str, proposal: str, ranges: dict[str, tuple[float, float]], scale: str = "free"
+) -> SymbolicVerdict:
+    names = list(ranges)
     rng = np.random.default_rng(0)
-    cols = {k: rng.uniform(lo, hi, 500) for k, (lo, hi) in pair["ranges"].items()}
-    truth = parse_expression(pair["truth"], names, free_params=True)
-    proposal = parse_expression(pair["proposal"], names, free_params=True)
-    return symbolic_match(proposal, truth, cols, seed=seed)
+    cols = {k: rng.uniform(lo, hi, 300) for k, (lo, hi) in ranges.items()}
+    t = parse_expression(truth, names, free_params=True)
+    p = parse_expression(proposal, names, free_params=True)
+    return symbolic_match(p, t, cols, scale=scale)
 
 
-def test_the_labelled_set_covers_every_kind() -> None:
-    kinds = Counter((p["kind"], p["equivalent"]) for p in PAIRS)
-    assert len(PAIRS) >= 100
-    for kind in ("rewrite", "convention", "scale", "template"):
-        assert kinds[(kind, True)] >= 3, kind
-    for kind in ("superset", "subset", "approximation", "different"):
-        assert kinds[(kind, False)] >= 3, kind
-    assert sum(p["source"].startswith("feynman") for p in PAIRS) >= 50
+def test_the_labelled_sets_cover_the_domains_and_categories_and_hold_out_a_third() -> None:
+    held = load_pairs("heldout")
+    assert len(DEV) + len(held) >= 200
+    assert 0.25 <= len(held) / (len(DEV) + len(held)) <= 0.42
+    sources = Counter(p.source for p in DEV)
+    for source in ("chem_react", "bio_pop_growth", "phys_osc", "matsci", "lsr_transform", "hand"):
+        assert sources[source] >= 10 or source == "hand", sources
+    cats = Counter(p.category for p in DEV)
+    for cat in (
+        "reparametrisation",
+        "constant_value",
+        "constant_placement",
+        "identity",
+        *sorted(REJECTED - {"exponent_value"}),
+    ):
+        assert cats[cat] >= 10, cats
+    for pair in [*DEV, *held]:  # one label per category, fixed before scoring
+        assert pair.label is (pair.category not in REJECTED), pair
+    for pair in held:  # the hold-out is the fixed hash's, not a choice
+        assert hashlib.sha256(f"{pair.truth}\x00{pair.proposal}".encode()).digest()[0] % 3 == 0
+    for pair in DEV:
+        assert hashlib.sha256(f"{pair.truth}\x00{pair.proposal}".encode()).digest()[0] % 3 != 0
 
 
-@pytest.mark.parametrize("i", range(len(PAIRS)), ids=_pair_id)
-def test_pair(i: int) -> None:
-    pair = PAIRS[i]
-    got = verdict(i)
-    assert got.match is pair["equivalent"], (pair["truth"], pair["proposal"], pair["note"], got)
+# -- what the issue named ------------------------------------------------------------------------
+
+BARO = {
+    "n_0": (1.0, 5.0),
+    "m": (1.0, 5.0),
+    "g": (1.0, 10.0),
+    "x": (0.1, 2.0),
+    "kb": (1.0, 3.0),
+    "T": (1.0, 5.0),
+}
+REL = {"m": (1.0, 5.0), "v": (1.0, 2.0), "c": (3.0, 10.0)}
+OSC = {"t": (0.0, 20.0), "x": (-1.5, 1.5), "v": (-1.0, 1.0)}
+XY = {"x": (0.5, 3.0), "y": (0.5, 3.0)}
 
 
-def test_agreement_by_kind() -> None:
-    """The agreement of the checker with the labels, per kind (printed: `pytest -s`)."""
-    rows: dict[str, list[int]] = {}
-    for i, pair in enumerate(PAIRS):
-        row = rows.setdefault(f"{pair['kind']}/{'eq' if pair['equivalent'] else 'ne'}", [0, 0])
-        row[0] += verdict(i).match is pair["equivalent"]
-        row[1] += 1
-    agree = sum(a for a, _ in rows.values())
-    print(f"\nsymbolic accuracy rule: {agree}/{len(PAIRS)} pairs agree with their label")
-    for kind, (a, n) in sorted(rows.items()):
-        print(f"  {kind:<18} {a}/{n}")
-    methods = Counter(verdict(i).method for i in range(len(PAIRS)))
-    print(f"  verdicts by method: {dict(sorted(methods.items()))}")
-    assert {"structure", "family", "no_match"} <= set(methods)
-    assert agree == len(PAIRS)
+@pytest.mark.parametrize(
+    ("truth", "proposal", "ranges", "method"),
+    [
+        ("n_0*exp(-m*g*x/(kb*T))", "n_0*exp(c0*m*g*x/(kb*T))", BARO, "family"),
+        ("exp(-u)", "exp(c*u)", {"u": (0.1, 3.0)}, "family"),
+        ("m*sqrt(1 - v**2/c**2)", "m*sqrt(1 - 0.5*v**2/c**2)", REL, "family"),
+        ("F0*sin(t) - omega0**2*x - beta*v", "c0*sin(c3*t) + c1*x + c2*v", OSC, None),
+        ("cos(x)**2 - sin(x)**2", "cos(2*x)", {"x": (-2.0, 2.0)}, None),
+        ("2*sin(x)*cos(x)*y", "y*sin(2*x)", XY, None),
+        (
+            "2*U*(1 - cos(k*d))",
+            "c0*U*sin(k*d/2)**2",
+            {"U": (1.0, 5.0), "k": (0.5, 2.0), "d": (0.5, 2.0)},
+            None,
+        ),
+        ("exp(2*x)*y", "exp(x)**2*y", XY, "family"),
+        ("-0.3*A*exp(-0.1*t)", "c0*A*exp(c1*t + c2)", {"A": (0.1, 2.0), "t": (0.0, 30.0)}, None),
+    ],
+)
+def test_a_form_with_its_constants_elsewhere_matches(
+    truth: str, proposal: str, ranges: dict, method: str | None
+) -> None:
+    got = _verdict(truth, proposal, ranges)
+    assert got.match is True, got
+    assert method is None or got.method == method
 
 
-@pytest.mark.skipif(not FEYNMAN_CSV.is_file(), reason="../shared/data/feynman is absent")
-def test_the_json_is_what_the_builder_writes(tmp_path: Path) -> None:
-    import importlib.util
+@pytest.mark.parametrize(
+    ("truth", "proposal", "ranges", "why"),
+    [
+        ("m*sqrt(1 - v**2/c**2)", "m/sqrt(1 - v**2/c**2)", REL, "no choice"),
+        ("sin(x)", "x - x**3/6 + x**5/120", {"x": (0.01, 0.5)}, "outside"),
+        ("x", "c0*sin(c1*x)", {"x": (0.5, 3.0)}, "linear part"),
+        ("x*exp(-y)", "c0*x*exp(c1*y) + c2*y", XY, "superset"),
+        ("A*log(1 + A)", "c0*A*log(1 + A) + c1*A", {"A": (0.05, 2.0)}, "superset"),
+        ("x*y + sin(x)", "x*y", XY, "no choice"),
+        ("A**1.5", "A**1.4", {"A": (0.1, 2.0)}, "no choice"),
+    ],
+)
+def test_a_superset_subset_approximation_or_near_miss_does_not(
+    truth: str, proposal: str, ranges: dict, why: str
+) -> None:
+    got = _verdict(truth, proposal, ranges)
+    assert got.match is False and why in got.detail, got
 
-    spec = importlib.util.spec_from_file_location("build_pairs", DATA.with_name("build_symbolic_pairs.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    built = [
-        dict(truth=t, proposal=p, ranges=r, equivalent=e, kind=k, note=n, source="hand")
-        for t, p, r, e, k, n in module.HAND
-    ] + module.feynman_pairs(FEYNMAN_CSV)
-    assert json.loads(json.dumps(built)) == PAIRS
+
+def test_the_open_cases_are_decided_as_documented() -> None:
+    assert _verdict("x**2", "x**2 + c0", {"x": (0.5, 3.0)}).match is True  # an additive constant alone
+    assert _verdict("x**2", "x**2 + c0", {"x": (0.5, 3.0)}, scale="strict").match is False
+    assert _verdict("P**0.333333", "cbrt(P)", {"P": (5.0, 100.0)}).match is True  # one exponent rule
+    assert _verdict("P**0.333333", "P**0.3", {"P": (5.0, 100.0)}).match is False
+    assert _verdict("abs(x)*y", "x*y", XY).match is True  # abs on a positive domain
+    assert _verdict("v*abs(v)", "v**2", {"v": (-1.0, 1.0)}).match is False
+    assert (
+        _verdict("F*sin(2*t)", "c0*cos(c1*t)", {"t": (0.0, 10.0)}).match is True
+    )  # a phase (F a template constant)
 
 
-def test_verdicts_are_deterministic() -> None:
-    for i in range(0, len(PAIRS), 17):
-        assert verdict.__wrapped__(i).record() == verdict(i).record()
+def test_exponents_snap_to_the_fraction_they_print() -> None:
+    assert snap_exponent(0.333333) == pytest.approx(1 / 3, abs=0) or float(snap_exponent(0.333333)) == 1 / 3
+    assert float(snap_exponent(1.5)) == 1.5 and float(snap_exponent(1.4)) == 1.4
+    assert float(snap_exponent(0.417)) == 0.417
+
+
+def test_the_maximal_form_frees_every_constant_but_exponents() -> None:
+    form = maximal_form(parse_expression("m*sqrt(1 - v**2/c**2)", ["m", "v", "c"]))
+    assert form.program.n_params == 4  # the factor, the 1, the v**2/c**2 coefficient, the offset
+    assert form.program.evaluate(
+        {"m": np.array([2.0]), "v": np.array([1.0]), "c": np.array([2.0])}, form.start
+    )[0] == pytest.approx(2 * np.sqrt(0.75))
+    assert "**1.5" in maximal_form(parse_expression("A**1.5", ["A"])).program.to_expression()
 
 
 def test_not_applicable_and_missing_proposal() -> None:
@@ -109,29 +160,8 @@ def test_not_applicable_and_missing_proposal() -> None:
     truth = parse_expression("2*x", ["x"])
     got = symbolic_match(None, truth, {"x": np.linspace(1, 2, 20)})
     assert got.match is False and got.method == "no_proposal"
-    assert NOT_APPLICABLE.record()["symbolic_match"] is None
-
-
-def _find(note: str) -> int:
-    return next(i for i, p in enumerate(PAIRS) if p["note"] == note)
-
-
-def test_a_narrow_range_approximation_fits_inside_and_is_caught_outside() -> None:
-    got = verdict(_find("Taylor fit to 1e-9 inside a narrow range: only the wider probe tells"))
-    assert got.match is False and got.residual is not None and got.residual < 1e-7
-    assert "outside" in got.detail
-
-
-def test_a_superset_is_named_as_one() -> None:
-    got = verdict(_find("extra term, zero at best fit"))
-    assert got.match is False and "superset" in got.detail
-
-
-def test_tanh_matches_its_exponential_form_where_exp_overflows() -> None:
-    got = verdict(_find("tanh definition where the far probe overflows exp"))
-    # (data on [-40, 40]: the far probe reaches |x| = 840, where exp(x) overflows to inf and the
-    # ratio to nan; those points are left out, the rest agree)
-    assert got.match is True
+    with pytest.raises(ValueError, match="scale"):
+        symbolic_match(prop, truth, {"x": np.linspace(1, 2, 20)}, scale="loose")
 
 
 def test_template_truth_is_decided_with_params_fitted_to_data() -> None:
@@ -145,81 +175,122 @@ def test_template_truth_is_decided_with_params_fitted_to_data() -> None:
     assert symbolic_match(extra, truth, cols, target=y).match is False
 
 
+def test_verdicts_are_deterministic() -> None:
+    for pair in DEV[:: len(DEV) // 6]:
+        a = _verdict(pair.truth, pair.proposal, pair.ranges).record()
+        assert a == _verdict(pair.truth, pair.proposal, pair.ranges).record()
+
+
 @pytest.mark.parametrize(
-    ("text", "promoted"),
-    [
-        ("2.5*x + 1", 1),  # 2.5 becomes a constant; 1 stays
-        ("x**6 + 0.3", 1),  # the exponent 6 is structural
-        ("x**2.7", 1),
-        ("2*x", 1),  # every number but 0 and ±1 is a constant
-        ("(exp(2*a*x) - 1)/(exp(2*a*x) + 1)", 1),  # one subexpression written twice: one constant
-        ("0.5*x**2 + 0.5*x", 2),  # equal values in different terms: two constants
-    ],
+    ("text", "promoted"), [("2.5*x + 1", 1), ("x**6 + 0.3", 1), ("x**2.7", 0), ("2*x", 1)]
 )
-def test_literals_become_constants(text: str, promoted: int) -> None:
+def test_the_llm_judges_skeleton_names_constants_but_not_exponents(text: str, promoted: int) -> None:
     prog = parse_expression(text, ["x"], free_params=True)
     new, literals = promote_constants(prog)
     assert len(literals) == promoted and new.n_params == prog.n_params + promoted
 
 
-@pytest.mark.parametrize(
-    ("a", "b"),
-    [
-        ("3.14159*x**2", "pi*x**2"),
-        ("-2*c0*c1*x + 4", "k*x + m"),
-        ("exp(c0*x + c1)", "c2*exp(c3*x)"),
-        ("(x + c0)**2", "x**2 + 2*c0*x + c0**2"),
-    ],
+# -- laws ------------------------------------------------------------------------------------------
+
+# Terms over x, y in [0.5, 3] with one or two constants ({a}, {b}); no two span the same functions.
+TERMS = (
+    "{a}*x",
+    "{a}*y**2",
+    "{a}*x*y",
+    "{a}*sin({b}*x)",
+    "{a}*exp(-{b}*y)",
+    "{a}*log(1 + {b}*x)",
+    "{a}*sqrt(x)*y",
+    "{a}*x/(1 + {b}*y)",
+    "{a}*tanh({b}*y)*x",
 )
-def test_canonical_skeletons_fold_signs_products_and_powers_of_constants(a: str, b: str) -> None:
-    pa = parse_expression(a, ["x"], free_params=True)
-    pb = parse_expression(b, ["x"], free_params=True)
-    assert canonical_skeleton(pa, ["x"]) == canonical_skeleton(pb, ["x"])
+consts = st.floats(0.3, 2.0).map(lambda v: round(v, 3))
 
 
-# -- the overall-factor rule (--lsrb-sr-sa-scale) --------------------------------------------------
+def _render(indices: list[int], values: list[float]) -> str:
+    parts = []
+    for k, i in enumerate(indices):
+        a, b = values[2 * k], values[2 * k + 1]
+        parts.append(TERMS[i].format(a=a if k % 2 == 0 else -a, b=b))
+    return " + ".join(parts).replace("+ -", "- ")
 
 
-def _scale_verdict(truth: str, proposal: str, scale: str) -> SymbolicVerdict:
-    names = ["E", "g", "z"]
-    rng = np.random.default_rng(3)
-    cols = {k: rng.uniform(0.5, 3.0, 300) for k in names}
-    t = parse_expression(truth, names, free_params=True)
-    p = parse_expression(proposal, names, free_params=True)
-    return symbolic_match(p, t, cols, scale=scale)
-
-
-@pytest.mark.parametrize(
-    ("truth", "proposal", "free", "strict"),
-    [
-        # A constant-free truth (llm-srbench's skeletons come without constants) and a fitted scale:
-        # one form after removing constants (free); a larger family than the truth's (strict).
-        ("E/(g*z)", "c*E/(g*z)", True, False),
-        ("E/(g*z)", "0.5*E/(g*z)", True, False),
-        # The truth writes a constant: both readings free it, so the scaled answer is its form.
-        ("4*E/(g*z)", "c*E/(g*z)", True, True),
-        # Equal as written: equal under both.
-        ("E/(g*z)", "E/g/z", True, True),
-        # Never a match: a free offset, or a superset.
-        ("E/(g*z)", "E/(g*z) + c", False, False),
-        ("E/(g*z)", "c0*E/(g*z) + c1*E", False, False),
-    ],
+@settings(max_examples=12, deadline=None)
+@given(
+    st.lists(st.integers(0, len(TERMS) - 1), min_size=1, max_size=3, unique=True),
+    st.lists(consts, min_size=12, max_size=12),
 )
-def test_the_overall_factor_is_free_by_default_and_fixed_when_strict(
-    truth: str, proposal: str, free: bool, strict: bool
+def test_a_reparametrised_truth_always_matches(indices: list[int], values: list[float]) -> None:
+    truth = _render(indices, values[:6])
+    other = _render(indices, values[6:])
+    got = _verdict(truth, other, XY)
+    assert got.match is True, (truth, other, got)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    st.lists(st.integers(0, len(TERMS) - 1), min_size=2, max_size=4, unique=True),
+    st.lists(consts, min_size=8, max_size=8),
+)
+def test_the_truth_plus_a_variable_bearing_term_never_matches(
+    indices: list[int], values: list[float]
 ) -> None:
-    assert _scale_verdict(truth, proposal, "free").match is free
-    assert (
-        symbolic_match(
-            parse_expression(proposal, ["E", "g", "z"], free_params=True),
-            parse_expression(truth, ["E", "g", "z"], free_params=True),
-            {k: np.random.default_rng(3).uniform(0.5, 3.0, 300) for k in ["E", "g", "z"]},
-        ).match
-        is free
-    )  # free is the default
-    assert _scale_verdict(truth, proposal, "strict").match is strict
+    truth = _render(indices[:-1], values)
+    superset = _render(indices, values)
+    got = _verdict(truth, superset, XY)
+    assert got.match is False, (truth, superset, got)
 
 
-def test_an_unknown_scale_rule_is_refused() -> None:
-    with pytest.raises(ValueError, match="scale"):
-        _scale_verdict("E/(g*z)", "E/(g*z)", "loose")
+# -- agreement on the dev pairs -----------------------------------------------------------------------
+
+
+def test_the_review_pairs_agree() -> None:
+    """The hand pairs (the outside review's and the open cases'), in-process and quick."""
+    hand = [p for p in DEV if p.source == "hand"]
+    wrong = [
+        (p.truth, p.proposal, p.category)
+        for p in hand
+        if _verdict(p.truth, p.proposal, p.ranges).match is not p.label
+    ]
+    assert not wrong
+
+
+@pytest.mark.slow
+def test_the_sympy_checker_agrees_with_the_dev_labels_and_never_accepts_a_wrong_form() -> None:
+    report = measure(DEV, "dev", ["sympy"])
+    print("\n" + "\n".join(report.lines()))
+    total = report.judges["sympy"]["all"]
+    assert total.false_accepts == 0
+    assert total.rate is not None and total.rate >= DEV_AGREEMENT
+
+
+def test_the_llm_judge_reads_a_pair_as_it_reads_a_problem() -> None:
+    """`judge-agreement --lsrb-sr-judge llm` sends a run's judge prompt (here to the mock judge)."""
+    from pytest_lsrb.srbench.scoring.agreement import llm_verdicts
+    from pytest_lsrb.srbench.scoring.judge import judge_prompt
+
+    pair = Pair("2.5*x + 1.2", "c0*x + c1", True, "reparametrisation", {"x": (0.5, 3.0)})
+    prompt = judge_prompt(pair, parse_expression(pair.proposal, pair.inputs, free_params=True))
+    assert "y = c0*x + 1" in prompt or "y = c0*x" in prompt
+    judge = llm_verdicts("mock", "mock", None, None)
+    report = measure(
+        [pair, Pair("x", "sin(x)", False, "near_miss", {"x": (0.5, 3.0)})],
+        "two",
+        ["sympy", "llm", "both"],
+        judge,
+    )
+    assert {j: t["all"].agree for j, t in report.judges.items()} == {"sympy": 2, "llm": 2, "both": 2}
+
+
+def test_table_1s_header_quotes_the_stored_held_out_agreement(monkeypatch, tmp_path) -> None:
+    from pytest_lsrb.srbench.scoring import agreement
+    from pytest_lsrb.srbench.tables.table import table_lines
+
+    summary = {"srbench_table": {"lsr_transform": {"sa_judge": "rule", "attempts": 1, "method": "direct"}}}
+    monkeypatch.setattr(agreement, "MEASURED", tmp_path / "agreement.json")
+    assert "not measured" in table_lines(summary)[0]
+    pair = Pair("2*x", "c0*x", True, "reparametrisation", {"x": (0.5, 3.0)})
+    agreement.write_measured(measure([pair], "heldout", ["sympy"]))
+    head = table_lines(summary)[0]
+    assert head.startswith("SA judged by: the paper's rule")
+    assert "100.0% of 1 held-out pairs, 0 false accepts" in head

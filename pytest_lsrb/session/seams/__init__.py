@@ -33,7 +33,7 @@ def fastpath(config: Any) -> bool:
     getoption = getattr(config, "getoption", None)
     if not callable(getoption):
         return True
-    return getoption(FASTPATH_OPTION, "on") != "off"
+    return bool(getoption(FASTPATH_OPTION, "on") != "off")
 
 
 def terminal_writer(terminal: Any) -> Any:

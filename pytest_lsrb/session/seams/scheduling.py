@@ -23,7 +23,7 @@ def deep_load_scheduler(config: pytest.Config, log: Any, depth: int) -> Any:
         return None
     from xdist.scheduler import LoadScheduling
 
-    class DeepLoadScheduling(LoadScheduling):
+    class DeepLoadScheduling(LoadScheduling):  # type: ignore[misc]  # (xdist ships no types)
         def check_schedule(self, node: Any, duration: float = 0) -> None:
             if node.shutting_down:
                 return

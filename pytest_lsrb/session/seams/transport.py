@@ -45,6 +45,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_lsrb.core.nofollow import open_nofollow
+
 BATCH_EVENT: Final = "lsrb_batch"  # the one message a batch travels as: (BATCH_EVENT, {"events": blob})
 BATCH_KEY: Final = "lsrb_batched"  # workerinput: the controller unpacks batches (it wrapped the node)
 BATCHED: Final = frozenset(
@@ -199,7 +201,7 @@ def _noter(marker: Path | None) -> Callable[[str], None] | None:
     if marker is None:
         return None
     try:
-        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        fd = open_nofollow(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     except OSError:
         return None
 

@@ -28,7 +28,8 @@ def stored_precision(values: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         mantissa, exponent = np.frexp(values)
         scale = float(2**STORED_BITS)
-        return np.ldexp(np.round(mantissa * scale) / scale, exponent)
+        rounded: np.ndarray = np.ldexp(np.round(mantissa * scale) / scale, exponent)
+        return rounded
 
 
 def stored_split(data: np.ndarray, truth: Program | None) -> np.ndarray:

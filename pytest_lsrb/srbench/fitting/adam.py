@@ -91,6 +91,13 @@ def fit_adam(
         p = p - lr * (m / (1 - BETA1**t)) / (np.sqrt(v / (1 - BETA2**t)) + EPS)
     finite = [(loss, i) for i, loss in enumerate(losses) if math.isfinite(loss)]
     if not finite:
-        return AdamFit(tuple(float(x) for x in p), math.inf, tuple(losses), epoch, "nonfinite")
+        # a cap reached before any finite loss is still the cap (counted as such: `fit_cap_hit`)
+        return AdamFit(
+            tuple(float(x) for x in p),
+            math.inf,
+            tuple(losses),
+            epoch,
+            "nonfinite" if status == "ok" else status,
+        )
     best, at = min(finite)
     return AdamFit(tuple(float(x) for x in logged[at]), best, tuple(losses), epoch, status)

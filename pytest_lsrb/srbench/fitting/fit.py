@@ -45,7 +45,7 @@ from scipy.optimize import minimize
 from pytest_lsrb.equations import BoundProgram, Program
 from pytest_lsrb.srbench.fitting.fit_enhanced import fit_enhanced
 from pytest_lsrb.srbench.fitting.objective import (
-    FIT_POLICIES,
+    FIT_TIME_LIMIT_S,
     REFERENCE_GTOL,
     REFERENCE_MAX_ITER,
     REFERENCE_NPARAMS,
@@ -55,6 +55,7 @@ from pytest_lsrb.srbench.fitting.objective import (
     FitStatus,
     Objective,
     Stop,
+    fit_cap_hit,
     linear_design,
     make_result,
     never_finite,
@@ -66,11 +67,12 @@ NEAR_EXACT_NMSE: Final = 1e-6  # below this training NMSE, polish on to POLISH_G
 POLISH_GTOL: Final = 1e-8
 
 __all__ = [
-    "FIT_POLICIES",
+    "FIT_TIME_LIMIT_S",
     "FitLimits",
     "FitPolicy",
     "FitResult",
     "FitStatus",
+    "fit_cap_hit",
     "fit_program",
     "tune_allocator",
 ]

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
 from pytest_lsrb.adapters.base import Adapter, Message, SamplingConfig
+from pytest_lsrb.core.errors import MODEL_DOMAINS, generation_domain
 from pytest_lsrb.core.excerpts import RECORD_TEXT, cut_length, excerpt
 from pytest_lsrb.core.metrics import finite_float
+from pytest_lsrb.engine.outcomes import unanswered_kind
 from pytest_lsrb.equations import Program
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.records import SrbenchFields
@@ -50,6 +52,10 @@ class DiscoveryResult:
     generation_error_message: str | None = None
     proposal_error_kind: str | None = None  # why the last unusable proposal was refused
     extra: SrbenchFields = field(default_factory=SrbenchFields)  # the method's own record fields
+    # The result owes nothing to the model's answers: the method's own fallback (LLM-SR's and
+    # SGA's starting skeleton stood; LaSR: no answer of the model entered the search). It is
+    # scored all the same, as the reference scores what a method returns (`fallback_result`).
+    fallback: bool = False
     trace: list[TracePoint] = field(default_factory=list)  # each new best, in call order
 
     @property
@@ -72,13 +78,23 @@ class DiscoveryResult:
     def note_generation_failure(
         self, fatal: tuple[str | None, str | None] | None, calls: int, errors: Mapping[str, int]
     ) -> None:
-        """Set the attempt's generation error: a fatal one (quota, auth: the search stopped there),
-        else, when every one of the `calls` model calls failed, the commonest kind of `errors` (a
-        search that got some answer has none)."""
-        if fatal is not None:
-            self.generation_error_kind, self.generation_error_message = fatal
-        elif calls and calls <= sum(errors.values()):
-            kind = max(errors, key=lambda k: errors[k])  # the commonest; the first seen on a tie
+        """Set the attempt's generation error from its `calls` model calls, `errors` the failed ones
+        by kind. When the model never answered (`outcomes.unanswered_kind`) it is infrastructure,
+        whatever fallback the search holds (the message is the `fatal` call's when the search
+        stopped on one: quota, auth). Else only a result with nothing to score, every call failed,
+        carries the model's own commonest kind (an empty answer); an attempt with some answers is
+        scored on what the method returned."""
+        kind = unanswered_kind(calls, errors)
+        if kind is not None:
+            self.generation_error_kind = kind
+            self.generation_error_message = (
+                fatal[1]
+                if fatal is not None and fatal[0] == kind and fatal[1]
+                else f"the model never answered: every one of {calls} model call(s) failed ({kind})"
+            )
+        elif not self.found and calls and calls <= sum(errors.values()):
+            own = {k: n for k, n in errors.items() if generation_domain(k) in MODEL_DOMAINS}
+            kind = max(own, key=lambda k: own[k])
             self.generation_error_kind = kind
             self.generation_error_message = f"every one of {calls} model call(s) failed ({kind})"
 
@@ -101,6 +117,7 @@ class DiscoveryResult:
             "search_trace_length": self.trace_length,
             "latency_ms": round(self.latency_ms, 3),
             "proposal_error_kind": self.proposal_error_kind,
+            "fallback_result": self.fallback and self.found,
             **self.extra,
         }
 

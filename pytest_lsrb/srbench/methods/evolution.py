@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -535,7 +534,3 @@ def select_best(front: list[Member]) -> Member:
         if m.loss <= SELECTION_LOSS_FACTOR * lowest and score > best_score:
             best, best_score = m, score
     return best
-
-
-def deadline_stop(deadline: float | None) -> Callable[[], bool]:
-    return lambda: deadline is not None and time.perf_counter() >= deadline

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -24,7 +25,7 @@ from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.engine.suite import render
 from pytest_lsrb.equations import EquationError, Program, parse_equation
 from pytest_lsrb.srbench.data.problem import Problem
-from pytest_lsrb.srbench.fitting.fit import fit_program
+from pytest_lsrb.srbench.fitting.fit import fit_cap_hit, fit_program
 from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, AnswerLog, DiscoveryResult, TracePoint
 from pytest_lsrb.srbench.methods.skeleton import Spec, read_skeleton
@@ -131,11 +132,11 @@ class DirectExpressionMethod:
         context = {**problem.context(), "method": METHOD_NAME}
         best = DiscoveryResult(program=None)
         trace: list[TracePoint] = []  # each new best (srbench.scoring.progress)
-        calls = hypotheses = 0
+        calls = hypotheses = cap_hits = 0
         latency = 0.0
-        last_error: tuple[str | None, str | None] = (None, None)
+        errors: Counter[str] = Counter()
+        fatal: tuple[str | None, str | None] | None = None
         proposal_error: str | None = None
-        answered = False
         last_text = ""
         tally = CallTally()
         answers = AnswerLog()
@@ -153,12 +154,12 @@ class DirectExpressionMethod:
             calls += 1
             latency += result.latency_ms
             if not result.ok:
-                last_error = (result.error_kind, result.error_message)
+                errors[str(result.error_kind)] += 1
                 answers.add(calls, f"error:{result.error_kind}", result.error_message or "", messages)
                 if result.error_kind in FATAL_GENERATION_KINDS:
+                    fatal = (result.error_kind, result.error_message)
                     break
                 continue
-            answered = True
             last_text = result.text
             try:
                 program = read_equation(result.text, problem)
@@ -168,6 +169,7 @@ class DirectExpressionMethod:
                 continue
             hypotheses += 1
             fit = fit_program(program, X, y, seed=call_seed, limits=limits.fit, deadline=deadline)
+            cap_hits += fit_cap_hit(fit.status, fit.seconds, limits.fit.time_limit_s)
             answers.add(calls, "valid" if fit.valid else fit.status, result.text, messages)
             if fit.valid and (
                 fit.mse < best.train_mse
@@ -195,7 +197,11 @@ class DirectExpressionMethod:
         best.proposal_error_kind = None if best.found else proposal_error
         if not best.found:
             best.raw_output = last_text
-        if not answered:
-            best.generation_error_kind, best.generation_error_message = last_error
-        best.extra = {"sr_method": METHOD_NAME, **tally.record_fields(), **answers.record_fields(None)}
+        best.note_generation_failure(fatal, calls, errors)
+        best.extra = {
+            "sr_method": METHOD_NAME,
+            "fit_time_limit_hits": cap_hits,
+            **tally.record_fields(),
+            **answers.record_fields(None),
+        }
         return best

@@ -381,7 +381,7 @@ class TreeOps:
         and negated when `rand() > probability_negate_constant` (so 99 % of the time: the
         comparison is written that way in that version, MutationFunctions.jl)."""
         max_change = self.perturbation_factor * temperature + 1.0 + 0.1
-        factor = max_change ** self.rng.random()
+        factor: float = max_change ** self.rng.random()
         if self.rng.random() < 0.5:
             factor = 1.0 / factor
         if self.rng.random() > self.probability_negate_constant:

@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 
@@ -48,6 +48,7 @@ from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePo
 from pytest_lsrb.srbench.methods.evolution import Evolution, EvolutionConfig, EvolutionHooks, Member
 from pytest_lsrb.srbench.methods.expression_tree import OPERATORS_TEXT, parametrise, read_expression, render
 from pytest_lsrb.srbench.options import SrOptions
+from pytest_lsrb.srbench.records import SrbenchFields
 
 METHOD_NAME: Final = "lasr"
 DEFAULT_BUDGET: Final = 1000  # model calls; the reference settings make ~600 (0.001 x ~550k events)
@@ -428,6 +429,8 @@ class LaSRRun:
         mse = mse if math.isfinite(mse) else math.inf
         var = float(np.var(y))
         stop = "fatal_error" if self.fatal else ("time_limit" if found.stopped else "iterations")
+        # expressions the model proposed that read as search trees (mutate, gen_random, crossover)
+        used = sum(self.used_by_kind[k] for k in ("mutate", "gen_random", "crossover"))
         result = DiscoveryResult(
             program=program,
             params=tuple(values),
@@ -439,25 +442,25 @@ class LaSRRun:
             trace_length=found.evaluations,
             latency_ms=self.latency_ms,
             trace=self._trace(),
+            # The search's best is PySR's whatever the model did (the reference returns it): the
+            # model's part is only what its proposals put in the populations.
+            fallback=used == 0,
             extra={
                 "sr_method": METHOD_NAME,
                 "stop_reason": stop,
                 "iterations": found.iterations,
                 "llm_calls_by_kind": dict(sorted(self.calls_by_kind.items())),
                 "llm_used_by_kind": dict(sorted(self.used_by_kind.items())),
-                # expressions the model proposed that read as search trees (mutate, gen_random, crossover)
-                "model_valid_candidates": sum(
-                    self.used_by_kind[k] for k in ("mutate", "gen_random", "crossover")
-                ),
+                "model_valid_candidates": used,
                 "operator_counts": found.operator_counts,
                 "candidate_errors": dict(sorted(self.candidate_errors.items())),
                 "generation_errors": dict(sorted(self.generation_errors.items())),
                 "concepts": self.concepts[: self.config.max_concepts],
                 "pareto_front": [[m.size, m.loss] for m in found.pareto],
-                **self.tally.record_fields(),
-                "wall_time_s": round(time.perf_counter() - start, 3),
             },
         )
+        result.extra.update(cast(SrbenchFields, self.tally.record_fields()))
+        result.extra["wall_time_s"] = round(time.perf_counter() - start, 3)
         result.note_generation_failure(self.fatal, self.calls, self.generation_errors)
         return result
 

@@ -36,7 +36,6 @@ from pytest_lsrb.srbench.methods.base import DiscoveryResult
 from pytest_lsrb.srbench.methods.evolution import EvolutionConfig, fitting_rows
 from pytest_lsrb.srbench.methods.expression_tree import ARG_SIZE_CAPS, FORBIDDEN_NESTING, UNARY
 
-BACKENDS: Final = ("python", "pysr")
 # The searcher's loss (methods/lasr/searcher.py): 10^6 x the MSE, Inf where evaluation fails.
 CUSTOM_LOSS: Final = """
 function eval_loss(tree, dataset::Dataset{T,L}, options)::L where {T,L}

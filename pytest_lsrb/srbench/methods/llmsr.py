@@ -40,7 +40,7 @@ from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.srbench.data.problem import Problem
-from pytest_lsrb.srbench.fitting.fit import FitLimits, FitResult, fit_program
+from pytest_lsrb.srbench.fitting.fit import FitLimits, FitResult, fit_cap_hit, fit_program
 from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, AnswerLog, DiscoveryResult, TracePoint
 from pytest_lsrb.srbench.methods.buffer import BufferConfig, ExperienceBuffer
@@ -91,6 +91,7 @@ class LLMSRResult:
     progress: list[tuple[int, float]] = field(default_factory=list)  # (call, best train NMSE)
     trace: list[TracePoint] = field(default_factory=list)  # each new best (srbench.scoring.progress)
     buffer_resets: int = 0
+    fit_cap_hits: int = 0  # fits that reached --lsrb-sr-fit-time-limit
     method: str = METHOD_NAME
     tally: CallTally = field(default_factory=CallTally)  # tokens, finish reasons, served model
     answers: AnswerLog = field(default_factory=AnswerLog)  # what the model wrote (bounded)
@@ -110,6 +111,7 @@ class LLMSRResult:
             "wall_time_s": round(self.seconds, 3),  # a timing field (records.TIMING_FIELDS)
             "best_nmse_by_call": [[c, finite_float(v)] for c, v in self.progress],
             "buffer_resets": self.buffer_resets,
+            "fit_time_limit_hits": self.fit_cap_hits,
             **self.tally.record_fields(),
             **self.answers.record_fields(self.best.call if self.best.call > 0 else None),
             # The result is the starting skeleton (linear in every input) when no answer of the
@@ -137,6 +139,7 @@ class LLMSRResult:
             ),
             extra=self.extra_fields(),
             trace=list(self.trace),
+            fallback=best.call == 0,
         )
         fatal = (error.error_kind, error.error_message) if error is not None else None
         result.note_generation_failure(fatal, self.model_calls, self.generation_errors)
@@ -188,6 +191,7 @@ class LLMSRRun:
         self.trace: list[TracePoint] = []
         self.best: Candidate | None = None
         self.deadline: float | None = None
+        self.fit_cap_hits = 0  # fits that reached their own time cap (`fit_cap_hit`)
 
     # -- the search -----------------------------------------------------------------------------
 
@@ -246,6 +250,7 @@ class LLMSRRun:
             progress=self.progress,
             trace=self.trace,
             buffer_resets=self.buffer.resets,
+            fit_cap_hits=self.fit_cap_hits,
             method=self.config.method,
             tally=self.tally,
             answers=self.answers,
@@ -300,6 +305,7 @@ class LLMSRRun:
             )
             if fit.status != "time_limit":
                 self._fits[key] = fit
+            self.fit_cap_hits += fit_cap_hit(fit.status, fit.seconds, self.config.fit.time_limit_s)
         self.hypotheses += 1
         raw = excerpt(raw, RECORD_TEXT)  # every candidate in the buffer keeps its answer
         return Candidate(body=skeleton.body, program=skeleton.program, fit=fit, call=call, raw_output=raw)

@@ -29,7 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
 from pytest_lsrb.adapters.usage import CallTally
@@ -46,8 +46,10 @@ from pytest_lsrb.equations import (
 )
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.fitting.adam import AdamFit, fit_adam
+from pytest_lsrb.srbench.fitting.objective import FIT_TIME_LIMIT_S, fit_cap_hit
 from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.records import SrbenchFields
 
 METHOD_NAME: Final = "sga"
 MAX_PARAMS: Final = 10
@@ -120,7 +122,7 @@ class SGAConfig:
     temperature_explore: float = 1.0
     time_limit_s: float | None = None
     token_budget: int | None = None  # reported tokens of the run's calls (None: no cap)
-    fit_time_limit_s: float = 5.0
+    fit_time_limit_s: float = FIT_TIME_LIMIT_S
 
 
 @dataclass
@@ -239,6 +241,7 @@ class SGARun:
         self.trace: list[TracePoint] = []
         self.best: Hypothesis | None = None
         self.deadline: float | None = None
+        self.fit_cap_hits = 0  # fits that reached their own time cap (`fit_cap_hit`)
         descs = problem.symbol_descs
         given = descs[-1] if len(descs) <= 2 else ", ".join(descs[1:-1]) + ", and " + descs[-1]
         context = CONTEXT.format(
@@ -249,10 +252,15 @@ class SGARun:
         self.epilogue = "## Format Requirements\n\n" + FORMAT.format(code=template)
 
     def _score(self, program: Program, initial: list[float]) -> AdamFit:
-        stop = time.perf_counter() + self.config.fit_time_limit_s
+        start = time.perf_counter()
+        stop = start + self.config.fit_time_limit_s
         if self.deadline is not None:
             stop = min(stop, self.deadline)
-        return fit_adam(program, self.X, self.y, initial, deadline=stop)
+        fit = fit_adam(program, self.X, self.y, initial, deadline=stop)
+        self.fit_cap_hits += fit_cap_hit(
+            fit.status, time.perf_counter() - start, self.config.fit_time_limit_s
+        )
+        return fit
 
     def _add(self, hyp: Hypothesis) -> None:
         self.population.append(hyp)
@@ -406,6 +414,7 @@ class SGARun:
                 self.candidate_errors.most_common(1)[0][0] if usable == 0 and self.candidate_errors else None
             ),
             trace=list(self.trace),
+            fallback=best.call == 0,  # SGA's primitive stood
             extra={
                 "sr_method": METHOD_NAME,
                 "stop_reason": stop,
@@ -415,10 +424,11 @@ class SGARun:
                 "candidate_errors": dict(sorted(self.candidate_errors.items())),
                 "generation_errors": dict(sorted(self.generation_errors.items())),
                 "sga_temperatures": [self.config.temperature_exploit, self.config.temperature_explore],
-                **self.tally.record_fields(),
-                "wall_time_s": round(seconds, 3),
+                "fit_time_limit_hits": self.fit_cap_hits,
             },
         )
+        out.extra.update(cast(SrbenchFields, self.tally.record_fields()))
+        out.extra["wall_time_s"] = round(seconds, 3)
         out.note_generation_failure(self.fatal, self.calls, self.generation_errors)
         return out
 

@@ -13,7 +13,6 @@ from typing import Any, Final
 import numpy as np
 
 from pytest_lsrb.core.bounded import Budget, call_bounded, preload
-from pytest_lsrb.core.errors import VERIFICATION_OUTCOME_DOMAINS
 from pytest_lsrb.srbench.data.problem import SPLITS, Problem
 from pytest_lsrb.srbench.limits import SYMBOLIC_BUDGET
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
@@ -21,6 +20,7 @@ from pytest_lsrb.srbench.options import MetricsPolicy
 from pytest_lsrb.srbench.records import SrbenchFields
 from pytest_lsrb.srbench.scoring.metrics import EMPTY, NO_OOD, TAU, SplitMetrics, split_metrics
 from pytest_lsrb.srbench.scoring.symbolic import NOT_APPLICABLE, SymbolicVerdict, symbolic_match
+from pytest_lsrb.srbench.scoring.verifier import EQUATION_OUTCOMES
 
 # Children of the bounded checker start with these imported (see core.bounded).
 preload("pytest_lsrb.srbench.scoring.symbolic")
@@ -28,16 +28,7 @@ UNDECIDED: Final = "undecided"  # symbolic_method when the check ran out of its 
 
 VERIFICATION_MODE: Final = "equation"
 
-# Verification outcomes of an equation; their error domains live in errors.VERIFICATION_OUTCOME_DOMAINS.
-EQUATION_OUTCOMES: Final = (
-    "accurate",
-    "symbolic_match",
-    "inaccurate",
-    "symbolic_mismatch",
-    "not_finite",
-    "no_equation",
-    "not_applicable",
-)
+# Verification outcomes of an equation and whose each is: `scoring.verifier.EQUATION_OUTCOMES`.
 
 
 def all_inputs(problem: Problem) -> dict[str, np.ndarray]:
@@ -111,7 +102,7 @@ def score(
     """The record fields for one result: metrics (under the `metrics` policy), symbolic verdict
     and verification. `llm` is the LLM judge's verdict when the judge ran (`judge` llm or both);
     `symbolic_budget` bounds the sympy checker (default: `SYMBOLIC_BUDGET`); `sa_scale`: its
-    overall-factor rule (`srbench.scoring.symbolic`, free or strict)."""
+    reading of an additive constant alone (`srbench.scoring.symbolic`, free or strict)."""
     id_m = split_scores(problem, result, "test", tau, metrics)
     ood_m = split_scores(problem, result, "ood_test", tau, metrics)
     has_ood = problem.ood_test is not None
@@ -121,8 +112,8 @@ def score(
         "tau": tau,
         "metrics_policy": metrics,
         "has_ood": has_ood,
-        # The model's own work: a search that proposed no valid candidate (its result is then the
-        # starting skeleton) has no valid answer, whatever that skeleton scores.
+        # The model's own work: a search that proposed no valid candidate (its result is then its
+        # fallback) has no valid answer; the fallback is scored all the same (`fallback_result`).
         "valid": bool(result.the_models and id_m.valid),
         "nonempty": bool(result.proposal.strip() or result.raw_output.strip()),
         "pred_sample_id": prediction_sample(problem, result, "test"),
@@ -130,11 +121,11 @@ def score(
     }
     verdict = _symbolic(problem, result, judge, llm, symbolic_budget or SYMBOLIC_BUDGET, sa_scale)
     fields.update(verdict.record())
-    # Which overall-factor rule decided (the rule judged: not the LLM judge, not without a truth).
+    # Which additive-constant reading decided (the rule judged: not the LLM judge, not without a truth).
     ruled = judge in ("sympy", "both") and problem.has_ground_truth
     fields["symbolic_scale"] = sa_scale if ruled else None
     if judge == "both" and problem.has_ground_truth:
-        llm_match = llm.match if llm is not None else (False if not result.the_models else None)
+        llm_match = llm.match if llm is not None else (False if not result.found else None)
         fields.update({"symbolic_match_sympy": verdict.match, "symbolic_match_llm": llm_match})
     if not verify:
         fields.update(
@@ -146,12 +137,12 @@ def score(
             }
         )
         return fields
-    # A search whose result is not the model's (no valid candidate of its own: LLM-SR's starting
-    # skeleton won) gave no equation, however well that skeleton fits: the test fails on it, so
-    # the verdict the summary, gate and merge count says so too.
-    outcome = _outcome(result, id_m, verdict, success) if result.the_models else "no_equation"
+    # What the method returned is what is judged, its fallback included (the reference scores
+    # LLM-SR's starting skeleton, PySR's best, SGA's primitive when the model's answers did not
+    # beat them); the record flags a fallback (`fallback_result`).
+    outcome = _outcome(result, id_m, verdict, success)
     attempted = outcome != "not_applicable"
-    ok = attempted and VERIFICATION_OUTCOME_DOMAINS[outcome] is None
+    ok = attempted and EQUATION_OUTCOMES[outcome] is None
     fields.update(
         {
             "verification_mode": VERIFICATION_MODE,
@@ -159,9 +150,7 @@ def score(
             "verification_success": ok if attempted else None,
             "verification_outcome": outcome,
             "verification_error_kind": None if ok or not attempted else outcome,
-            "verification_error_domain": None
-            if ok or not attempted
-            else VERIFICATION_OUTCOME_DOMAINS[outcome],
+            "verification_error_domain": None if ok or not attempted else EQUATION_OUTCOMES[outcome],
             "sr_success": success,
         }
     )
@@ -185,10 +174,10 @@ def _symbolic(
     if judge == "none":
         return SymbolicVerdict(match=None, method="skipped")
     if judge == "llm":
-        if not result.the_models:
+        if not result.found:
             return SymbolicVerdict(match=False, method="no_proposal")
         return llm if llm is not None else SymbolicVerdict(match=None, method="llm_error")
-    program = result.program if result.the_models else None
+    program = result.program if result.found else None
     if program is None:
         return symbolic_match(None, problem.ground_truth(), all_inputs(problem))
     # sympy on a model's answer has no bound of its own (one trig-heavy answer took minutes and

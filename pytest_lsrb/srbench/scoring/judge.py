@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from pytest_lsrb.adapters import create_adapter
 from pytest_lsrb.adapters.base import (
@@ -38,7 +38,6 @@ from pytest_lsrb.core.excerpts import RECORD_TEXT, cut_length, excerpt
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.equations import EquationError, Program, parse_expression
 from pytest_lsrb.equations.ir import Op, dag_nodes
-from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.methods.base import TASK_NAME
 from pytest_lsrb.srbench.options import SrOptions
 from pytest_lsrb.srbench.records import SrbenchFields
@@ -62,11 +61,14 @@ Ground-truth equation:
 Discovered equation:
 {output} = {proposal}
 
-Are the two equations the same functional form up to the values of their constants (possibly
-rearranged, with constants combined, or with an overall constant factor)? A form with extra
-terms or factors (a superset, even if their constants could be zero), a form missing a term, or
-an approximation of the ground truth (such as a truncated series) is not the same form. Explain
-briefly, then answer on the last line with exactly one word: yes or no."""
+Are the two equations the same functional form up to the values of their constants? Constants
+may be combined, moved (into a function's argument or out of it), have another value or sign,
+or be an overall factor or an additive constant; the same function written another way (an
+identity such as cos(2*x) = cos(x)**2 - sin(x)**2) is the same form. A form with an extra term
+that holds a variable (a superset, even if its constant could be zero), a form missing such a
+term, another exponent, function or variable, or an approximation of the ground truth (such as a
+truncated series) is not the same form. Explain briefly, then answer on the last line with
+exactly one word: yes or no."""
 JUDGE_SAMPLING: Final = SamplingConfig(temperature=0.0, max_tokens=512)
 _ADAPTERS: dict[tuple[Any, ...], Adapter] = {}
 _ADAPTERS_LOCK = threading.Lock()
@@ -81,7 +83,20 @@ def skeleton(program: Program) -> str:
     return promoted.to_expression()
 
 
-def judge_prompt(problem: Problem, proposal: Program) -> str:
+class JudgedProblem(Protocol):
+    """What the judge reads of a problem (a `Problem`, or a labelled pair of
+    `srbench.scoring.agreement`)."""
+
+    @property
+    def inputs(self) -> list[str]: ...
+    @property
+    def output(self) -> str: ...
+    @property
+    def expression(self) -> str | None: ...
+    def ground_truth(self) -> Program | None: ...
+
+
+def judge_prompt(problem: JudgedProblem, proposal: Program) -> str:
     truth = problem.ground_truth()
     assert truth is not None
     return PROMPT.format(
@@ -131,14 +146,15 @@ def judge_adapter(
     mock judge answers with `mock_answers` (the task's, as the run's mock does)."""
     if not judge_options_given(sr):
         return run_adapter
+    retries, retry_time = options.get("max_retries"), options.get("retry_time")
     config = AdapterConfig(
         name=sr.judge_adapter or str(options.get("adapter") or "mock"),
         model=sr.judge_model or str(options.get("model") or ""),
         base_url=sr.judge_base_url or options.get("base_url"),
         api_key_env=judge_key_env(sr, options),
         timeout_s=float(options.get("timeout") or 120.0),
-        max_retries=int(options.get("max_retries") if options.get("max_retries") is not None else 100),
-        retry_time_s=float(options.get("retry_time") if options.get("retry_time") is not None else 120.0),
+        max_retries=int(retries) if retries is not None else 100,
+        retry_time_s=float(retry_time) if retry_time is not None else 120.0,
         cache_dir=options.get("cache_dir"),
         answers=mock_answers,
     )
@@ -155,7 +171,9 @@ def read_verdict(text: str) -> bool | None:
     return None if not found else found[-1].lower() == "yes"
 
 
-def llm_judge(problem: Problem, proposal: Program, adapter: Adapter) -> tuple[SymbolicVerdict, SrbenchFields]:
+def llm_judge(
+    problem: JudgedProblem, proposal: Program, adapter: Adapter
+) -> tuple[SymbolicVerdict, SrbenchFields]:
     """(verdict, record fields: the judge's model, raw answer, error and latency)."""
     prompt = judge_prompt(problem, proposal)
     request = GenerationRequest(

@@ -13,15 +13,20 @@ any other problem set, e.g. `llmsr`); no row pools the domains (the paper has no
 method (`method` in each row); records of several methods are keyed `<method>:<group>`.
 Symbolic accuracy is over the problems with a ground truth (None when none has one): a verdict
 that could not be reached (an undecided check, an unreadable or failed judge) counts as not a
-match and is shown as `symbolic_undecided`. An invalid equation (a record whose `valid` is false, including
-the `no_equation` verdict of a search whose starting skeleton stood) counts as +inf NMSE in the
-median and as a miss in Acc_0.1. An attempt that failed on infrastructure (`outcomes`: the transport, the
-provider or the harness; the model never answered) is no result of the model's: it stays out of
-Table 1 (summary.json's `infrastructure_attempts` counts it), like every other model metric.
+match and is shown as `symbolic_undecided`. As in the reference, the equation a method returned is
+what is scored, its fallback included (LLM-SR's starting skeleton, LaSR's PySR best, SGA's
+primitive when no answer of the model beat it): its NMSE, Acc_0.1 and symbolic verdict count, and
+the row's `fallback_results` (`fb`) says how many of its problems had one. No equation at all, or one
+not finite on the test points, counts as +inf NMSE in the median and a miss in Acc_0.1. An attempt
+in which the model never answered (`outcomes`: every call failed on the transport, the provider or
+the harness, whatever fallback its search holds) is no result of the model's: it stays out of the
+row's numbers, counted in its `infrastructure_attempts` (`inf`; summary.json's
+`infrastructure_attempts` counts the run's), like every other model metric.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -40,8 +45,6 @@ GROUP_ORDER: Final = (
     "lsr_synth_matsci",
 )
 PER_PROBLEM: Final = "sample 0"
-# --lsrb-sr-per-problem: which result stands for a problem in Table 1 (the record's `sr_per_problem`).
-PER_PROBLEM_RULES: Final = ("sample0", "best_train")
 # The fields GroupStats reads: all a best-of-k choice needs to keep of a record until the end.
 _TABLE_FIELDS: Final = (
     "sr_method",
@@ -56,6 +59,7 @@ _TABLE_FIELDS: Final = (
     "train_mse",
     "sample_index",
     "judge_model",
+    "fallback_result",
 )
 # symbolic_method values of a record whose problem has no ground truth, or whose run judged none.
 _NO_SA: Final = frozenset({"not_applicable", "skipped"})
@@ -82,12 +86,12 @@ RULE_JUDGE: Final = "rule"
 _LLM_METHODS: Final = frozenset({"llm", "llm_error", "llm_unreadable"})
 
 
-STRICT_RULE_JUDGE: Final = "rule:strict"  # --lsrb-sr-sa-scale strict: no free overall factor
+STRICT_RULE_JUDGE: Final = "rule:strict"  # --lsrb-sr-sa-scale strict: an additive constant is a term
 
 
 def sa_judge(record: Mapping[str, Any]) -> str:
-    """`rule` (srbench.scoring.symbolic: the families equal), `rule:strict` (the same without the
-    free overall factor) or `llm:<judge model>`."""
+    """`rule` (srbench.scoring.symbolic), `rule:strict` (the same with an additive constant alone
+    a term) or `llm:<judge model>`."""
     if record.get("symbolic_method") in _LLM_METHODS:
         return f"llm:{record.get('judge_model') or 'unknown'}"
     return STRICT_RULE_JUDGE if record.get("symbolic_scale") == "strict" else RULE_JUDGE
@@ -110,6 +114,8 @@ def _pct(num: int, den: int) -> float | None:
 class GroupStats:
     attempts: int = 0  # problems (one result each)
     valid: int = 0
+    fallback: int = 0  # results that are the method's fallback (`fallback_result`)
+    infrastructure: int = 0  # attempts left out: the model never answered
     symbolic_applicable: int = 0
     symbolic_matches: int = 0
     symbolic_undecided: int = 0
@@ -132,22 +138,23 @@ class GroupStats:
             self.symbolic_applicable += 1
             self.symbolic_matches += match is True
             self.symbolic_undecided += match is None
-        # Not the model's equation (`valid` false: none found, not finite, or a search's starting
-        # skeleton left standing, the `no_equation` verdict): a miss and +inf NMSE, whatever the
-        # record's metrics of that skeleton say.
-        own = bool(rec.get("valid"))
-        self.acc_id += own and bool(rec.get("acc_tau_id"))
-        self.nmse_id.append(rec.get("nmse_id") if own else None)
+        # What the method returned, fallback included (the record's metrics are of that equation;
+        # none found or not finite: nmse null, +inf in the median, and Acc false).
+        self.fallback += bool(rec.get("fallback_result"))
+        self.acc_id += bool(rec.get("acc_tau_id"))
+        self.nmse_id.append(rec.get("nmse_id"))
         if rec.get("has_ood"):
             self.ood_attempts += 1
-            self.acc_ood += own and bool(rec.get("acc_tau_ood"))
-            self.nmse_ood.append(rec.get("nmse_ood") if own else None)
+            self.acc_ood += bool(rec.get("acc_tau_ood"))
+            self.nmse_ood.append(rec.get("nmse_ood"))
 
     def finish(self, per_problem: str = PER_PROBLEM) -> dict[str, Any]:
         return {
             "method": self.method,
             "per_problem": per_problem,
             "attempts": self.attempts,
+            "fallback_results": self.fallback,
+            "infrastructure_attempts": self.infrastructure,
             "valid_rate": round(self.valid / self.attempts, 4) if self.attempts else None,
             "symbolic_accuracy_pct": _pct(self.symbolic_matches, self.symbolic_applicable),
             "symbolic_applicable": self.symbolic_applicable,
@@ -173,6 +180,9 @@ class SrbenchSummary:
         self.judge_agree = 0
         self.analyses = Analyses()  # search progress, ID vs OOD, symbolic vs OOD, complexity
         self.release_note: str | None = None  # the official release's counts line, when loaded
+        self.infrastructure: dict[tuple[str, str], int] = {}  # (method, group) -> attempts left out
+        self.fit_cap_hits = 0  # candidate fits that reached --lsrb-sr-fit-time-limit, every attempt
+        self.fit_cap_attempts = 0  # attempts with at least one
 
     def add(self, record: AttemptRecord) -> None:
         method = str(record.get("sr_method") or "unknown")
@@ -181,8 +191,13 @@ class SrbenchSummary:
         self.release_note = self.release_note or (str(note) if note else None)
         if record.get("sr_per_problem") == "best_train":
             self.rule = "best_train"
-        if status(record) == INFRASTRUCTURE:
-            pass  # not the model's result (see the module's note)
+        raw = record.get("fit_time_limit_hits")
+        hits = raw if isinstance(raw, int) else 0
+        self.fit_cap_hits += hits
+        self.fit_cap_attempts += hits > 0
+        if status(record) == INFRASTRUCTURE:  # not the model's result (see the module's note)
+            key2 = (method, group_of(record))
+            self.infrastructure[key2] = self.infrastructure.get(key2, 0) + 1
         elif self.rule == "best_train":
             key = (method, group_of(record), str(record.get("item_id")))
             kept, seen = self.best.get(key, (None, 0))
@@ -206,6 +221,10 @@ class SrbenchSummary:
             per_problem = f"best of {k} samples by training MSE"
             for (method, group, _), (record, _) in self.best.items():
                 groups.setdefault((method, group), GroupStats()).add(record)
+        groups = dict(groups)
+        for key, n in self.infrastructure.items():
+            groups[key] = stats = dataclasses.replace(groups.get(key) or GroupStats(), infrastructure=n)
+            stats.method = stats.method or key[0]
         several = len({m for m, _ in groups}) > 1
         rows = {(f"{m}:{g}" if several else g): stats for (m, g), stats in groups.items()}
         return {key: rows[key].finish(per_problem) for key in ordered_groups(rows)}
@@ -215,6 +234,8 @@ class SrbenchSummary:
             "srbench_table": self.table(),
             "sr_release_note": self.release_note,
             "sr_methods": dict(sorted(self.methods.items())),
+            "sr_fit_time_limit_hits": self.fit_cap_hits,
+            "sr_fit_time_limit_attempts": self.fit_cap_attempts,
             "sr_judge_pairs": self.judge_pairs,
             "sr_judge_agreement": (
                 round(self.judge_agree / self.judge_pairs, 4) if self.judge_pairs else None
@@ -252,12 +273,13 @@ def table1(records: Iterable[AttemptRecord]) -> dict[str, dict[str, Any]]:
 
 def table_lines(summary: Mapping[str, Any]) -> list[str]:
     """Table 1 as fixed-width text (for a terminal or a report), after who judged SA and the
-    release's counts: n problems (sample 0 each), then SA% with `u` = undecided verdicts counted
-    in its denominator."""
+    release's counts: n problems (sample 0 each), `u` = undecided verdicts counted in SA%'s
+    denominator, `fb` = results that are the method's fallback (scored, as in the reference),
+    `inf` = attempts left out because the model never answered (infrastructure)."""
     table = summary.get("srbench_table") or {}
     widths = [max(len(head), 6) for _, head, _ in COLUMNS]
     lines = [
-        f"{'method':<18} {'group':<26} {'n':>4} {'u':>3} "
+        f"{'method':<18} {'group':<26} {'n':>4} {'u':>3} {'fb':>4} {'inf':>4} "
         + " ".join(f"{head:>{w}}" for (_, head, _), w in zip(COLUMNS, widths, strict=True))
     ]
 
@@ -270,27 +292,45 @@ def table_lines(summary: Mapping[str, Any]) -> list[str]:
         cells = " ".join(f(key, row.get(key), w) for (key, _, _), w in zip(COLUMNS, widths, strict=True))
         name = group.rpartition(":")[2]
         undecided = row.get("symbolic_undecided", 0)
-        lines.append(f"{row.get('method', ''):<18} {name:<26} {row['attempts']:>4} {undecided:>3} {cells}")
+        fb, inf = row.get("fallback_results", 0), row.get("infrastructure_attempts", 0)
+        counts = f"{row['attempts']:>4} {undecided:>3} {fb:>4} {inf:>4}"
+        lines.append(f"{row.get('method', ''):<18} {name:<26} {counts} {cells}")
     rules = sorted({str(row.get("per_problem") or PER_PROBLEM) for row in table.values()})
+    lines.append(f"({TABLE_LEGEND})")
     lines.append(f"(one result per problem: {', '.join(rules)})")
     return [*_header_lines(summary), *lines]
 
 
 def _header_lines(summary: Mapping[str, Any]) -> list[str]:
-    """Who judged SA, and (an official release) the problems per split against the paper's."""
+    """Who judged SA and how often that judge agrees with labels from the paper's wording, and
+    (an official release) the problems per split against the paper's."""
     table = summary.get("srbench_table") or {}
     judges = sorted({j for row in table.values() for j in str(row.get("sa_judge") or "").split(", ") if j})
     rules = {
-        RULE_JUDGE: "the paper's rule (the families, constants and overall factor free, are equal; "
-        "srbench.scoring.symbolic)",
-        STRICT_RULE_JUDGE: "the paper's rule with no free overall factor (--lsrb-sr-sa-scale strict)",
+        RULE_JUDGE: "the paper's rule (the forms, every constant free, are equal; srbench.scoring.symbolic)",
+        STRICT_RULE_JUDGE: "the paper's rule with an additive constant a term (--lsrb-sr-sa-scale strict)",
     }
-    named = [rules.get(j) or f"LLM judge {j.removeprefix('llm:')}" for j in judges]
+    named = [(rules.get(j) or f"LLM judge {j.removeprefix('llm:')}") + _agreement_note(j) for j in judges]
     out = [f"SA judged by: {'; '.join(named) or 'none (no ground truth or --lsrb-sr-judge=none)'}"]
     note = summary.get("sr_release_note")
     if note:
         out.append(str(note))
     return out
+
+
+def _agreement_note(judge: str) -> str:
+    """The judge's measured agreement on the held-out labelled pairs (`lsrb srbench
+    judge-agreement --pairs heldout --write`), or that it was never measured."""
+    from pytest_lsrb.srbench.scoring.agreement import measured_agreement
+
+    key = "sympy" if judge == RULE_JUDGE else judge
+    row = measured_agreement(key) if judge != STRICT_RULE_JUDGE else None
+    if not row or not row.get("total"):
+        return " [agreement with labels from the paper's wording: not measured]"
+    return (
+        f" [agrees with labels from the paper's wording on {100 * float(row['agreement']):.1f}% of "
+        f"{row['total']} held-out pairs, {row['false_accepts']} false accepts; the paper's GPT-4o: 94.6%]"
+    )
 
 
 # The paper's Table 1 layout: per group a block of (row key, head).
@@ -300,7 +340,12 @@ PAPER_BLOCK: Final = (
     ("median_nmse_id", "NMSE"),
 )
 PAPER_NMSE: Final = (
-    "NMSE = median over the problems of the in-domain test NMSE (an invalid equation counts +inf)"
+    "NMSE = median over the problems of the in-domain test NMSE of the method's returned equation, "
+    "fallback included (none, or not finite, counts +inf)"
+)
+TABLE_LEGEND: Final = (
+    "fb = scored results that are the method's fallback, no model answer in them; "
+    "inf = attempts left out, the model never answered"
 )
 
 
@@ -325,6 +370,15 @@ def paper_table_lines(summary: Mapping[str, Any], *, header: bool = True) -> lis
             cells.append(" | " + "".join(_paper_cell(key, row) for key, _ in PAPER_BLOCK))
         lines.append(f"{method:<18}" + "".join(cells))
     lines.append(f"({PAPER_NMSE})")
+    for method in sorted(by_method):
+        rows = by_method[method].values()
+        fb = sum(int(r.get("fallback_results") or 0) for r in rows)
+        inf = sum(int(r.get("infrastructure_attempts") or 0) for r in rows)
+        if fb or inf:
+            lines.append(
+                f"({method}: {fb} result(s) are the method's fallback, scored and flagged; "
+                f"{inf} attempt(s) left out, the model never answered)"
+            )
     return lines
 
 

@@ -143,10 +143,6 @@ def quote_inaccessible(text: str) -> str:
     return _INACCESSIBLE.sub(lambda m: f"«{m.group(1)}»", text)
 
 
-def _depth_delta(text: str) -> int:
-    return sum(1 for c in text if c in _OPEN) - sum(1 for c in text if c in _CLOSE)
-
-
 def split_value(rest: str) -> tuple[str, str | None]:
     """`T := v` -> (T, v) at bracket depth 0; (rest, None) when there is no such `:=`."""
     depth = 0

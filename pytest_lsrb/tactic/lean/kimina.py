@@ -48,7 +48,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pytest_lsrb.adapters.http import Failure, HttpEndpoint, RetryPolicy, bad_response
+from pytest_lsrb.adapters.http import Failure, HttpEndpoint, bad_response
+from pytest_lsrb.adapters.retry import RetryPolicy
 from pytest_lsrb.core.credentials import checked_key
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.tactic.lean.backend import LeanRun, RunStatus

@@ -13,7 +13,33 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pytest_lsrb.engine.verifier import Domain, declare_outcomes
+
 Pos = tuple[int, int]  # (line, column)
+
+# The Lean verifiers' outcomes and whose each is (DESIGN.md, "Verification outcomes"). `closed` and
+# `progress` are no failure (only `closed` succeeds).
+LEAN_OUTCOMES: Final[dict[str, Domain | None]] = {
+    "closed": None,
+    "progress": None,
+    "lean_error": "model",
+    "forbidden_token": "model",
+    # A Lean process that ran past the profile's wall-clock check_timeout_s, or that died without
+    # Lean's own messages (a signal not from the memory cap, a segfault, an abnormal exit): the
+    # machine's load and health decide these, not the answer. The answer's deterministic budget
+    # is maxHeartbeats, whose exhaustion Lean reports as an error (`lean_error`/`heartbeats`).
+    "timeout": "environment",
+    "oom_or_crash": "environment",
+    "toolchain_missing": "environment",
+    "checkout_failed": "environment",
+    "build_failed": "environment",
+    "baseline_failed": "environment",
+    "reconstruction_failed": "harness",
+    "skipped_unrestatable": "environment",
+    "skipped_unspliceable": "environment",  # no tactic can stand where the sorry is (conv, ...)
+    "memory_limit": "environment",  # a Lean process hit the configured memory cap
+}
+declare_outcomes(__name__, LEAN_OUTCOMES)
 
 # Lean error text -> subkind; the first pattern that matches wins (order matters).
 SUBKIND_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
@@ -95,6 +121,13 @@ class LeanMessage:
         stop = self.end_pos or self.pos
         return self.pos <= start and end <= stop
 
+    def full(self, limit: int = 1500) -> str:
+        """`line:col: severity: text` with its lines kept (goals read as Lean prints them), cut at
+        `limit` characters: what a model is shown of Lean's reply in a feedback round."""
+        text = self.data.strip()
+        text = text if len(text) <= limit else text[: limit - 3] + "..."
+        return f"{self.pos[0]}:{self.pos[1]}: {self.severity}: {text}"
+
     def brief(self, limit: int = 300) -> str:
         text = " ".join(self.data.split())
         text = text if len(text) <= limit else text[: limit - 3] + "..."
@@ -113,16 +146,21 @@ class SorryInfo:
 
 @dataclass(frozen=True)
 class Verdict:
-    """What Lean said about one check: an outcome of `errors.VERIFICATION_OUTCOME_DOMAINS`."""
+    """What Lean said about one check: an outcome of `LEAN_OUTCOMES`."""
 
     outcome: str
     subkind: str | None = None
     detail: str | None = None
     goals: tuple[str, ...] = field(default_factory=tuple)
+    # Lean's errors in full (`LeanMessage.full`, at most MAX_FED_BACK): what a feedback round shows
+    messages: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def success(self) -> bool:
         return self.outcome == "closed"
+
+
+MAX_FED_BACK: Final = 5
 
 
 def error_subkind(text: str) -> str:
@@ -244,8 +282,9 @@ def judge_messages(
 
     pending = [m for m in errors if pending_here(m)]
     others = [m for m in errors if m not in pending]
+    said = tuple(m.full() for m in errors[:MAX_FED_BACK])
     if not others:
         goals = tuple(m.data.split("\n", 1)[1] if "\n" in m.data else "" for m in pending)
-        return Verdict("progress", detail=pending[0].brief(), goals=goals)
+        return Verdict("progress", detail=pending[0].brief(), goals=goals, messages=said)
     worst = others[0]
-    return Verdict("lean_error", error_subkind(worst.data), worst.brief())
+    return Verdict("lean_error", error_subkind(worst.data), worst.brief(), messages=said)

@@ -12,7 +12,7 @@ from typing import Any, Final
 from pytest_lsrb.core.credentials import checked_key
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import SKIPPED_OUTCOME
-from pytest_lsrb.engine.verifier import VerificationResult, VerifierConfig
+from pytest_lsrb.engine.verifier import SHARED_OUTCOMES, VerificationResult, VerifierConfig
 from pytest_lsrb.tactic.guard import refuse
 from pytest_lsrb.tactic.lean.backend import (
     FileBackend,
@@ -23,7 +23,7 @@ from pytest_lsrb.tactic.lean.backend import (
     make_repl_backend,
 )
 from pytest_lsrb.tactic.lean.kimina import KiminaBackend
-from pytest_lsrb.tactic.lean.outcome import Pos, Verdict
+from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Pos, Verdict
 from pytest_lsrb.tactic.lean.process import which
 from pytest_lsrb.tactic.lean.proofstate import screen_verdict, sorry_stands_alone
 from pytest_lsrb.tactic.profiles import (
@@ -40,22 +40,29 @@ from pytest_lsrb.tactic.rows import TacticRow
 REUSABLE_OUTCOMES: Final = frozenset({"closed", "progress", "lean_error"})
 
 
-def result(outcome: str, *, subkind: str | None = None, detail: str | None = None) -> VerificationResult:
+def result(
+    outcome: str, *, subkind: str | None = None, detail: str | None = None, messages: tuple[str, ...] = ()
+) -> VerificationResult:
     """An attempted verification with `outcome`; success only for `closed`."""
     return VerificationResult(
-        attempted=True, success=outcome == "closed", outcome=outcome, subkind=subkind, detail=detail
+        attempted=True,
+        success=outcome == "closed",
+        outcome=outcome,
+        subkind=subkind,
+        detail=detail,
+        messages=messages,
     )
 
 
 def from_verdict(verdict: Verdict) -> VerificationResult:
-    return result(verdict.outcome, subkind=verdict.subkind, detail=verdict.detail)
+    return result(verdict.outcome, subkind=verdict.subkind, detail=verdict.detail, messages=verdict.messages)
 
 
 def from_failed_run(run: LeanRun, *, stage: str) -> VerificationResult | None:
     """The result for a run that did not get to Lean's verdict, or None when it did.
 
     `stage` is `tactic` (a wall-clock hang is `timeout`, a crash or an exit without Lean's own
-    messages `oom_or_crash`: both the environment's, core/errors.py, since the answer's own
+    messages `oom_or_crash`: both the environment's, tactic/lean/outcome.py, since the answer's own
     budget is maxHeartbeats, whose exhaustion Lean reports as an error) or the environment
     outcome to use when the harness's own check failed (`reconstruction_failed`,
     `baseline_failed`).
@@ -78,6 +85,7 @@ class LeanVerifierBase(ABC):
     """
 
     mode = "lean"
+    outcomes: Final = {**SHARED_OUTCOMES, **LEAN_OUTCOMES}
 
     def __init__(self, config: VerifierConfig) -> None:
         self.config = config
@@ -224,6 +232,7 @@ class LeanVerifierBase(ABC):
             detail=verdict.detail,
             profile_id=profile.id,
             toolchain=verdict.toolchain,
+            messages=verdict.messages,
         )
 
     def _checked_once(self, row: TacticRow, tactic: str, profile: ReplayProfile) -> VerificationResult:

@@ -105,8 +105,8 @@ def _commented(draw: st.DrawFn) -> tuple[str, str]:
 def test_comments_never_change_the_answer_or_the_verdict(pair: tuple[str, str], tail: str) -> None:
     plain, commented = pair
     for mode in ("proof", "tactic"):
-        read_plain = read_answer(plain + tail, mode)  # type: ignore[arg-type]
-        read_commented = read_answer(commented + tail, mode)  # type: ignore[arg-type]
+        read_plain = read_answer(plain + tail, mode)
+        read_commented = read_answer(commented + tail, mode)
         assert read_commented.tactic == read_plain.tactic
         assert read_commented.valid == read_plain.valid
         assert refuse(commented, proof=True) == refuse(plain, proof=True)
@@ -145,5 +145,5 @@ def _well_indented(draw: st.DrawFn) -> str:
 def test_a_stripped_first_indent_does_not_change_the_answer(proof: str, tail: str) -> None:
     """What a client's `.strip()` does to a completion (issue #41: DeepSeek-Prover-V2 read wrong)."""
     for mode in ("proof", "tactic"):
-        original = read_answer(proof + tail, mode).tactic  # type: ignore[arg-type]
-        assert read_answer(proof.lstrip() + tail, mode).tactic == original  # type: ignore[arg-type]
+        original = read_answer(proof + tail, mode).tactic
+        assert read_answer(proof.lstrip() + tail, mode).tactic == original

@@ -12,7 +12,8 @@ import pytest
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is a dev dependency (.[dev])")
 
 from pytest_lsrb.cli import main  # noqa: E402
-from pytest_lsrb.engine.suite import tomllib  # noqa: E402
+from pytest_lsrb.core.errors import LsrbUsageError  # noqa: E402
+from pytest_lsrb.core.textfiles import read_toml  # noqa: E402
 from pytest_lsrb.tools import schemas  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
@@ -73,7 +74,7 @@ def test_the_shipped_replay_profiles_validate() -> None:
         pytest.skip("no profiles/*.toml in this checkout")
     check = validator("replay_profile")
     for path in files:
-        check.validate(tomllib.loads(path.read_text(encoding="utf-8")))
+        check.validate(read_toml(path))
     with pytest.raises(jsonschema.ValidationError):
         check.validate({"schema_version": 1, "no_such_key": True})
 
@@ -141,7 +142,7 @@ def test_lsrb_schema_prints_the_schema_and_lists_the_names(capsys: pytest.Captur
 def test_an_unavailable_schema_is_a_clear_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(schemas.SCHEMAS, "ghost", schemas.SchemaSource("pytest_lsrb.no_such_module:X", "x"))
     assert schemas.available()["ghost"] is False
-    with pytest.raises(schemas.LsrbUsageError, match="not available in this installation"):
+    with pytest.raises(LsrbUsageError, match="not available in this installation"):
         schemas.json_schema("ghost")
 
 

@@ -1,0 +1,39 @@
+"""`--lsrb-verification mcmath_exact`: the answer is right when its letter is the row's.
+
+`outcomes` declares whose each outcome is: a wrong letter, or none at all, is the model's, so it
+counts against the model in every rate; pytest-lsrb refuses a verifier without this table.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from lsrb_mcmath.rows import McRow
+from pytest_lsrb import VerificationResult, VerifierConfig
+
+
+class ExactMatchVerifier:
+    mode = "mcmath_exact"
+    # outcome -> whose it is: model, environment or harness (None: not a failure)
+    outcomes: ClassVar[dict[str, str | None]] = {
+        "correct": None,
+        "wrong_answer": "model",
+        "no_letter": "model",
+    }
+
+    def __init__(self, config: VerifierConfig) -> None:
+        self.config = config
+
+    def preflight(self) -> None:
+        return None  # nothing outside the row is needed to check an answer
+
+    def verify(self, row: McRow, proposal: str, *, attempt_seed: int) -> VerificationResult:
+        if proposal == row.answer:
+            return VerificationResult(attempted=True, success=True, outcome="correct")
+        outcome = "wrong_answer" if proposal else "no_letter"
+        return VerificationResult(
+            attempted=True, success=False, outcome=outcome, detail=f"expected {row.answer}"
+        )
+
+    def close(self) -> None:
+        return None

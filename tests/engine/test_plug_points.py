@@ -1,0 +1,259 @@
+"""Open plug points (issue #39): a registry takes a built-in name, an installed package's entry
+point or a "pkg.mod:Class" spec, and says in one sentence which one it could not load; every
+verification outcome declares whose it is, and one that does not is refused, never guessed.
+
+The "installed package" here is a real distribution on sys.path (a `*.dist-info` folder with its
+`entry_points.txt`, as pip writes it), found by `importlib.metadata` like any other."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_lsrb import api
+from pytest_lsrb.adapters import ADAPTERS, create_adapter
+from pytest_lsrb.adapters.base import AdapterConfig
+from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.registry import Registry
+from pytest_lsrb.engine.verifier import (
+    UndeclaredOutcome,
+    VerificationResult,
+    VerifierConfig,
+    create_verifier,
+    declare_outcomes,
+    outcome_domain,
+)
+from pytest_lsrb.tools.plugins import listing
+
+PLUGIN = '''
+import time
+
+from pydantic import BaseModel
+
+from pytest_lsrb import Adapter, GenerationRequest, GenerationResult, Message, Task, VerificationResult
+from pytest_lsrb.core.rows import stream_jsonl
+from pytest_lsrb.engine.verifier import verification_fields
+
+
+class EchoAdapter(Adapter):
+    """Answers `rfl` to every goal."""
+
+    name = "echo"
+
+    def __init__(self, config):
+        self.model = config.model or "echo-1"
+
+    def generate(self, request):
+        return GenerationResult(text="rfl", latency_ms=0.1)
+
+    def identity(self):
+        return {"adapter": self.name, "model": self.model}
+
+
+class NotAnAdapter:
+    def __init__(self, config):
+        pass
+
+
+class Row(BaseModel):
+    item_id: str
+    word: str
+
+    def content_hash(self):
+        return self.word
+
+
+class WordTask(Task):
+    name = "word"
+    verification_modes = ("mystery_check", "none")
+
+    def load_rows(self, suite, index_path):
+        return stream_jsonl(index_path, Row)
+
+    def run_attempt(self, ctx):
+        result = ctx.adapter.generate(
+            GenerationRequest((Message("user", ctx.case.row.word),), ctx.case.attempt_seed, ctx.sampling)
+        )
+        fields = {"raw_output": result.text, "proposal": result.text, "valid": True, "nonempty": True,
+                  "verification_mode": ctx.verifier.mode}
+        fields.update(verification_fields(ctx.verifier.verify(ctx.case.row, result.text, attempt_seed=0)))
+        return fields
+
+    def mock_answer(self, context, seed):
+        return "x"
+
+
+class MysteryVerifier:
+    """Declares `fine`, then returns an outcome it never declared."""
+
+    mode = "mystery_check"
+    outcomes = {"fine": None}
+
+    def __init__(self, config):
+        pass
+
+    def verify(self, row, proposal, *, attempt_seed):
+        return VerificationResult(attempted=True, success=False, outcome="mystery_outcome")
+
+    def preflight(self):
+        return None
+
+    def close(self):
+        return None
+
+
+class Undeclared:
+    mode = "undeclared"
+
+    def __init__(self, config):
+        pass
+'''
+
+ENTRY_POINTS = """
+[pytest_lsrb.adapters]
+echo = fakeplug_mod:EchoAdapter
+broken = fakeplug_mod:Missing
+notadapter = fakeplug_mod:NotAnAdapter
+mock = fakeplug_mod:EchoAdapter
+
+[pytest_lsrb.tasks]
+word = fakeplug_mod:WordTask
+
+[pytest_lsrb.verifiers]
+mystery_check = fakeplug_mod:MysteryVerifier
+undeclared = fakeplug_mod:Undeclared
+"""
+
+
+@pytest.fixture
+def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`fakeplug` 1.0 installed into a folder on sys.path, as pip --target lays it out."""
+    site = tmp_path / "site"
+    info = site / "fakeplug-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplug\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
+    (site / "fakeplug_mod.py").write_text(PLUGIN, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(__import__("sys").modules, "fakeplug_mod", raising=False)
+    return site
+
+
+def one_sentence(exc: pytest.ExceptionInfo[LsrbUsageError]) -> str:
+    text = str(exc.value)
+    assert "\n" not in text and "Traceback" not in text, text
+    return text
+
+
+def test_a_spec_loads_its_class_and_a_bad_one_is_named_in_one_sentence(installed: Path) -> None:
+    registry = Registry({"known": "fakeplug_mod:EchoAdapter"}, group="lsrb.none", what="adapter", where="--x")
+    assert registry.load("known").__name__ == "EchoAdapter"
+    assert registry.load("fakeplug_mod:EchoAdapter") is registry.load("known")
+    with pytest.raises(LsrbUsageError) as gone:
+        registry.load("no_such_module_zz:Thing")
+    assert "--x: cannot import 'no_such_module_zz' for 'no_such_module_zz:Thing'" in one_sentence(gone)
+    with pytest.raises(LsrbUsageError) as missing:
+        registry.load("fakeplug_mod:Nope")
+    assert one_sentence(missing) == "--x: module 'fakeplug_mod' has no 'Nope' (from 'fakeplug_mod:Nope')."
+    with pytest.raises(LsrbUsageError) as unknown:
+        registry.load("nope")
+    assert "--x: unknown adapter 'nope' (known: known;" in one_sentence(unknown)
+
+
+def test_an_entry_point_loads_and_lsrb_list_names_its_package(installed: Path) -> None:
+    assert ADAPTERS.load("echo").__name__ == "EchoAdapter"
+    assert {"mock", "echo", "broken"} <= set(ADAPTERS)
+    adapters = listing().split("\n\n")[1].splitlines()
+    assert adapters[0] == "adapters (--lsrb-adapter; entry points: pytest_lsrb.adapters)"
+    rows: dict[str, str] = {}
+    for line in adapters[1:]:  # (the first line of a name: the built-in before a package's)
+        rows.setdefault(line.split()[0], line.split(maxsplit=1)[1])
+    assert rows["mock"].split() == ["built-in", "pytest_lsrb.adapters.mock:MockAdapter"]
+    assert rows["echo"].split("  ")[0] == "entry point (fakeplug 1.0)"
+    assert rows["echo"].endswith("  fakeplug_mod:EchoAdapter")
+    # a package's name that a built-in already has: listed as shadowed, the built-in loads
+    shadowed = [line.split() for line in adapters if "shadowed" in line]
+    assert shadowed == [["mock", "entry", "point", "(fakeplug", "1.0),", "shadowed", "by", "the", "built-in",
+                         "fakeplug_mod:EchoAdapter"]]  # fmt: skip
+    assert ADAPTERS.load("mock").__name__ == "MockAdapter"
+    with pytest.raises(LsrbUsageError) as broken:
+        ADAPTERS.load("broken")
+    text = one_sentence(broken)
+    assert text.startswith("--lsrb-adapter: the adapter 'broken' of fakeplug 1.0 (entry point "), text
+    with pytest.raises(LsrbUsageError) as wrong:
+        create_adapter(AdapterConfig(name="notadapter"))
+    assert "is not a subclass of pytest_lsrb.adapters.base.Adapter" in one_sentence(wrong)
+
+
+def test_an_adapter_from_another_package_runs_a_suite(installed: Path, tmp_path: Path) -> None:
+    result = api.run(
+        "goal_to_tactic_proposal_v1",
+        adapter="echo",
+        max_items=2,
+        output_dir=tmp_path / "o",
+        pytest_args=["-q"],
+    )
+    assert result.summary is not None and result.exit_code == 0
+    assert [(r["adapter"], r["model"], r["tactic"]) for r in result.records] == [
+        ("echo", "echo-1", "rfl")
+    ] * 2
+
+
+def test_a_verifier_must_declare_whose_each_outcome_is(installed: Path) -> None:
+    with pytest.raises(LsrbUsageError) as none:
+        create_verifier(VerifierConfig(mode="undeclared"))
+    assert "declares no `outcomes` table" in one_sentence(none)
+    with pytest.raises(LsrbUsageError) as bad:
+        declare_outcomes("my_verifier", {"oops": "user"})
+    assert one_sentence(bad) == (
+        "my_verifier: outcome 'oops' has domain 'user', not one of model, environment, harness or None."
+    )
+    import pytest_lsrb.tactic.lean.outcome  # noqa: F401  (declares Lean's `timeout` as the environment's)
+
+    with pytest.raises(LsrbUsageError) as clash:
+        declare_outcomes("my_verifier", {"timeout": "model"})
+    assert (
+        "outcome 'timeout' is declared 'model' here but 'environment' by pytest_lsrb.tactic"
+        in one_sentence(clash)
+    )
+
+
+def test_an_undeclared_outcome_is_refused_never_guessed() -> None:
+    result = VerificationResult(attempted=True, success=False, outcome="never_declared_zz")
+    with pytest.raises(UndeclaredOutcome) as exc:
+        _ = result.error_domain
+    assert "verification outcome 'never_declared_zz' declares no domain" in one_sentence(exc)
+    assert outcome_domain("not_attempted") is None
+
+
+def test_a_run_stops_at_the_first_undeclared_outcome(
+    installed: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "word_suite"
+    suite.mkdir()
+    (suite / "suite.toml").write_text(
+        '[suite]\nname = "word"\ntask = "word"\nindex = "index.jsonl"\nprompt = "prompt.md"\n',
+        encoding="utf-8",
+    )
+    (suite / "prompt.md").write_text("{{word}}\n", encoding="utf-8")
+    rows = "".join(f'{{"item_id": "w{i}", "word": "w{i}"}}\n' for i in range(3))
+    (suite / "index.jsonl").write_text(rows, encoding="utf-8")
+    (suite / "test_word.py").write_text(
+        textwrap.dedent(
+            """
+            from pytest_lsrb import Attempt
+
+
+            def test_word(lsrb_attempt: Attempt) -> None:
+                lsrb_attempt.check()
+            """
+        ),
+        encoding="utf-8",
+    )
+    result = api.run(suite, output_dir=tmp_path / "o", pytest_args=["-q", "-rs"])
+    assert result.records == []  # nothing was recorded with a guessed domain
+    assert result.exit_code != 0
+    shown = capfd.readouterr().out
+    assert "stopping the run: verification outcome 'mystery_outcome' declares no domain" in shown, shown
