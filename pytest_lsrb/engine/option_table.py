@@ -234,6 +234,16 @@ OPTIONS: list[Option] = [
         tasks=TACTIC,
     ),
     Option(
+        "feedback-rounds",
+        _int,
+        0,
+        "after a wrong answer, ask again up to N times, showing the model its earlier answers and "
+        "Lean's reply (SorryDB's self-correcting protocol: its max_iterations counts every "
+        "proposal, so max_iterations=3 is N=2); needs a Lean verification mode; the attempt's "
+        "verdict is its last round's",
+        tasks=TACTIC,
+    ),
+    Option(
         "context",
         str,
         "goal",

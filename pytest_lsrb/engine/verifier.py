@@ -92,6 +92,9 @@ class VerificationResult:
     detail: str | None = None
     profile_id: str | None = None
     toolchain: str | None = None  # which Lean/Lake/Mathlib the check ran with, when it ran
+    # What the checker said, in full and bounded (Lean's errors with positions and the goals
+    # left): shown to the model in a feedback round (`--lsrb-feedback-rounds`), not recorded whole.
+    messages: tuple[str, ...] = ()
 
     @property
     def error_kind(self) -> str | None:

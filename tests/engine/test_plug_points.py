@@ -116,6 +116,7 @@ ENTRY_POINTS = """
 echo = fakeplug_mod:EchoAdapter
 broken = fakeplug_mod:Missing
 notadapter = fakeplug_mod:NotAnAdapter
+mock = fakeplug_mod:EchoAdapter
 
 [pytest_lsrb.tasks]
 word = fakeplug_mod:WordTask
@@ -166,10 +167,17 @@ def test_an_entry_point_loads_and_lsrb_list_names_its_package(installed: Path) -
     assert {"mock", "echo", "broken"} <= set(ADAPTERS)
     adapters = listing().split("\n\n")[1].splitlines()
     assert adapters[0] == "adapters (--lsrb-adapter; entry points: pytest_lsrb.adapters)"
-    rows = {line.split()[0]: line.split(maxsplit=1)[1] for line in adapters[1:]}
+    rows: dict[str, str] = {}
+    for line in adapters[1:]:  # (the first line of a name: the built-in before a package's)
+        rows.setdefault(line.split()[0], line.split(maxsplit=1)[1])
     assert rows["mock"].split() == ["built-in", "pytest_lsrb.adapters.mock:MockAdapter"]
     assert rows["echo"].split("  ")[0] == "entry point (fakeplug 1.0)"
     assert rows["echo"].endswith("  fakeplug_mod:EchoAdapter")
+    # a package's name that a built-in already has: listed as shadowed, the built-in loads
+    shadowed = [line.split() for line in adapters if "shadowed" in line]
+    assert shadowed == [["mock", "entry", "point", "(fakeplug", "1.0),", "shadowed", "by", "the", "built-in",
+                         "fakeplug_mod:EchoAdapter"]]  # fmt: skip
+    assert ADAPTERS.load("mock").__name__ == "MockAdapter"
     with pytest.raises(LsrbUsageError) as broken:
         ADAPTERS.load("broken")
     text = one_sentence(broken)

@@ -32,15 +32,22 @@ from pytest_lsrb.tactic.rows import TacticRow
 REUSABLE_OUTCOMES: Final = frozenset({"closed", "progress", "lean_error"})
 
 
-def result(outcome: str, *, subkind: str | None = None, detail: str | None = None) -> VerificationResult:
+def result(
+    outcome: str, *, subkind: str | None = None, detail: str | None = None, messages: tuple[str, ...] = ()
+) -> VerificationResult:
     """An attempted verification with `outcome`; success only for `closed`."""
     return VerificationResult(
-        attempted=True, success=outcome == "closed", outcome=outcome, subkind=subkind, detail=detail
+        attempted=True,
+        success=outcome == "closed",
+        outcome=outcome,
+        subkind=subkind,
+        detail=detail,
+        messages=messages,
     )
 
 
 def from_verdict(verdict: Verdict) -> VerificationResult:
-    return result(verdict.outcome, subkind=verdict.subkind, detail=verdict.detail)
+    return result(verdict.outcome, subkind=verdict.subkind, detail=verdict.detail, messages=verdict.messages)
 
 
 def from_failed_run(run: LeanRun, *, stage: str) -> VerificationResult | None:
@@ -217,6 +224,7 @@ class LeanVerifierBase(ABC):
             detail=verdict.detail,
             profile_id=profile.id,
             toolchain=verdict.toolchain,
+            messages=verdict.messages,
         )
 
     def _checked_once(self, row: TacticRow, tactic: str, profile: ReplayProfile) -> VerificationResult:
