@@ -215,6 +215,18 @@ OPTIONS: list[Option] = [
         tasks=TACTIC,
     ),
     Option(
+        "screen",
+        str,
+        "on",
+        "Lean over a REPL: run each answer on the sorry's proof state first and compile the whole "
+        "patched file only for answers that close there (the verdicts are the same; off: every "
+        "answer compiles its file)",
+        # the verdicts are the same either way (tests/tactic/verifiers/test_screening.py)
+        identity=False,
+        choices=("on", "off"),
+        tasks=TACTIC,
+    ),
+    Option(
         "forbid-search-tactics",
         bool,
         False,

@@ -14,10 +14,18 @@ from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import SKIPPED_OUTCOME
 from pytest_lsrb.engine.verifier import SHARED_OUTCOMES, VerificationResult, VerifierConfig
 from pytest_lsrb.tactic.guard import refuse
-from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, lean_slots, make_repl_backend
+from pytest_lsrb.tactic.lean.backend import (
+    FileBackend,
+    LeanBackend,
+    LeanRun,
+    ReplBackend,
+    lean_slots,
+    make_repl_backend,
+)
 from pytest_lsrb.tactic.lean.kimina import KiminaBackend
-from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Verdict
+from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Pos, Verdict
 from pytest_lsrb.tactic.lean.process import which
+from pytest_lsrb.tactic.lean.proofstate import screen_verdict, sorry_stands_alone
 from pytest_lsrb.tactic.profiles import (
     BUILTIN_DEFAULT,
     ProfileSet,
@@ -241,6 +249,33 @@ class LeanVerifierBase(ABC):
             if verdict.outcome in REUSABLE_OUTCOMES:
                 self._verdicts[key] = verdict
             return verdict
+
+    def screen(
+        self,
+        backend: LeanBackend,
+        generation: int,
+        unpatched: LeanRun,
+        text: str,
+        span: tuple[Pos, Pos],
+        tactic: str,
+    ) -> VerificationResult | None:
+        """The verdict the sorry's own proof state gives `tactic`, or None when the patched file
+        must be compiled (--lsrb-screen; lean/proofstate.py says what a step decides).
+
+        `unpatched` is the REPL's run of `text`, the file with the sorry at `span`, made in the
+        backend's `generation`. Only a sorry that is its block's only tactic is screened; a step
+        the REPL could not run (a hang, a crash, a lost state) leaves the decision to the file's
+        check, as without screening: the screen never decides what the file would not."""
+        if not self.config.screen or not isinstance(backend, ReplBackend):
+            return None
+        state = next((s.proof_state for s in unpatched.sorries if s.pos == span[0]), None)
+        if state is None or not sorry_stands_alone(text, *span):
+            return None
+        step = backend.run_tactic(tactic, state, generation=generation)
+        if isinstance(step, LeanRun):
+            return None
+        verdict = screen_verdict(step)
+        return from_verdict(verdict) if verdict is not None else None
 
     @abstractmethod
     def check(self, row: TacticRow, tactic: str, profile: ReplayProfile) -> VerificationResult:
