@@ -42,16 +42,17 @@ def start_endpoint() -> tuple[subprocess.Popen[str], str]:
 
 
 def ledger_us(n: int = 2000) -> float:
-    from pytest_lsrb.adapters.base import GenerationResult
-    from pytest_lsrb.engine.budget import BudgetGuard, Ledger, Limits, Spent
+    from pytest_lsrb.engine.budget import BudgetGuard, Ledger, Limits, Spent, Worst
+    from pytest_lsrb.engine.ledger import Reservation
 
     guard = BudgetGuard(Limits(max_total_tokens=10**15), Ledger(Path(tempfile.mkdtemp())))
     guard.ledger.open_session(Spent(), time.time())
-    answer = GenerationResult(text="x", latency_ms=1.0, usage={"prompt_tokens": 20, "completion_tokens": 3})
+    usage = {"prompt_tokens": 20, "completion_tokens": 3}
     start = time.perf_counter()
     for _ in range(n):
-        guard.before_request()
-        guard.after_request(answer)
+        held = guard.reserve(Worst(600, 256), None)
+        assert isinstance(held, Reservation)
+        guard.settle(held, usage)
     return (time.perf_counter() - start) / n * 1e6
 
 
@@ -87,7 +88,7 @@ def main() -> None:
                 "--lsrb-outcome=record",
                 "--lsrb-progress=0",
             ]
-            modes = [[]] + ([["-n", "2"]] if args.xdist else [])
+            modes: list[list[str]] = [[]] + ([["-n", "2"]] if args.xdist else [])
             for mode in modes:
                 best: dict[str, tuple[float, float]] = {}
                 for r in range(args.repeat):

@@ -101,11 +101,17 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
         statuses[run.label] = status
         view.finished(run.label, out, status)
 
-    def run_group(members: list[Any]) -> None:
-        for run in members:
-            run_one(run)
+    ended = [threading.Event() for _ in groups]
 
-    threads = [threading.Thread(target=run_group, args=(members,)) for members in groups]
+    def run_group(members: list[Any], done: threading.Event) -> None:
+        try:
+            for run in members:
+                run_one(run)
+        finally:
+            done.set()
+
+    pairs = zip(groups, ended, strict=True)
+    threads = [threading.Thread(target=run_group, args=(members, done)) for members, done in pairs]
     watching = threading.Event()
     if view is not None:
         view.intro()
@@ -116,10 +122,13 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
     try:
         for thread in threads:
             thread.start()
-        for thread in threads[: len(groups)]:
-            while thread.is_alive():
+        # Waited for on events, not Thread.join: a KeyboardInterrupt inside join() marks a thread
+        # that still runs as ended (3.11's threading.py releases its lock then, for bpo-45274), so
+        # this would not wait for the child it runs, and its line would come before the child's.
+        for done in ended:
+            while not done.is_set():
                 try:
-                    thread.join()
+                    done.wait(0.5)
                 except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (`TermHandler`): to every child
                     term.received = False  # a second one is passed on too
                     children.stop(signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)

@@ -33,11 +33,38 @@ import time
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, Protocol
 
 # Failure kinds that mean "the server is overloaded": back off.
 OVERLOAD_KINDS: Final = frozenset({"rate_limit", "server_error", "timeout"})
 DECREASE: Final = 0.5
+NOT_SENT: Final = "not_sent"  # a permit handed back unused: the limit neither grows nor shrinks
+
+
+class Admission(Protocol):
+    """A budget's say on each request a call sends (`engine.budget.Admission`)."""
+
+    def enter(self, lease_s: float | None = None) -> bool | None:
+        """Reserve (True: send), not now (None: `pause`, then ask again), or never (False)."""
+        ...
+
+    def pause(self, stop: threading.Event | None = None) -> None:
+        """Wait a moment for the requests in flight to settle (holding no permit)."""
+        ...
+
+    def leave(self, usage: Any) -> None:
+        """The request sent ended: its `usage` (an answer) or None (no answer)."""
+        ...
+
+
+# The budget of the `generate` call running on this thread (None: the run has no budget).
+ADMISSION: ContextVar[Admission | None] = ContextVar("lsrb_admission", default=None)
+
+
+def admits_inside(adapter: object) -> bool:
+    """Whether `adapter` asks the budget itself, per request, under its permit (the HTTP
+    adapters: a class attribute `admits_budget = True`). Looks through a cache wrapper."""
+    return getattr(getattr(adapter, "inner", adapter), "admits_budget", False) is True
 
 
 def slot_share(slots: int, workers: int, index: int) -> int:
@@ -197,6 +224,9 @@ class AdaptiveLimit:
         """Hand the permit back, with what the request met (None: an answer)."""
         with self._cond:
             self.in_flight -= 1
+            if failure_kind == NOT_SENT:  # nothing was asked of the server: nothing learnt
+                self._cond.notify_all()
+                return
             if failure_kind in OVERLOAD_KINDS and not (self.slots_known and failure_kind == "timeout"):
                 if self._quiet <= 0:
                     self.limit = max(1.0, self.limit * DECREASE)

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from pytest_lsrb.adapters.base import GenerationResult
-from pytest_lsrb.adapters.concurrency import CURRENT, AdaptiveLimit
+from pytest_lsrb.adapters.concurrency import CURRENT, NOT_SENT, AdaptiveLimit, Admission
 from pytest_lsrb.adapters.retry import WAITING, RetryPolicy, parse_retry_after
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, RETRYABLE_GENERATION_KINDS
 from pytest_lsrb.core.redaction import RUN_KEYS, register_key, strip_userinfo
@@ -169,6 +169,9 @@ class HttpEndpoint:
         self.limit = AdaptiveLimit(in_flight or max(1, pool_size))
         self.retry = retry
         self.timeout_s = timeout_s
+        # How long a request's budget reservation may live: a request has a whole-response
+        # deadline (`timeout_s`, after a connect of at most as long), so a live one ends sooner.
+        self.lease_s = 2 * timeout_s + 30.0
         # This endpoint's key and every other key of the run: a server may echo any it learnt.
         register_key(api_key, urlsplit(self.base_url).password)
         # safe to print and record: no `user:password@`, no key anywhere else in it (`?key=...`)
@@ -261,9 +264,11 @@ class HttpEndpoint:
         seed: int,
         max_retries: int | None = None,
         retry_kinds: frozenset[str] = RETRYABLE_GENERATION_KINDS,
+        admission: Admission | None = None,
     ) -> Outcome[T]:
         """Send until success, a non-retryable failure (a kind not in `retry_kinds`), or the
-        retry cap; never raises."""
+        retry cap; never raises. `admission`: the run's budget, asked for each request sent
+        while its permit is held (see `adapters.concurrency`)."""
         policy = self.retry if max_retries is None else replace(self.retry, max_retries=max_retries)
         rng = random.Random(stable_hash("backoff", seed))  # deterministic jitter per attempt
         start = time.perf_counter()
@@ -279,6 +284,13 @@ class HttpEndpoint:
                 queued = time.perf_counter()
                 if not self.limit.acquire(self.state.stop, CURRENT.get()):  # in test order
                     continue  # stopped while waiting for a permit: the check above says why
+                if admission is not None and (admitted := admission.enter(self.lease_s)) is not True:
+                    self.limit.release(NOT_SENT)  # never wait for the budget holding a permit
+                    start += time.perf_counter() - queued
+                    if admitted is False:
+                        return self._outcome(None, Failure("connection", "stopped: the budget"), sent, start)
+                    admission.pause(self.state.stop)
+                    continue
                 start += time.perf_counter() - queued  # our own queue is no time of the model's
                 sent += 1
                 result: T | Failure = Failure("connection", "no answer")
@@ -288,6 +300,8 @@ class HttpEndpoint:
                         # Stop before the permit goes back: a waiting request must not be sent after it.
                         self._go_fatal(result)
                 finally:
+                    if admission is not None:  # settled before the permit goes back
+                        admission.leave(None if isinstance(result, Failure) else getattr(result, "usage", {}))
                     self.limit.release(result.kind if isinstance(result, Failure) else None)
                 if not isinstance(result, Failure):
                     return self._outcome(result, None, sent, start)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, GenerationResult
+from pytest_lsrb.adapters.concurrency import ADMISSION
 from pytest_lsrb.adapters.http import (
     HttpEndpoint,
     Reply,
@@ -75,6 +76,7 @@ def model_available(model: str, names: list[str]) -> bool:
 class OllamaAdapter(Adapter):
     name = "ollama"
     default_concurrency = DEFAULT_CONCURRENCY
+    admits_budget = True  # a run's budget is asked per request, under the slot permit
 
     def __init__(self, config: AdapterConfig) -> None:
         self.model = config.model
@@ -134,7 +136,12 @@ class OllamaAdapter(Adapter):
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
         outcome = self.http.call(
-            "POST", "/api/chat", self.payload(request), parse=parse_chat, seed=request.seed
+            "POST",
+            "/api/chat",
+            self.payload(request),
+            parse=parse_chat,
+            seed=request.seed,
+            admission=ADMISSION.get(),
         )
         return to_result(outcome)
 

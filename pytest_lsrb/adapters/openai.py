@@ -22,7 +22,7 @@ from pytest_lsrb.adapters.base import (
     GenerationRequest,
     GenerationResult,
 )
-from pytest_lsrb.adapters.concurrency import slot_share, xdist_place
+from pytest_lsrb.adapters.concurrency import ADMISSION, slot_share, xdist_place
 from pytest_lsrb.adapters.http import (
     HttpEndpoint,
     Reply,
@@ -104,6 +104,7 @@ def parse_models(data: Any) -> list[tuple[str, str]]:
 class OpenAIAdapter(Adapter):
     name = "openai"
     default_concurrency = DEFAULT_CONCURRENCY
+    admits_budget = True  # a run's budget is asked per request, under the slot permit
 
     def __init__(self, config: AdapterConfig) -> None:
         self.model = config.model
@@ -218,7 +219,12 @@ class OpenAIAdapter(Adapter):
         if not self._slots_asked:
             self.served_slots()
         outcome = self.http.call(
-            "POST", "/chat/completions", self.payload(request), parse=parse_chat_completion, seed=request.seed
+            "POST",
+            "/chat/completions",
+            self.payload(request),
+            parse=parse_chat_completion,
+            seed=request.seed,
+            admission=ADMISSION.get(),
         )
         return to_result(outcome)
 

@@ -1,38 +1,45 @@
 """Run budgets: `--lsrb-max-cost` (priced by `--lsrb-price`), `--lsrb-max-total-tokens` and
 `--lsrb-max-wall-time` stop a run the way a quota refusal does: nothing more is sent, the answers
-already paid for are recorded, and the run's last line names the budget and the command that
-continues it (`--lsrb-resume` with a larger budget).
+already paid for are recorded, and the run's last line names the budget, what was spent (settled:
+every answer the server billed) and the command that continues it (`--lsrb-resume` with a larger
+budget).
 
-Checked before every model request (`BudgetedAdapter`, wrapped around the run's adapter by the
-runner), so a search that makes a thousand calls in one attempt stops inside it too. One budget
-covers the whole run, every xdist worker included: the spend lives in a small ledger file in the
-run's directory (`Ledger`), which the controller opens when the run starts and every process
-updates under an exclusive file lock around each request.
+The law (docs/adapters.md, "Budgets"; tests/engine/test_budget_bound.py holds it): a run's spend
+never passes its cost or token budget, whatever the answer lengths, the number of threads and
+`-n` workers, the server's slots, and worker deaths. A request is sent only when what is spent,
+plus the worst case of every request in flight, plus this request's worst case, fits the budget.
+A request's worst case is its prompt counted at one token per UTF-8 byte (no tokenizer makes more
+tokens of a text than it has bytes) plus an allowance for the chat template, and its `max_tokens`;
+priced by `--lsrb-price` for a cost budget. When a server bills more than that (a template longer
+than the allowance, a server ignoring `max_tokens`), the excess seen is added to every later worst
+case; and until one request has been answered, only one is in flight, so that first excess is
+paid once. A request whose worst case does not fit even with nothing in flight stops the run.
 
-A request is sent only when what is spent, plus what the requests in flight may still cost, plus
-this one, stays within the budget; a request "may cost" as much as the largest one answered so far
-(prompt and completion tokens apart). Before any request has been answered only one is sent at a
-time. So a run stops with its spend within the budget whenever no request costs more than the
-largest seen before it, and at most one request's worth over otherwise. When a request must wait
-for those in flight (their true cost may leave room), it waits here, not in the server's queue.
+Where it is asked: an HTTP adapter (`admits_budget`) asks inside `HttpEndpoint.call`, for each
+request it sends, only while holding its slot permit, and gives the permit back when the answer
+is settled; when the budget must wait for requests in flight it gives its permit back first. So
+no thread ever holds a budget reservation while it waits for a permit, nor a permit while it
+waits for the budget: a one-slot server cannot deadlock the two (issue #38). Other adapters (the
+mock, a user's) are asked around their `generate`. One budget covers the whole run, every xdist
+worker included: the ledger (`engine.ledger`) lives in the run's directory, and a reservation
+expires with the process that took it.
 
 Money and tokens are the run's: a resumed run goes on counting from what its earlier sessions
 spent (the ledger stays in the run's directory), so the way on is a larger budget. Wall time is
 the session's (like a batch job's time limit): the clock starts when this command's controller
-opens the run. Tokens are what the server reports in `usage`; a request answered without them
-counts nothing and the run says so at its end. Answers served from the response cache cost
-nothing (but once a budget is spent, no request is made, cached or not).
+opens the run, and each process measures it on its own monotonic clock from when it first sees
+the session, so a step of the wall clock neither stretches nor ends it. Tokens are what the server
+reports in `usage`; a request answered without them counts nothing and the run says so at its
+end. Answers served from the response cache cost nothing (but once a budget is spent, no request
+is made, cached or not).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
-import os
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -45,13 +52,19 @@ from pytest_lsrb.adapters.base import (
     runs_ahead,
     served_slots,
 )
+from pytest_lsrb.adapters.concurrency import ADMISSION, admits_inside
 from pytest_lsrb.adapters.usage import reported_tokens
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.nofollow import open_nofollow
 from pytest_lsrb.engine.cost import Price, parse_price
+from pytest_lsrb.engine.ledger import LEDGER_FILE, Ledger, Reservation, Spent, new_reservation
 
-LEDGER_FILE: Final = ".lsrb-budget.json"
+__all__ = ["LEDGER_FILE", "Ledger", "Spent"]  # (the ledger's names, where callers look for them)
+
 WAIT_POLL_S: Final = 0.02  # how often a request waiting for those in flight looks again
+# The chat template's tokens around the text (roles, turn markers, a default system prompt):
+# allowed per message and per request on top of one token per byte of the text.
+TEMPLATE_TOKENS_PER_MESSAGE: Final = 8
+TEMPLATE_TOKENS: Final = 64
 
 # budget name -> (its option, what it counts, for messages)
 BUDGETS: Final[Mapping[str, tuple[str, str]]] = {
@@ -96,52 +109,29 @@ def limits_of(values: Mapping[str, Any]) -> Limits:
 
 
 @dataclass(frozen=True)
-class Spent:
-    """What a run has spent (the ledger's content)."""
+class Worst:
+    """The most one request may be billed: prompt and completion tokens."""
 
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    requests: int = 0  # requests answered (with or without usage)
-    unreported: int = 0  # of those, answered without `usage`: counted as nothing
-    largest_prompt: int = 0  # the largest prompt_tokens of one request
-    largest_completion: int = 0
-    in_flight: int = 0  # requests sent and not yet answered, over every process
-    session_started: float = 0.0  # time.time() when this session's controller opened the run
-    stopped: dict[str, Any] | None = None  # the first budget stop of this session (`BudgetStop`)
+    prompt: int
+    completion: int
 
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
 
-    @classmethod
-    def from_json(cls, data: Any) -> Spent:
-        """The ledger's content; a field of the wrong type (a damaged or hostile file) reads as
-        its default, so arithmetic on it never fails."""
-        if not isinstance(data, dict):
-            return cls()
-        known: dict[str, Any] = {}
-        for name in cls.__dataclass_fields__:
-            value = data.get(name)
-            if name == "stopped":
-                known[name] = value if isinstance(value, dict) else None
-            elif name == "session_started":
-                number = (
-                    float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-                )
-                known[name] = number if math.isfinite(number) else 0.0
-            else:
-                ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-                known[name] = value if ok else 0
-        return cls(**known)
+def worst_case(request: GenerationRequest) -> Worst:
+    """A request's worst case: its text at one token per UTF-8 byte plus the template's
+    allowance, and its `max_tokens`."""
+    text = sum(len(m.content.encode("utf-8", errors="replace")) for m in request.messages)
+    prompt = text + TEMPLATE_TOKENS_PER_MESSAGE * len(request.messages) + TEMPLATE_TOKENS
+    return Worst(prompt, max(0, int(request.sampling.max_tokens)))
 
 
 @dataclass(frozen=True)
 class BudgetStop:
-    """Which budget stopped the run, with what was spent against it."""
+    """Which budget stopped the run, with what was spent against it (settled)."""
 
     budget: str  # a key of BUDGETS
     limit: float
     spent: float
+    needed: float = 0.0  # the worst case of the request that found no room (0: the budget is spent)
 
     @property
     def option(self) -> str:
@@ -149,9 +139,14 @@ class BudgetStop:
 
     def sentence(self) -> str:
         what = BUDGETS[self.budget][1]
+        room = (
+            f"; the next request may cost up to {shown(self.needed)}, more than is left"
+            if self.needed
+            else ""
+        )
         return (
             f"stopping the run: the {what} budget is spent ({self.option} {shown(self.limit)}; "
-            f"spent {shown(self.spent)}); nothing more is sent."
+            f"spent {shown(self.spent)}){room}; nothing more is sent."
         )
 
     @classmethod
@@ -159,7 +154,8 @@ class BudgetStop:
         if not isinstance(data, dict) or data.get("budget") not in BUDGETS:
             return None
         try:
-            return cls(str(data["budget"]), float(data["limit"]), float(data["spent"]))
+            needed = float(data.get("needed") or 0.0)
+            return cls(str(data["budget"]), float(data["limit"]), float(data["spent"]), needed)
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -172,7 +168,7 @@ def shown(x: float) -> str:
 
 
 def spent_against(limits: Limits, spent: Spent, elapsed_s: float) -> Iterator[tuple[str, float, float]]:
-    """(budget, limit, spent) for each budget the run has."""
+    """(budget, limit, settled spend) for each budget the run has."""
     if limits.max_cost is not None and limits.price is not None:
         yield "cost", limits.max_cost, limits.price.cost(spent.prompt_tokens, spent.completion_tokens)
     if limits.max_total_tokens is not None:
@@ -181,45 +177,62 @@ def spent_against(limits: Limits, spent: Spent, elapsed_s: float) -> Iterator[tu
         yield "wall_time", limits.max_wall_time_s, elapsed_s
 
 
-def largest_request(limits: Limits, spent: Spent, budget: str) -> float:
-    """What one request may cost against `budget`: the largest answered so far (0: none yet)."""
+def priced(limits: Limits, budget: str, spent: Spent, prompt: int, completion: int) -> float:
+    """What `prompt` + `completion` tokens of worst case come to against `budget`, with the
+    excess the server was seen to bill past a worst case added."""
+    p, c = prompt + spent.prompt_excess, completion + spent.completion_excess
     if budget == "cost" and limits.price is not None:
-        return limits.price.cost(spent.largest_prompt, spent.largest_completion)
-    if budget == "tokens":
-        return float(spent.largest_prompt + spent.largest_completion)
-    return 0.0
+        return limits.price.cost(p, c)
+    return float(p + c)
 
 
-def decide(limits: Limits, spent: Spent, elapsed_s: float) -> BudgetStop | bool:
-    """The law of one request: a `BudgetStop` when the budget is spent (nothing in flight could
-    change that), True to send it now, False to wait for the requests in flight.
+def decide(limits: Limits, spent: Spent, elapsed_s: float, request: Worst | None = None) -> BudgetStop | bool:
+    """The law of one request: a `BudgetStop` when the budget is spent or the request can never
+    fit, True to send it now, False to wait for the requests in flight (their settled cost is at
+    most their worst case, so they may leave room). `request` None: only whether a budget is
+    already spent (asked before each attempt).
 
-    Send when spent + (in flight + 1) x the largest request stays within every budget; before any
-    request was answered, only when none is in flight."""
+    Send when settled + the worst case of everything in flight + this one's fits every budget;
+    until one request was answered, only when nothing is in flight."""
     wait = False
     for budget, limit, used in spent_against(limits, spent, elapsed_s):
         if used >= limit:
             return BudgetStop(budget, limit, used)
-        if budget == "wall_time":
+        if budget == "wall_time" or request is None:
             continue
-        one = largest_request(limits, spent, budget)
-        if one <= 0:  # nothing answered yet: one at a time (answers without usage: no size)
-            if spent.in_flight and not spent.requests:
-                wait = True
-            continue
-        if used + (spent.in_flight + 1) * one > limit:
-            if not spent.in_flight:
-                return BudgetStop(budget, limit, used)
+        held = sum(priced(limits, budget, spent, r.prompt, r.completion) for r in spent.reservations)
+        one = priced(limits, budget, spent, request.prompt, request.completion)
+        if not spent.reservations:
+            if used + one > limit:
+                return BudgetStop(budget, limit, used, one)
+        elif used + held + one > limit or not spent.requests:
             wait = True
     return not wait
 
 
-FIELDS: Final = tuple(Spent.__dataclass_fields__)
-
-
 def elapsed(spent: Spent, now: float) -> float:
-    """Seconds since this session's controller opened the run (0 before it has)."""
+    """Seconds since this session's controller opened the run, by the wall clock `now` (0 before
+    it has). Only for display; the budget's clock is `SessionClock`."""
     return max(0.0, now - spent.session_started) if spent.session_started else 0.0
+
+
+class SessionClock:
+    """This process's clock of the session: anchored once, when it first sees the session's
+    start in the ledger, to the wall clock's elapsed time then, and monotonic from there."""
+
+    def __init__(
+        self, monotonic: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time
+    ) -> None:
+        self.monotonic, self.wall = monotonic, wall
+        self._anchor: tuple[float, float] | None = None  # (session_started, monotonic origin)
+
+    def elapsed(self, spent: Spent) -> float:
+        if not spent.session_started:
+            return 0.0
+        if self._anchor is None or self._anchor[0] != spent.session_started:  # a new session
+            already = max(0.0, self.wall() - spent.session_started)
+            self._anchor = (spent.session_started, self.monotonic() - already)
+        return max(0.0, self.monotonic() - self._anchor[1])
 
 
 def guard_for(values: Mapping[str, Any], run_dir: Path) -> BudgetGuard | None:
@@ -228,121 +241,13 @@ def guard_for(values: Mapping[str, Any], run_dir: Path) -> BudgetGuard | None:
     return BudgetGuard(limits, Ledger(run_dir)) if limits.any else None
 
 
-class Ledger:
-    """The run's spend, in `<run dir>/.lsrb-budget.json`, shared by every process of the run.
-
-    Each change is a read-modify-write under an exclusive `flock` of the file (and a lock for this
-    process's threads): a few hundred bytes, twice per request."""
-
-    def __init__(self, run_dir: Path) -> None:
-        self.path = run_dir / LEDGER_FILE
-        self._lock = threading.Lock()
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[Any]:
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = open_nofollow(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # never through a link
-            with os.fdopen(fd, "r+", encoding="utf-8") as handle:
-                try:
-                    import fcntl
-
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-                except ImportError:  # pragma: no cover - no fcntl (Windows): one process's threads
-                    pass
-                yield handle
-
-    @staticmethod
-    def _read(handle: Any) -> Spent:
-        handle.seek(0)
-        text = handle.read(1 << 16)
-        try:
-            return Spent.from_json(json.loads(text)) if text.strip() else Spent()
-        except ValueError:
-            return Spent()
-
-    @staticmethod
-    def _write(handle: Any, spent: Spent) -> None:
-        """Overwrite in place, padded with spaces to the file's length: never truncated (on ext4
-        a truncate-and-rewrite forces the data to disk, ~3 ms a request instead of ~30 us)."""
-        text = json.dumps({name: getattr(spent, name) for name in FIELDS}, sort_keys=True)
-        size = os.fstat(handle.fileno()).st_size
-        handle.seek(0)
-        handle.write(text.ljust(size))
-        handle.flush()
-
-    def read(self) -> Spent:
-        if not self.path.is_file():
-            return Spent()
-        with self._locked() as handle:
-            return self._read(handle)
-
-    def open_session(self, earlier: Spent | None, started: float) -> Spent:
-        """The controller, when a session opens the run: keep what earlier sessions spent (or start
-        from `earlier` when given), with nothing in flight, no stop, and this session's clock."""
-        with self._locked() as handle:
-            base = earlier if earlier is not None else self._read(handle)
-            spent = replace(base, in_flight=0, stopped=None, session_started=started)
-            self._write(handle, spent)
-            return spent
-
-    def reserve(self, limits: Limits, now: float) -> BudgetStop | Spent | None:
-        """Take a place for one request: the ledger after it (sent), None (wait and ask again), or
-        the stop (also written to the ledger, the first stop of the session)."""
-        with self._locked() as handle:
-            spent = self._read(handle)
-            verdict = decide(limits, spent, elapsed(spent, now))
-            if verdict is True:
-                spent = replace(spent, in_flight=spent.in_flight + 1)
-                self._write(handle, spent)
-                return spent
-            if verdict is False:
-                return None
-            if spent.stopped is None:
-                self._write(handle, replace(spent, stopped=asdict(verdict)))
-            return verdict
-
-    def note_stop(self, stop: BudgetStop) -> None:
-        """Write the session's budget stop (the first one wins), for the controller's last line."""
-        with self._locked() as handle:
-            spent = self._read(handle)
-            if spent.stopped is None:
-                self._write(handle, replace(spent, stopped=asdict(stop)))
-
-    def settle(self, prompt: int | None, completion: int | None) -> None:
-        """A request reserved with `reserve` ended: add what it cost (None: not reported)."""
-        with self._locked() as handle:
-            spent = self._read(handle)
-            answered = prompt is not None or completion is not None
-            p, c = prompt or 0, completion or 0
-            self._write(
-                handle,
-                replace(
-                    spent,
-                    in_flight=max(0, spent.in_flight - 1),
-                    prompt_tokens=spent.prompt_tokens + p,
-                    completion_tokens=spent.completion_tokens + c,
-                    requests=spent.requests + 1,
-                    unreported=spent.unreported + (not answered),
-                    largest_prompt=max(spent.largest_prompt, p),
-                    largest_completion=max(spent.largest_completion, c),
-                ),
-            )
-
-    def release(self) -> None:
-        """A request reserved with `reserve` was not answered (a failure the provider bills not)."""
-        with self._locked() as handle:
-            spent = self._read(handle)
-            self._write(handle, replace(spent, in_flight=max(0, spent.in_flight - 1)))
-
-
 @dataclass
 class BudgetGuard:
     """One process's view of the run's budgets: asked before every request and every attempt."""
 
     limits: Limits
     ledger: Ledger
-    clock: Any = time.time  # seconds since the epoch (the ledger's session_started)
+    clock: SessionClock = field(default_factory=SessionClock)
     stop: BudgetStop | None = None
     _local: threading.local = field(default_factory=threading.local, repr=False)
 
@@ -352,33 +257,51 @@ class BudgetGuard:
             spent = self.ledger.read()
             found = BudgetStop.from_json(spent.stopped)
             if found is None:
-                verdict = decide(self.limits, replace(spent, in_flight=0), elapsed(spent, self.clock()))
+                verdict = decide(self.limits, spent, self.clock.elapsed(spent))
                 found = verdict if isinstance(verdict, BudgetStop) else None
                 if found is not None:
-                    self.ledger.note_stop(found)
+                    self.note_stop(found)
             self.stop = found
         return self.stop
 
-    def before_request(self) -> BudgetStop | None:
-        """Wait for a place within the budget; the stop when there is none."""
-        while self.stop is None:
-            verdict = self.ledger.reserve(self.limits, self.clock())
-            if isinstance(verdict, BudgetStop):
-                self.stop = verdict
-                break
-            if verdict is not None:
+    def reserve(self, worst: Worst, lease_s: float | None) -> BudgetStop | Reservation | None:
+        """Take a place for one request in one locked change of the ledger: the reservation
+        (send it), None (wait for those in flight and ask again), or the stop (also written to
+        the ledger, the first stop of the session). Never waits."""
+        if self.stop is not None:
+            self._local.refused = True
+            return self.stop
+        with self.ledger.change() as box:
+            spent = box[0]
+            verdict = decide(self.limits, spent, self.clock.elapsed(spent), worst)
+            if verdict is True:
+                held = new_reservation(worst.prompt, worst.completion, lease_s)
+                box[0] = replace(spent, reservations=(*spent.reservations, held))
+                return held
+            if verdict is False:
                 return None
-            time.sleep(WAIT_POLL_S)
+            if spent.stopped is None:
+                box[0] = replace(spent, stopped=asdict(verdict))
+        self.stop = verdict
         self._local.refused = True
-        return self.stop
+        return verdict
 
-    def after_request(self, result: GenerationResult) -> None:
-        if result.ok or result.usage:
-            self.ledger.settle(
-                reported_tokens(result, "prompt_tokens"), reported_tokens(result, "completion_tokens")
-            )
-        else:
-            self.ledger.release()
+    def note_stop(self, stop: BudgetStop) -> None:
+        """Write the session's budget stop (the first one wins), for the controller's last line."""
+        with self.ledger.change() as box:
+            if box[0].stopped is None:
+                box[0] = replace(box[0], stopped=asdict(stop))
+
+    def settle(self, held: Reservation, usage: Mapping[str, int] | None) -> None:
+        """The reserved request ended: with `usage` (an answer: what it cost, possibly nothing
+        reported) or None (no answer: a failure the provider bills not, a cache hit)."""
+        if usage is None:
+            self.ledger.release(held.id)
+            return
+        result = GenerationResult(text="", latency_ms=0.0, usage=usage)
+        self.ledger.settle(
+            held.id, reported_tokens(result, "prompt_tokens"), reported_tokens(result, "completion_tokens")
+        )
 
     def begin_attempt(self) -> None:
         self._local.refused = False
@@ -386,6 +309,39 @@ class BudgetGuard:
     def refused_in_attempt(self) -> bool:
         """Whether a request of the attempt this thread is running was refused by the budget."""
         return bool(getattr(self._local, "refused", False))
+
+
+class Admission:
+    """One `generate` call's way through the budget (`adapters.concurrency.Admission`): a
+    reservation per request sent, taken and settled by whoever sends it."""
+
+    def __init__(self, guard: BudgetGuard, worst: Worst) -> None:
+        self.guard = guard
+        self.worst = worst
+        self.held: Reservation | None = None
+        self.refused: BudgetStop | None = None
+
+    def enter(self, lease_s: float | None = None) -> bool | None:
+        """Reserve for one request: True (send it), None (pause, then ask again), False (the
+        budget refused it: send nothing more)."""
+        verdict = self.guard.reserve(self.worst, lease_s)
+        if isinstance(verdict, Reservation):
+            self.held = verdict
+            return True
+        if verdict is not None:
+            self.refused = verdict
+        return None if verdict is None else False
+
+    def pause(self, stop: threading.Event | None = None) -> None:
+        if stop is not None:
+            stop.wait(WAIT_POLL_S)
+        else:
+            time.sleep(WAIT_POLL_S)
+
+    def leave(self, usage: Mapping[str, int] | None) -> None:
+        held, self.held = self.held, None
+        if held is not None:
+            self.guard.settle(held, usage)
 
 
 REFUSED: Final = "stopped: the run's budget is spent"
@@ -401,7 +357,7 @@ class BudgetedAdapter(Adapter):
         self.name = inner.name
         self.model = inner.model
         self.default_concurrency = inner.default_concurrency
-
+        self._inside = admits_inside(inner)
         self.runs_ahead = runs_ahead(inner)
         self.cacheable = inner.cacheable if isinstance(inner, Adapter) else True
 
@@ -412,21 +368,32 @@ class BudgetedAdapter(Adapter):
         self.inner.check()
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
-        stop = self.guard.before_request()
-        if stop is not None:
-            if self.on_stop is not None:
-                self.on_stop(stop.sentence())
-            return GenerationResult.failure("connection", f"{REFUSED} ({stop.sentence()})", 0.0, 0)
+        admission = Admission(self.guard, worst_case(request))
+        if self._inside:  # the endpoint asks, per request it sends, while holding its permit
+            token = ADMISSION.set(admission)
+            try:
+                result = self.inner.generate(request)
+            finally:
+                ADMISSION.reset(token)
+                admission.leave(None)  # (an exception between its reserve and its settle)
+            return result if admission.refused is None else self._refused(admission.refused)
+        while admission.enter() is None:  # no permit to hold here: wait, then send
+            admission.pause()
+        if admission.refused is not None:
+            return self._refused(admission.refused)
         try:
             result = self.inner.generate(request)
         except BaseException:
-            self.guard.ledger.release()
+            admission.leave(None)
             raise
-        if result.cached:
-            self.guard.ledger.release()  # the cache answered: nothing was sent or billed
-        else:
-            self.guard.after_request(result)
+        answered = not result.cached and (result.ok or bool(result.usage))
+        admission.leave(dict(result.usage) if answered else None)
         return result
+
+    def _refused(self, stop: BudgetStop) -> GenerationResult:
+        if self.on_stop is not None:
+            self.on_stop(stop.sentence())
+        return GenerationResult.failure("connection", f"{REFUSED} ({stop.sentence()})", 0.0, 0)
 
     def identity(self) -> Mapping[str, Any]:
         return self.inner.identity()
@@ -438,25 +405,39 @@ class BudgetedAdapter(Adapter):
         self.inner.close()
 
 
-def budget_note(limits: Limits, spent: Spent, now: float) -> str | None:
+def budget_note(limits: Limits, spent: Spent, now: float | SessionClock) -> str | None:
     """The progress line's part for a run with budgets: `budget cost 1.84/2, wall time 40/600 s`
-    (what the run has spent against each; None without a budget)."""
+    (what the run has spent against each; None without a budget). `now`: the wall clock's time,
+    or this process's session clock."""
     parts = []
-    for budget, limit, used in spent_against(limits, spent, elapsed(spent, now)):
+    seconds = now.elapsed(spent) if isinstance(now, SessionClock) else elapsed(spent, now)
+    for budget, limit, used in spent_against(limits, spent, seconds):
         unit = " s" if budget == "wall_time" else ""
         value = f"{used:.0f}" if budget != "cost" else f"{used:.4g}"
         parts.append(f"{BUDGETS[budget][1]} {value}/{shown(limit)}{unit}")
     return "budget " + ", ".join(parts) if parts else None
 
 
+def settled_stop(stop: BudgetStop | None, limits: Limits, spent: Spent) -> BudgetStop | None:
+    """The stop with the spend settled since (the requests in flight when it was decided have
+    been answered and billed): what the run's last line reports."""
+    if stop is None or stop.budget == "wall_time":
+        return stop
+    for budget, _limit, used in spent_against(limits, spent, 0.0):
+        if budget == stop.budget:
+            return replace(stop, spent=used)
+    return stop
+
+
 def continue_value(stop: BudgetStop, done: int, total: int) -> float:
     """A budget that should let the run finish: what was spent per finished attempt, times every
-    attempt, with a tenth more; at least twice the old budget when nothing finished yet. Rounded
-    up to two significant digits (a value a person types)."""
+    attempt, with a tenth more, plus the room the last request needs for its worst case (a request
+    goes only when its worst case fits); at least twice the old budget when nothing finished yet
+    (and room for that worst case). Rounded up to two significant digits (a value a person types)."""
     if stop.budget == "wall_time" or done <= 0 or total <= done:
-        need = 2 * stop.limit
+        need = max(2 * stop.limit, stop.spent + 2 * stop.needed)
     else:
-        need = max(stop.limit * 1.1, stop.spent / done * total * 1.1)
+        need = max(stop.limit * 1.1, stop.spent / done * total * 1.1 + stop.needed)
     if need <= 0:
         return stop.limit
     step = 10 ** (math.floor(math.log10(need)) - 1)

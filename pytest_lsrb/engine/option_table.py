@@ -215,6 +215,18 @@ OPTIONS: list[Option] = [
         tasks=TACTIC,
     ),
     Option(
+        "screen",
+        str,
+        "on",
+        "Lean over a REPL: run each answer on the sorry's proof state first and compile the whole "
+        "patched file only for answers that close there (the verdicts are the same; off: every "
+        "answer compiles its file)",
+        # the verdicts are the same either way (tests/tactic/verifiers/test_screening.py)
+        identity=False,
+        choices=("on", "off"),
+        tasks=TACTIC,
+    ),
+    Option(
         "forbid-search-tactics",
         bool,
         False,
@@ -231,6 +243,16 @@ OPTIONS: list[Option] = [
         "prove by sorry fails (lean_error/inherited_sorry); off: SorryDB's rule - it closes, recorded "
         "inherited_sorry (a profile's reject_inherited_sorry also sets it)",
         flag=True,
+        tasks=TACTIC,
+    ),
+    Option(
+        "feedback-rounds",
+        _int,
+        0,
+        "after a wrong answer, ask again up to N times, showing the model its earlier answers and "
+        "Lean's reply (SorryDB's self-correcting protocol: its max_iterations counts every "
+        "proposal, so max_iterations=3 is N=2); needs a Lean verification mode; the attempt's "
+        "verdict is its last round's",
         tasks=TACTIC,
     ),
     Option(

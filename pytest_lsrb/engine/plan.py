@@ -58,4 +58,5 @@ class SuiteRun:
             answer_mode=str(config.values.get("answer") or "tactic"),
             forbid_search_tactics=bool(config.values.get("forbid_search_tactics")),
             strict_inherited_sorry=bool(config.values.get("strict_inherited_sorry")),
+            screen=config.values.get("screen", "on") != "off",
         )

@@ -62,6 +62,8 @@ def declare_outcomes(owner: str, table: object) -> None:
                 raise LsrbUsageError(
                     f"{owner}: outcome '{name}' is declared {domain!r} here but {before[0]!r} by {before[1]}."
                 )
+        # (only once the whole table is valid: a refused table declares none of its names)
+        for name, domain in table.items():
             _DECLARED.setdefault(name, (domain, owner))
 
 
@@ -92,6 +94,9 @@ class VerificationResult:
     detail: str | None = None
     profile_id: str | None = None
     toolchain: str | None = None  # which Lean/Lake/Mathlib the check ran with, when it ran
+    # What the checker said, in full and bounded (Lean's errors with positions and the goals
+    # left): shown to the model in a feedback round (`--lsrb-feedback-rounds`), not recorded whole.
+    messages: tuple[str, ...] = ()
 
     @property
     def error_kind(self) -> str | None:
@@ -125,6 +130,9 @@ class VerifierConfig:
     answer_mode: str = "tactic"  # Lean: `tactic` (one tactic) or `proof` (a whole proof body)
     forbid_search_tactics: bool = False  # Lean: exact?/apply?/... are forbidden_token
     strict_inherited_sorry: bool = False  # Lean: sorryAx owed to a sorried lemma fails the answer
+    # Lean over a REPL: run each answer on the sorry's proof state first, the file only for those
+    # that close there (--lsrb-screen; off here so that a library caller's requests stay as asked)
+    screen: bool = False
 
 
 @runtime_checkable

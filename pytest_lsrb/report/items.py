@@ -171,6 +171,9 @@ def item_payload(
             for k, v in extra.items()
             if isinstance(v, (str, int, float, bool))
         }
+        rounds = rounds_text(rec.get("feedback_rounds"))
+        if rounds:
+            extra["feedback_rounds"] = rounds
         latency = rec.get("latency_ms")
         tokens = attempt_tokens(rec)
         any_tokens = any_tokens or tokens is not None
@@ -203,6 +206,23 @@ def item_payload(
         "baseline": baseline is not None,
         "tokens": any_tokens,  # the column is shown only when the endpoint reported any
     }
+
+
+def rounds_text(rounds: Any) -> str | None:
+    """An attempt's feedback rounds (`--lsrb-feedback-rounds`) as text for the detail view: each
+    round's verdict, answer and what Lean said back."""
+    if not isinstance(rounds, list) or not rounds:
+        return None
+    parts = []
+    for r in rounds:
+        if not isinstance(r, Mapping):
+            continue
+        sub = f"/{r.get('subkind')}" if r.get("subkind") else ""
+        head = f"round {r.get('round')}: {r.get('outcome')}{sub}"
+        parts.append(
+            f"{head}\n{r.get('answer') or ''}" + (f"\n-- Lean: {r.get('lean')}" if r.get("lean") else "")
+        )
+    return clean_text("\n\n".join(parts), 8000)
 
 
 def attempt_tokens(rec: AttemptRecord) -> int | None:

@@ -111,22 +111,25 @@ def notes_of(*notes: Callable[[], str | None] | None) -> Callable[[], str | None
 
 def budget_note_of(run: SuiteRun) -> Callable[[], str | None] | None:
     """What the progress line says of the run's budgets (read from the ledger when shown)."""
-    from pytest_lsrb.engine.budget import Ledger, budget_note, limits_of
+    from pytest_lsrb.engine.budget import Ledger, SessionClock, budget_note, limits_of
 
     limits = limits_of(run.config.values)
     if not limits.any:
         return None
-    ledger = Ledger(run.config.output_dir)
-    return lambda: budget_note(limits, ledger.read(), time.time())
+    ledger, clock = Ledger(run.config.output_dir), SessionClock()
+    return lambda: budget_note(limits, ledger.read(), clock)
 
 
 def budget_stop(run: SuiteRun) -> BudgetStop | None:
-    """The budget that stopped this session of the run, if one did."""
-    from pytest_lsrb.engine.budget import BudgetStop, Ledger, limits_of
+    """The budget that stopped this session of the run, if one did, with what was spent when
+    every request in flight then had settled."""
+    from pytest_lsrb.engine.budget import BudgetStop, Ledger, limits_of, settled_stop
 
-    if not limits_of(run.config.values).any:
+    limits = limits_of(run.config.values)
+    if not limits.any:
         return None
-    return BudgetStop.from_json(Ledger(run.config.output_dir).read().stopped)
+    spent = Ledger(run.config.output_dir).read()
+    return settled_stop(BudgetStop.from_json(spent.stopped), limits, spent)
 
 
 class ControllerSession(LsrbSession):

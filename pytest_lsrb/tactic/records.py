@@ -4,6 +4,8 @@ with a docstring under it (`engine.records` says what follows from it)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import with_config
 
 from pytest_lsrb.engine.records import RECORD_CONFIG, AttemptFields, AttemptRecord
@@ -28,6 +30,10 @@ class TacticFields(AttemptFields, total=False):
     """The row's repository (the summary's by_repository)."""
     repo_lean_version: str | None
     """The row's Lean version (the summary's by_lean_version)."""
+    feedback_rounds: list[dict[str, Any]] | None
+    """With --lsrb-feedback-rounds: every round in order (`round`, `answer`, `outcome`, `subkind`,
+    `lean`: Lean's reply shown to the next round, `prompt_hash`, `prompt_tokens`,
+    `completion_tokens`, `latency_ms`); the attempt's verdict is the last round's."""
 
 
 @with_config(RECORD_CONFIG)

@@ -174,8 +174,47 @@ class TacticTask(Task[TacticRow]):
         return 1
 
     def run_attempt(self, ctx: AttemptContext[TacticRow]) -> TacticFields:
+        """One answer, checked; with `--lsrb-feedback-rounds N`, up to N more rounds that show the
+        model its earlier answers and Lean's reply (`tactic.feedback`), the verdict the last's."""
         row = ctx.case.row
         messages, hashed, prompt = self._prompt(ctx, row)
+        fields, said = self._answer_once(ctx, row, messages, hashed, prompt)
+        rounds = int(ctx.options.get("feedback_rounds") or 0)
+        if rounds <= 0:
+            return fields
+        from pytest_lsrb.tactic import feedback
+
+        first = fields
+        done: list[TacticFields] = [fields]
+        tried: list[feedback.Tried] = []
+        kept = []
+        while True:
+            failed = feedback.model_failed(fields)
+            error = feedback.what_lean_said(fields, said) if failed else None
+            kept.append(feedback.round_entry(len(done), fields, error))
+            if error is None or len(done) > rounds:
+                break
+            code = str(fields.get("tactic") or "") or str(fields.get("raw_output") or "")
+            tried.append(feedback.Tried(code, error))
+            asked = feedback.with_feedback(messages, tried)
+            as_dicts = [{"role": m.role, "content": m.content} for m in asked]
+            fields, said = self._answer_once(ctx, row, asked, prompt_hash(asked), as_dicts)
+            done.append(fields)
+        out: TacticFields = feedback.combined(first, done)  # type: ignore[assignment]
+        out["feedback_rounds"] = kept
+        return out
+
+    def _answer_once(
+        self,
+        ctx: AttemptContext[TacticRow],
+        row: TacticRow,
+        messages: tuple[Message, ...],
+        hashed: str,
+        prompt: list[dict[str, str]],
+    ) -> tuple[TacticFields, tuple[str, ...]]:
+        """One request, its answer read and checked: the fields, and what the checker said of it
+        in full (Lean's messages: a feedback round shows them)."""
+        said: tuple[str, ...] = ()
         request = GenerationRequest(
             messages=messages,
             seed=ctx.case.attempt_seed,
@@ -222,6 +261,7 @@ class TacticTask(Task[TacticRow]):
         )
         if result.ok and answer is not None and answer.nonempty and not answer.contains_sorry:
             verdict = ctx.verifier.verify(row, tactic, attempt_seed=ctx.case.attempt_seed)
+            said = verdict.messages
             fields.update(
                 {
                     "verification_attempted": verdict.attempted,
@@ -246,7 +286,7 @@ class TacticTask(Task[TacticRow]):
                     "verification_error_domain": "model",
                 }
             )
-        return fields
+        return fields, said
 
     def judge(self, record: AttemptRecord) -> Judgement:
         tactic = record.get("tactic") or ""
@@ -264,7 +304,14 @@ class TacticTask(Task[TacticRow]):
         return PASS
 
     def check_options(self, values: Mapping[str, Any]) -> None:
-        return None  # no options of its own
+        """Feedback rounds feed Lean's reply back: without a checker there is none to feed."""
+        if int(values.get("feedback_rounds") or 0) > 0 and values.get("verification", "none") == "none":
+            from pytest_lsrb.core.errors import LsrbUsageError
+
+            raise LsrbUsageError(
+                "--lsrb-feedback-rounds shows the model Lean's reply to its answer; it needs "
+                "--lsrb-verification synthetic or repo_replay."
+            )
 
     def row_keywords(self, row: TacticRow) -> list[str]:
         return list(row.keywords())

@@ -11,6 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_lsrb import api
 from pytest_lsrb.adapters import ADAPTERS, create_adapter
@@ -18,6 +20,7 @@ from pytest_lsrb.adapters.base import AdapterConfig
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.registry import Registry
 from pytest_lsrb.engine.verifier import (
+    DOMAINS,
     UndeclaredOutcome,
     VerificationResult,
     VerifierConfig,
@@ -116,6 +119,7 @@ ENTRY_POINTS = """
 echo = fakeplug_mod:EchoAdapter
 broken = fakeplug_mod:Missing
 notadapter = fakeplug_mod:NotAnAdapter
+mock = fakeplug_mod:EchoAdapter
 
 [pytest_lsrb.tasks]
 word = fakeplug_mod:WordTask
@@ -166,10 +170,17 @@ def test_an_entry_point_loads_and_lsrb_list_names_its_package(installed: Path) -
     assert {"mock", "echo", "broken"} <= set(ADAPTERS)
     adapters = listing().split("\n\n")[1].splitlines()
     assert adapters[0] == "adapters (--lsrb-adapter; entry points: pytest_lsrb.adapters)"
-    rows = {line.split()[0]: line.split(maxsplit=1)[1] for line in adapters[1:]}
+    rows: dict[str, str] = {}
+    for line in adapters[1:]:  # (the first line of a name: the built-in before a package's)
+        rows.setdefault(line.split()[0], line.split(maxsplit=1)[1])
     assert rows["mock"].split() == ["built-in", "pytest_lsrb.adapters.mock:MockAdapter"]
     assert rows["echo"].split("  ")[0] == "entry point (fakeplug 1.0)"
     assert rows["echo"].endswith("  fakeplug_mod:EchoAdapter")
+    # a package's name that a built-in already has: listed as shadowed, the built-in loads
+    shadowed = [line.split() for line in adapters if "shadowed" in line]
+    assert shadowed == [["mock", "entry", "point", "(fakeplug", "1.0),", "shadowed", "by", "the", "built-in",
+                         "fakeplug_mod:EchoAdapter"]]  # fmt: skip
+    assert ADAPTERS.load("mock").__name__ == "MockAdapter"
     with pytest.raises(LsrbUsageError) as broken:
         ADAPTERS.load("broken")
     text = one_sentence(broken)
@@ -249,3 +260,34 @@ def test_a_run_stops_at_the_first_undeclared_outcome(
     assert result.exit_code != 0
     shown = capfd.readouterr().out
     assert "stopping the run: verification outcome 'mystery_outcome' declares no domain" in shown, shown
+
+
+DOMAIN_OR_NONE = st.sampled_from([*DOMAINS, None])
+
+
+def declared(name: str) -> tuple[bool, str | None]:
+    try:
+        return True, outcome_domain(name)
+    except UndeclaredOutcome:
+        return False, None
+
+
+@given(st.dictionaries(st.from_regex(r"law_[a-z]{1,12}", fullmatch=True), DOMAIN_OR_NONE, min_size=1))
+def test_a_declared_outcome_reads_back_as_declared(table: dict[str, str | None]) -> None:
+    """The law of the outcome tables: what a table declares is what `outcome_domain` says, a table
+    declared again is the same declaration, and another domain for a declared name is refused
+    (an earlier example's declaration included) and changes nothing."""
+    before = {name: declared(name) for name in table}
+    if any(was and domain != table[name] for name, (was, domain) in before.items()):
+        with pytest.raises(LsrbUsageError, match="is declared"):
+            declare_outcomes("law_verifier", table)
+        assert {name: declared(name) for name in table} == before
+        return
+    declare_outcomes("law_verifier", table)
+    assert {name: outcome_domain(name) for name in table} == table
+    declare_outcomes("law_verifier_again", table)  # the same domains: accepted
+    name, domain = next(iter(table.items()))
+    other = next(d for d in [*DOMAINS, None] if d != domain)
+    with pytest.raises(LsrbUsageError, match=f"outcome '{name}' is declared"):
+        declare_outcomes("law_other", {name: other})
+    assert outcome_domain(name) == domain

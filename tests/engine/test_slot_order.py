@@ -90,3 +90,16 @@ def test_two_workers_share_a_two_slot_server(run_suite: Any) -> None:
         server.close()
     assert len(records) == 16 and len(server.arrivals) == 16
     assert 1 <= server.max_in_flight <= 2, server.max_in_flight
+
+
+def test_a_permit_handed_back_unsent_changes_nothing_learnt_about_the_server() -> None:
+    limit = concurrency.AdaptiveLimit(4)
+    limit.acquire()
+    limit.release("server_error")  # halved, and quiet for one window
+    assert limit.current == 2
+    limit.acquire()
+    limit.release(concurrency.NOT_SENT)  # (the budget asked it to wait)
+    assert (limit.current, limit.in_flight) == (2, 0)
+    limit.acquire()
+    limit.release(None)
+    assert limit.limit == 2.5

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from fakes.ollama_server import FakeOllama
 
+from pytest_lsrb.adapters.base import GenerationRequest, Message, SamplingConfig
+from pytest_lsrb.engine.budget import worst_case
 from pytest_lsrb.engine.records import strip_timing
 
 TACTIC_SUITE = Path(__file__).resolve().parents[2] / "suites" / "goal_to_tactic_proposal_v1"
@@ -80,6 +82,13 @@ def unbudgeted(server: FakeOllama, tmp_path_factory: pytest.TempPathFactory) -> 
     return by_key(records)
 
 
+def worst_of(body: dict[str, Any]) -> int:
+    """The budget's worst case of a chat request the fake server received."""
+    messages = tuple(Message(m["role"], m["content"]) for m in body["messages"])
+    worst = worst_case(GenerationRequest(messages, 0, SamplingConfig(max_tokens=body["max_tokens"])))
+    return worst.prompt + worst.completion
+
+
 def continue_command(stdout: str) -> list[str]:
     """The words of the command the run's last line says continues it."""
     line = next(x for x in stdout.splitlines() if "to continue it with a larger budget, run:" in x)
@@ -89,7 +98,9 @@ def continue_command(stdout: str) -> list[str]:
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 @pytest.mark.parametrize(
     ("budget", "per_request"),
-    [("--lsrb-max-cost=2", REQUEST_COST), ("--lsrb-max-total-tokens=150", REQUEST_TOKENS)],
+    # a request's worst case here is ~860 tokens (the prompt's bytes, the template's allowance and
+    # max_tokens 128): 1000 tokens (or 10 at 0.01 a token) let a few answers of 23 go, then stop
+    [("--lsrb-max-cost=10", REQUEST_COST), ("--lsrb-max-total-tokens=1000", REQUEST_TOKENS)],
     ids=["cost", "tokens"],
 )
 def test_a_budget_stops_the_run_keeps_paid_answers_and_a_larger_budget_finishes_it(
@@ -109,8 +120,8 @@ def test_a_budget_stops_the_run_keeps_paid_answers_and_a_larger_budget_finishes_
     option = budget.split("=")[0]
     assert f"the run stopped at its budget ({option} {budget.split('=')[1]}; spent" in first.stdout
     answered = list(fake.answered)
-    # every request the server answered was paid for: spent <= budget + one request's worth
-    assert 0 < len(answered) * per_request <= limit + per_request, (len(answered), limit)
+    # every request the server answered was paid for, and the law: spent <= budget
+    assert 0 < len(answered) * per_request <= limit, (len(answered), limit)
     assert len(answered) < ITEMS * SAMPLES
     recorded = first.attempts()
     assert all(not r["generation_error_kind"] for r in recorded)
@@ -118,7 +129,7 @@ def test_a_budget_stops_the_run_keeps_paid_answers_and_a_larger_budget_finishes_
     assert set(answered) <= {r["attempt_seed"] for r in recorded}
     assert len(recorded) == len(answered)
     ledger = json.loads((out / ".lsrb-budget.json").read_text())
-    assert ledger["requests"] == len(answered) and ledger["in_flight"] == 0
+    assert ledger["requests"] == len(answered) and ledger["reservations"] == []
     # the progress line says what the budget has spent as the run goes
     shown = r"lsrb \d+/20 .*· budget (cost|total tokens) [\d.]+/" + budget.split("=")[1]
     assert re.search(shown, first.stdout)
@@ -144,11 +155,12 @@ def test_a_resumed_run_counts_what_its_earlier_sessions_spent(
 ) -> None:
     """The budget is the run's: resuming with the same budget sends nothing more."""
     out = tmp_path / "run"
-    first = run_suite(*run_args(fake, "--lsrb-max-total-tokens=100"), out=out)
+    first = run_suite(*run_args(fake, "--lsrb-max-total-tokens=1000"), out=out)
     assert first.returncode == 2, first.stdout + first.stderr
     sent = len(fake.answered)
+    assert sent > 0
     fake.reset()
-    again = run_suite(*run_args(fake, "--lsrb-max-total-tokens=100", "--lsrb-resume"), out=out)
+    again = run_suite(*run_args(fake, "--lsrb-max-total-tokens=1000", "--lsrb-resume"), out=out)
     assert again.returncode == 2, again.stdout + again.stderr
     assert fake.answered == []
     assert len(again.attempts()) == sent
@@ -186,9 +198,10 @@ def test_a_cost_budget_without_a_price_is_refused_before_any_call(
 def test_an_attempt_cut_by_the_budget_is_redone_whole_and_its_paid_calls_come_from_the_cache(
     fake: FakeOllama, run_suite: Any, tmp_path: Path
 ) -> None:
-    """llm_srbench's direct method makes 5 calls per attempt: a budget of 7 calls' tokens lets the
-    first attempt finish and stops the second inside it. That attempt is not recorded (it is not
-    whole); the resume redoes it, and its 2 calls already paid for come from the response cache."""
+    """llm_srbench's direct method makes 5 calls per attempt: a budget of 6 calls' tokens plus the
+    worst case of the 7th lets the first attempt finish and stops the second inside it (the 8th
+    call's worst case no longer fits). That attempt is not recorded (it is not whole); the resume
+    redoes it, and its 2 calls already paid for come from the response cache."""
     suite = TACTIC_SUITE.parent / "llm_srbench"
     out, cache = tmp_path / "run", tmp_path / "cache"
     base = [
@@ -201,7 +214,14 @@ def test_an_attempt_cut_by_the_budget_is_redone_whole_and_its_paid_calls_come_fr
         "--lsrb-concurrency=1",  # one attempt at a time: which one the budget cuts is known
         f"--lsrb-cache-dir={cache}",
     ]
-    first = run_suite(*base, f"--lsrb-max-total-tokens={7 * REQUEST_TOKENS}", suite=suite, out=out)
+    sizing_args = [a for a in base if not a.startswith("--lsrb-cache-dir")]
+    sizing = run_suite(*sizing_args, suite=suite, out=tmp_path / "sizing")  # the requests' worst cases
+    assert sizing.returncode == 0, sizing.stdout + sizing.stderr
+    worst = [worst_of(r.body) for r in fake.chat_requests()]
+    assert len(worst) == 10 and worst[6] <= worst[7]  # (the second attempt's calls are alike)
+    fake.reset()
+    budget = 6 * REQUEST_TOKENS + worst[6]
+    first = run_suite(*base, f"--lsrb-max-total-tokens={budget}", suite=suite, out=out)
     assert first.returncode == 2, first.stdout + first.stderr
     assert len(fake.answered) == 7
     records = first.attempts()

@@ -93,3 +93,35 @@ def test_a_model_the_server_does_not_serve_stops_the_run_before_any_call(
     assert "does not serve 'gpt-4o'" in line and f"it serves: {llama_server.model}" in line
     assert "--lsrb-allow-model-alias" in line
     assert not result.attempts()
+
+
+def test_feedback_rounds_against_the_real_server(llama_server: Any, run_suite: Any, tmp_path: Any) -> None:
+    """The feedback loop's prompting path against llama.cpp (issue #41, item 1): every answer is
+    refused by a fake `lean` (tests/tactic/lean/lean_fakes.py), so each attempt makes 1 + 2 rounds,
+    each later request carries Lean's reply, and every round is recorded."""
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tactic" / "lean"))
+    from lean_fakes import install_toolchain, path_with
+
+    install_toolchain(tmp_path / "bin")
+    rules = [
+        {  # every answer, never the goal's own check (whose proof is `sorry`)
+            "contains": ":= by",
+            "absent": "  sorry",
+            "messages": [{"severity": "error", "data": "no: fake Lean", "at": ":= by"}],
+        }
+    ]
+    res = run_suite(
+        *llama_args(llama_server, "--lsrb-feedback-rounds=2", "--lsrb-verification=synthetic"),
+        out=tmp_path / "fb",
+        env={"PATH": path_with(tmp_path / "bin"), "FAKE_LEAN_RULES": json.dumps(rules)},
+    )
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    for rec in res.attempts():
+        rounds = rec["feedback_rounds"]
+        assert len(rounds) == 3 and rec["model_calls"] >= 3, rec
+        assert all(r["outcome"] != "closed" for r in rounds)
+        assert rounds[0]["prompt_hash"] != rounds[1]["prompt_hash"] != rounds[2]["prompt_hash"]

@@ -292,4 +292,16 @@ def test_table_1s_header_quotes_the_stored_held_out_agreement(monkeypatch, tmp_p
     pair = Pair("2*x", "c0*x", True, "reparametrisation", {"x": (0.5, 3.0)})
     agreement.write_measured(measure([pair], "heldout", ["sympy"]))
     head = table_lines(summary)[0]
-    assert head.startswith("SA judged by: the paper's rule") and "100.0% of 1 held-out pairs, 0 false accepts" in head
+    assert head.startswith("SA judged by: the paper's rule")
+    assert "100.0% of 1 held-out pairs, 0 false accepts" in head
+
+
+def test_a_bad_pairs_file_is_one_sentence(tmp_path) -> None:
+    from pytest_lsrb.core.errors import LsrbUsageError
+
+    bad = tmp_path / "pairs.jsonl"
+    bad.write_text('{"truth": "x"}\n')
+    with pytest.raises(LsrbUsageError, match=r"pairs.jsonl:1: not a labelled pair"):
+        load_pairs(str(bad))
+    with pytest.raises(LsrbUsageError, match="cannot be read"):
+        load_pairs(str(tmp_path / "absent.jsonl"))

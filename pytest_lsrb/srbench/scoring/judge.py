@@ -61,11 +61,14 @@ Ground-truth equation:
 Discovered equation:
 {output} = {proposal}
 
-Are the two equations the same functional form up to the values of their constants (possibly
-rearranged, with constants combined, or with an overall constant factor)? A form with extra
-terms or factors (a superset, even if their constants could be zero), a form missing a term, or
-an approximation of the ground truth (such as a truncated series) is not the same form. Explain
-briefly, then answer on the last line with exactly one word: yes or no."""
+Are the two equations the same functional form up to the values of their constants? Constants
+may be combined, moved (into a function's argument or out of it), have another value or sign,
+or be an overall factor or an additive constant; the same function written another way (an
+identity such as cos(2*x) = cos(x)**2 - sin(x)**2) is the same form. A form with an extra term
+that holds a variable (a superset, even if its constant could be zero), a form missing such a
+term, another exponent, function or variable, or an approximation of the ground truth (such as a
+truncated series) is not the same form. Explain briefly, then answer on the last line with
+exactly one word: yes or no."""
 JUDGE_SAMPLING: Final = SamplingConfig(temperature=0.0, max_tokens=512)
 _ADAPTERS: dict[tuple[Any, ...], Adapter] = {}
 _ADAPTERS_LOCK = threading.Lock()

@@ -433,7 +433,8 @@ def fit_form(
             return np.full(n, np.nan)
         coef, *_ = np.linalg.lstsq(F, target, rcond=None)
         p[linear] = coef
-        return p
+        fitted: np.ndarray = p
+        return fitted
 
     def resid(theta: np.ndarray) -> np.ndarray:
         p = full(theta)

@@ -37,6 +37,7 @@ from pytest_lsrb.tactic.lean.outcome import (
     sorries_from_reply,
 )
 from pytest_lsrb.tactic.lean.process import ProcessResult, hit_memory_cap, run_bounded, which
+from pytest_lsrb.tactic.lean.proofstate import TacticStep, step_from_reply, tactic_request
 from pytest_lsrb.tactic.lean.repl import (
     ReplClient,
     ReplCrashed,
@@ -500,6 +501,18 @@ class ReplBackend:
             for s in sorries_from_reply(reply)
         )
         return LeanRun("ok", messages, sorries, reply=reply, elapsed_s=time.monotonic() - start)
+
+    def run_tactic(self, tactic: str, proof_state: int, *, generation: int) -> TacticStep | LeanRun:
+        """Run `tactic` on `proof_state`, a state this process made in `generation` (lean/proofstate.py).
+        A restarted process has other states under the same numbers: refused (`failed`), never sent."""
+        with self._lock:
+            if generation != self.generation:
+                return LeanRun("failed", detail=f"proof state {proof_state} was lost when the REPL restarted")
+            reply, failed = self._send(tactic_request(tactic, proof_state))
+        if failed is not None:
+            return failed
+        assert reply is not None
+        return step_from_reply(reply)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

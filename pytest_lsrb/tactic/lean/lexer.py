@@ -212,6 +212,11 @@ def code_view(text: str) -> str:
     return _blanked(text, _LITERALS, " ")
 
 
+def comments_blanked(text: str) -> str:
+    """`text` with every comment blanked to spaces (newlines kept): same length and positions."""
+    return _blanked(text, frozenset({"comment"}), " ")
+
+
 def strip_comments(text: str) -> str:
     """`text` without its comments; a comment's newlines stay, so lines keep their numbers."""
     if "-" not in text:  # no comment can start (the common case)

@@ -121,6 +121,13 @@ class LeanMessage:
         stop = self.end_pos or self.pos
         return self.pos <= start and end <= stop
 
+    def full(self, limit: int = 1500) -> str:
+        """`line:col: severity: text` with its lines kept (goals read as Lean prints them), cut at
+        `limit` characters: what a model is shown of Lean's reply in a feedback round."""
+        text = self.data.strip()
+        text = text if len(text) <= limit else text[: limit - 3] + "..."
+        return f"{self.pos[0]}:{self.pos[1]}: {self.severity}: {text}"
+
     def brief(self, limit: int = 300) -> str:
         text = " ".join(self.data.split())
         text = text if len(text) <= limit else text[: limit - 3] + "..."
@@ -145,10 +152,15 @@ class Verdict:
     subkind: str | None = None
     detail: str | None = None
     goals: tuple[str, ...] = field(default_factory=tuple)
+    # Lean's errors in full (`LeanMessage.full`, at most MAX_FED_BACK): what a feedback round shows
+    messages: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def success(self) -> bool:
         return self.outcome == "closed"
+
+
+MAX_FED_BACK: Final = 5
 
 
 def error_subkind(text: str) -> str:
@@ -270,8 +282,9 @@ def judge_messages(
 
     pending = [m for m in errors if pending_here(m)]
     others = [m for m in errors if m not in pending]
+    said = tuple(m.full() for m in errors[:MAX_FED_BACK])
     if not others:
         goals = tuple(m.data.split("\n", 1)[1] if "\n" in m.data else "" for m in pending)
-        return Verdict("progress", detail=pending[0].brief(), goals=goals)
+        return Verdict("progress", detail=pending[0].brief(), goals=goals, messages=said)
     worst = others[0]
-    return Verdict("lean_error", error_subkind(worst.data), worst.brief())
+    return Verdict("lean_error", error_subkind(worst.data), worst.brief(), messages=said)

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from pytest_lsrb.tactic.lean.lexer import comments_blanked
 from pytest_lsrb.tactic.lean.outcome import Pos
 
 SorryKind = Literal["tactic", "term"]
@@ -199,6 +200,20 @@ def splice(text: str, start: Pos, end: Pos, tactic: str, kind: SorryKind | None 
     if end[0] == start[0] and not rows:
         block = _brace_block(lines[start[0] - 1], start, end, len(replacement))
     return Spliced(text[:a] + replacement + text[b:], (start, new_end), replacement, block)
+
+
+def code_span(text: str, span: tuple[Pos, Pos]) -> tuple[Pos, Pos]:
+    """`span` of `text` ending at its last character of code. The comments and blank lines that
+    end an answer are not its syntax: Lean's ranges end at a syntax's last token, so the
+    `unsolved goals` of the block holding the answer ends there too (and must still cover it)."""
+    lines = text.split("\n")
+    a, b = _offset(lines, *span[0]), _offset(lines, *span[1])
+    code = comments_blanked(text[a:b]).rstrip()
+    if not code:
+        return span
+    end = a + len(code)
+    line_start = text.rfind("\n", 0, end) + 1
+    return (span[0], (text.count("\n", 0, end) + 1, end - line_start))
 
 
 def block_at(tactic: str, column: int, kind: SorryKind) -> str:

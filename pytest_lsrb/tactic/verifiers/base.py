@@ -14,10 +14,18 @@ from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import SKIPPED_OUTCOME
 from pytest_lsrb.engine.verifier import SHARED_OUTCOMES, VerificationResult, VerifierConfig
 from pytest_lsrb.tactic.guard import refuse
-from pytest_lsrb.tactic.lean.backend import FileBackend, LeanBackend, LeanRun, lean_slots, make_repl_backend
+from pytest_lsrb.tactic.lean.backend import (
+    FileBackend,
+    LeanBackend,
+    LeanRun,
+    ReplBackend,
+    lean_slots,
+    make_repl_backend,
+)
 from pytest_lsrb.tactic.lean.kimina import KiminaBackend
-from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Verdict
+from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Pos, Verdict
 from pytest_lsrb.tactic.lean.process import which
+from pytest_lsrb.tactic.lean.proofstate import screen_verdict, sorry_stands_alone
 from pytest_lsrb.tactic.profiles import (
     BUILTIN_DEFAULT,
     ProfileSet,
@@ -32,15 +40,22 @@ from pytest_lsrb.tactic.rows import TacticRow
 REUSABLE_OUTCOMES: Final = frozenset({"closed", "progress", "lean_error"})
 
 
-def result(outcome: str, *, subkind: str | None = None, detail: str | None = None) -> VerificationResult:
+def result(
+    outcome: str, *, subkind: str | None = None, detail: str | None = None, messages: tuple[str, ...] = ()
+) -> VerificationResult:
     """An attempted verification with `outcome`; success only for `closed`."""
     return VerificationResult(
-        attempted=True, success=outcome == "closed", outcome=outcome, subkind=subkind, detail=detail
+        attempted=True,
+        success=outcome == "closed",
+        outcome=outcome,
+        subkind=subkind,
+        detail=detail,
+        messages=messages,
     )
 
 
 def from_verdict(verdict: Verdict) -> VerificationResult:
-    return result(verdict.outcome, subkind=verdict.subkind, detail=verdict.detail)
+    return result(verdict.outcome, subkind=verdict.subkind, detail=verdict.detail, messages=verdict.messages)
 
 
 def from_failed_run(run: LeanRun, *, stage: str) -> VerificationResult | None:
@@ -217,6 +232,7 @@ class LeanVerifierBase(ABC):
             detail=verdict.detail,
             profile_id=profile.id,
             toolchain=verdict.toolchain,
+            messages=verdict.messages,
         )
 
     def _checked_once(self, row: TacticRow, tactic: str, profile: ReplayProfile) -> VerificationResult:
@@ -233,6 +249,33 @@ class LeanVerifierBase(ABC):
             if verdict.outcome in REUSABLE_OUTCOMES:
                 self._verdicts[key] = verdict
             return verdict
+
+    def screen(
+        self,
+        backend: LeanBackend,
+        generation: int,
+        unpatched: LeanRun,
+        text: str,
+        span: tuple[Pos, Pos],
+        tactic: str,
+    ) -> VerificationResult | None:
+        """The verdict the sorry's own proof state gives `tactic`, or None when the patched file
+        must be compiled (--lsrb-screen; lean/proofstate.py says what a step decides).
+
+        `unpatched` is the REPL's run of `text`, the file with the sorry at `span`, made in the
+        backend's `generation`. Only a sorry that is its block's only tactic is screened; a step
+        the REPL could not run (a hang, a crash, a lost state) leaves the decision to the file's
+        check, as without screening: the screen never decides what the file would not."""
+        if not self.config.screen or not isinstance(backend, ReplBackend):
+            return None
+        state = next((s.proof_state for s in unpatched.sorries if s.pos == span[0]), None)
+        if state is None or not sorry_stands_alone(text, *span):
+            return None
+        step = backend.run_tactic(tactic, state, generation=generation)
+        if isinstance(step, LeanRun):
+            return None
+        verdict = screen_verdict(step)
+        return from_verdict(verdict) if verdict is not None else None
 
     @abstractmethod
     def check(self, row: TacticRow, tactic: str, profile: ReplayProfile) -> VerificationResult:

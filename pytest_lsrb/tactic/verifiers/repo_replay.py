@@ -22,7 +22,9 @@ copy it did not compile, so such files take the file route whatever `replay_meth
 With `replay_method = "repl"` the lines before the target declaration (imports, module header
 and all) run once as the REPL's first command; the baseline and every sample run from the
 target declaration on in that environment, and the REPL's `sorries` lists are diffed by
-position as SorryDB does. k samples of an item cost one elaboration of the file's prefix.
+position as SorryDB does. k samples of an item cost one elaboration of the file's prefix. With
+--lsrb-screen (the default) each answer first runs on the baseline's proof state of the sorry
+(verifiers/base.py `screen`): only answers that close there compile the patched file.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from pytest_lsrb.tactic.lean.patch import (
 )
 from pytest_lsrb.tactic.lean.process import which
 from pytest_lsrb.tactic.lean.replbuild import repl_command
-from pytest_lsrb.tactic.lean.splice import SpliceError
+from pytest_lsrb.tactic.lean.splice import SpliceError, code_span
 from pytest_lsrb.tactic.lean.toolchain import describe_toolchain
 from pytest_lsrb.tactic.profiles import ReplayProfile
 from pytest_lsrb.tactic.rows import TacticRow
@@ -189,6 +191,7 @@ class RepoReplayVerifier(LeanVerifierBase):
         missing = backend.unavailable()
         if missing is not None:
             return result("toolchain_missing", detail=missing)
+        generation = getattr(backend, "generation", 0)  # the baseline's proof states are this process's
         failed, baseline = self._baseline(backend, row, prepared)
         if failed is not None and failed.outcome == "baseline_failed" and prepared.stand_ins:
             # The stand-ins did not compile here (a computable def, a guessed position): judge
@@ -200,6 +203,9 @@ class RepoReplayVerifier(LeanVerifierBase):
         if failed is not None:
             return failed
         assert baseline is not None
+        screened = self.screen(backend, generation, baseline, prepared.text, prepared.span, tactic)
+        if screened is not None:
+            return screened
         run = backend.check(patched.text, rel_path=row.path, header_lines=prepared.prefix_lines)
         failed = from_failed_run(run, stage="tactic")
         if failed is not None:
@@ -306,7 +312,7 @@ class RepoReplayVerifier(LeanVerifierBase):
             expected = next((r[1] for r in reports if r is not None), ())
         return accept(
             run.messages,
-            patched.spliced.span,
+            code_span(patched.text, patched.spliced.span),
             probe=patched.probe,
             allow_native=self.allow_native(profile),
             sorry_check=sorry_check,

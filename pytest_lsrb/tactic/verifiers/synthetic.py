@@ -13,6 +13,8 @@
 With `replay_method = "repl"` the script's imports run once as a REPL command and every script
 runs in that environment: a goal's k samples share one elaboration of `import Mathlib`. With
 `replay_method = "kimina"` the server's own Lean project provides Mathlib: no `lean_project`.
+Over a REPL with --lsrb-screen (the default) each tactic first runs on the control's proof state
+(verifiers/base.py `screen`); only tactics that close there compile their script.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun
 from pytest_lsrb.tactic.lean.goal import Unrestatable, restate
 from pytest_lsrb.tactic.lean.outcome import first_error
 from pytest_lsrb.tactic.lean.script import Script, choose_header, control_script, tactic_script
+from pytest_lsrb.tactic.lean.splice import code_span
 from pytest_lsrb.tactic.lean.toolchain import describe_toolchain
 from pytest_lsrb.tactic.profiles import ReplayProfile
 from pytest_lsrb.tactic.rows import TacticRow
@@ -40,8 +43,8 @@ class SyntheticVerifier(LeanVerifierBase):
 
     def __init__(self, config: VerifierConfig) -> None:
         super().__init__(config)
-        # control verdicts per (backend, generation, script text): None = compiled fine
-        self._controls: dict[tuple[Any, ...], VerificationResult | None] = {}
+        # control verdicts per (backend, generation, script text): (failure, None) or (None, its run)
+        self._controls: dict[tuple[Any, ...], tuple[VerificationResult | None, LeanRun | None]] = {}
 
     def project_for(self, profile: ReplayProfile) -> Path | None:
         return Path(profile.lean_project).expanduser() if profile.lean_project else None
@@ -67,9 +70,15 @@ class SyntheticVerifier(LeanVerifierBase):
                 "Lake project with Mathlib built",
             )
         heartbeats = self.max_heartbeats(profile)
-        failed = self._control(backend, control_script(restated, header, heartbeats))
+        control = control_script(restated, header, heartbeats)
+        generation = getattr(backend, "generation", 0)  # the control's proof state is this process's
+        failed, control_run = self._control(backend, control)
         if failed is not None:
             return failed
+        assert control_run is not None
+        screened = self.screen(backend, generation, control_run, control.text, control.proof_span, tactic)
+        if screened is not None:
+            return dataclasses.replace(screened, toolchain=describe_toolchain(project, profile.lean_command))
         script = tactic_script(restated, header, tactic, heartbeats)
         run = backend.check(script.text, rel_path=SCRIPT_NAME, header_lines=script.header_lines)
         failed = from_failed_run(run, stage="tactic")
@@ -77,7 +86,7 @@ class SyntheticVerifier(LeanVerifierBase):
             return failed
         verdict = accept(
             run.messages,
-            script.proof_span,
+            code_span(script.text, script.proof_span),
             probe=script.probe,
             allow_native=self.allow_native(profile),
             sorry_check=lambda: no_sorry_left(run.messages, run.sorries),
@@ -88,8 +97,11 @@ class SyntheticVerifier(LeanVerifierBase):
 
     # -- control -------------------------------------------------------------------------------
 
-    def _control(self, backend: LeanBackend, control: Script) -> VerificationResult | None:
-        """The reconstruction failure of the control script, or None when it compiles."""
+    def _control(
+        self, backend: LeanBackend, control: Script
+    ) -> tuple[VerificationResult | None, LeanRun | None]:
+        """(the reconstruction failure, None) of the control script, or (None, its run) when it
+        compiles (the run holds the sorry's proof state, with a REPL)."""
         key = (id(backend), getattr(backend, "generation", 0), control.text)
         if key in self._controls:
             return self._controls[key]
@@ -104,5 +116,5 @@ class SyntheticVerifier(LeanVerifierBase):
                     detail=f"the restated goal does not compile: {err.brief()}",
                 )
         if failed is None or failed.outcome == "reconstruction_failed":
-            self._controls[key] = failed
-        return failed
+            self._controls[key] = (failed, None if failed else run)
+        return failed, None if failed else run

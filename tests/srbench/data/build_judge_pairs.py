@@ -28,6 +28,7 @@ import json
 import re
 import signal
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -182,7 +183,7 @@ EXTRA: dict[str, tuple[str, ...]] = {
 
 
 @contextmanager
-def _limit(seconds: int):  # type: ignore[no-untyped-def]
+def _limit(seconds: int) -> Iterator[None]:
     """sympy's series can run for minutes on some truths: those pairs are left out."""
 
     def stop(*_: Any) -> None:
@@ -610,7 +611,8 @@ def main(csv: Path) -> None:
     rng = np.random.default_rng(2040)
     pairs = [*hand_pairs(), *synth_pairs(rng), *transform_pairs(csv, rng)]
     seen: set[tuple[str, str]] = set()
-    dev, held = [], []
+    dev: list[dict[str, Any]] = []
+    held: list[dict[str, Any]] = []
     for pair in pairs:
         key = (pair["truth"], pair["proposal"])
         # (a series sympy writes over hundreds of characters is no answer a method gives)

@@ -1,23 +1,22 @@
 """Fake Lean executables for tests at the process boundary (no Lean toolchain exists here).
 
-- `lean`: `lean --json FILE` prints messages chosen by rules, or misbehaves as FAKE_LEAN_MODE
-  says: `hang`, `die` (SIGKILL), `segv` (SIGSEGV), `flood` (allocates until refused) or `abort`
-  (a stack trace on stderr, exit 134, no message of Lean's); `ACTION-if:TEXT` only for files
-  holding TEXT; several `;`-separated entries, the first that applies wins. Rules (JSON in
-  FAKE_LEAN_RULES): a list of
-  `{"contains": text, "messages": [{"severity", "data", "at": text, "to_end": bool}]}`; each
-  rule whose `contains` occurs in the file emits its messages, placed at the first occurrence
-  of `at` (and reaching the end of the file when `to_end`). With no rule matching, a file with
-  `sorry` gets Lean's `declaration uses 'sorry'` warning. Every `#print axioms NAME` command
-  (several may share a line; each report sits at its own `#print`) gets Lean's report on the
-  declaration NAME resolves to from the current namespace: transitive, as `collectAxioms` is
-  (see the comment at the code; a rule's `axioms` are those of the declaration holding its
-  text), listed in `Name.lt` order, the name printed in full and unescaped (`'t'' ...`);
-  FAKE_LEAN_AXIOM_NAMES=short prints axiom names relative to the file's `open`s, as Leans that
-  use `MessageData.ofConstName` do; `unknown constant 'X'` for a name that is no declaration;
-  in a file that starts with `module`, Lean's refusal instead. FAKE_LEAN_IMPORTED (JSON: full
-  name -> axioms) stands for a repository's built modules; `-o FILE.olean` writes the file's
-  table of axioms, which a later `import` of that module finds on LEAN_PATH. Every call is
+- `lean`: `lean --json FILE` prints messages chosen by rules, or misbehaves as FAKE_LEAN_MODE says:
+  `hang`, `die` (SIGKILL), `segv` (SIGSEGV), `flood` (allocates until refused) or `abort` (a stack
+  trace on stderr, exit 134, no message of Lean's); `ACTION-if:TEXT` only for files holding TEXT;
+  several `;`-separated entries, the first that applies wins. Rules (JSON in FAKE_LEAN_RULES): a
+  list of `{"contains": text, "absent": text, "messages": [{"severity", "data", "at": text,
+  "to_end": bool}]}`; each rule whose `contains` occurs in the file (and whose optional `absent`
+  does not) emits its messages, placed at the first occurrence of `at` (and reaching the end of the
+  file when `to_end`). With no rule matching, a file with `sorry` gets Lean's `declaration uses
+  'sorry'` warning. Every `#print axioms NAME` command (several may share a line; each report sits
+  at its own `#print`) gets Lean's report on the declaration NAME resolves to from the current
+  namespace: transitive, as `collectAxioms` is (see the comment at the code; a rule's `axioms` are
+  those of the declaration holding its text), listed in `Name.lt` order, the name printed in full
+  and unescaped (`'t'' ...`); FAKE_LEAN_AXIOM_NAMES=short prints axiom names relative to the file's
+  `open`s, as Leans that use `MessageData.ofConstName` do; `unknown constant 'X'` for a name that is
+  no declaration; in a file that starts with `module`, Lean's refusal instead. FAKE_LEAN_IMPORTED
+  (JSON: full name -> axioms) stands for a repository's built modules; `-o FILE.olean` writes the
+  file's table of axioms, which a later `import` of that module finds on LEAN_PATH. Every call is
   appended to FAKE_LEAN_LOG (its argv, cwd and the checked file's text).
 - `lake`: `lake env CMD...` runs CMD, `lake lean FILE -- ARGS` runs `lean ARGS FILE`;
   `lake build` / `lake exe cache get` are logged to FAKE_LAKE_LOG and exit with
@@ -84,7 +83,7 @@ def end_of_file():
 
 emitted = []
 for rule in json.loads(os.environ.get("FAKE_LEAN_RULES", "[]")):
-    if rule["contains"] not in text:
+    if rule["contains"] not in text or rule.get("absent", "\0") in text:
         continue
     for m in rule["messages"]:
         line, col = pos_of(m["at"])
