@@ -229,3 +229,11 @@ def test_a_search_run_with_the_mock_model_offline(run_suite_here: Any, tmp_path:
     again = run_suite_here(*args, out=tmp_path / "b").attempts()
     keep = ("item_id", "tactic", "search_tree", "verification_outcome")
     assert [{k: a[k] for k in keep} for a in again] == [{k: a[k] for k in keep} for a in attempts]
+
+
+def test_a_search_without_a_repl_is_refused_before_any_model_call(tmp_path: Path) -> None:
+    profile = tmp_path / "file.toml"
+    profile.write_text('schema_version = 1\nreplay_method = "file"\nsynthetic_header = "core"\n')
+    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile), answer_mode="search"))
+    with pytest.raises(LsrbUsageError, match=r"replay_method.*search.*nothing was sent"):
+        v.preflight()

@@ -171,6 +171,13 @@ class LeanVerifierBase(ABC):
             candidates.append(BUILTIN_DEFAULT)
         files = {p.id: f for p, f in self.profiles.profiles}
         for profile in candidates:
+            if self.config.answer_mode == "search" and profile.replay_method != "repl":
+                raise LsrbUsageError(
+                    f"{files.get(profile.id, 'the built-in default profile')}: field 'replay_method': "
+                    f"--lsrb-answer search runs tactics on the Lean REPL's proof states, which "
+                    f"'{profile.replay_method}' has none of; set replay_method = \"repl\" (profile "
+                    f"{profile.id}); nothing was sent to the model."
+                )
             if profile.replay_method == "kimina":
                 where = f"{files.get(profile.id, profile.id)}: field 'kimina_api_key_env'"
                 checked_key(profile.kimina_api_key_env, where)
