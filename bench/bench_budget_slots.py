@@ -5,8 +5,9 @@ The endpoint is the llama.cpp stand-in (tests/fakes/llama_slots.py) in this proc
 `max_tokens` as llama.cpp cuts it, and a count of the tokens it billed. Each run is a fresh
 `pytest` of the tactic suite in its own process group, killed at `--timeout` (a hang).
 
-- `hangs`: `--tries` runs of 5 items with `--lsrb-max-total-tokens 600` at the default
-  concurrency, serial and `-n 2`: how many stopped or finished, how many hung.
+- `hangs`: `--tries` runs at the default concurrency, serial and `-n 2`, of 5 items with
+  `--lsrb-max-total-tokens 600` (the issue's command) and of 10 items with 2000 (several requests
+  go before the stop): how many stopped or finished, how many hung (past `--timeout`).
 - `growing`: `--lsrb-max-total-tokens 3000 --lsrb-concurrency 8`, the first answer 15 tokens and
   every later one 1,000: tokens billed by the server against the budget, and the spend the stop
   line reports.

@@ -77,7 +77,11 @@ class RunOptions(TypedDict, total=False):
     profiles: str | os.PathLike[str] | None
     allow_local_remotes: bool
     allow_native_decide: bool
-    answer: Literal["tactic", "proof"]
+    answer: Literal["tactic", "proof", "search"]
+    search_iterations: int
+    search_failures: int
+    screen: Literal["on", "off"]
+    feedback_rounds: int
     forbid_search_tactics: bool
     strict_inherited_sorry: bool
     context: Literal["goal", "file"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,19 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         for name in XDIST_VARIABLES:
             os.environ.pop(name, None)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def keys_stay_in_their_module() -> Iterator[None]:
+    """Keys a test module registers are forgotten when it ends. The process's `KeyRing` redacts
+    every key it was given, everywhere, to the end of the process (as a run wants); across the
+    test modules of one process that made a later module's output masked or not by the order
+    the tests ran in (`lsr***` in a printed command after the credential laws' keys)."""
+    from pytest_lsrb.core.redaction import RUN_KEYS
+
+    keys, secrets = RUN_KEYS._keys, RUN_KEYS._secrets
+    yield
+    RUN_KEYS._keys, RUN_KEYS._secrets = keys, secrets
 
 
 @pytest.fixture(scope="session")
@@ -107,6 +121,11 @@ def run_suite_here(
     ) -> SuiteResult:
         out_dir = out or tmp_path / "out"
         plugins = [arg for name in NOT_USED for arg in ("-p", name)]
+        # The suite's test modules and conftest are imported by their bare names (pytest's
+        # `prepend` mode): another copy of the suite, run before or after in this process (here,
+        # by `api.run`), keeps its own under the same names; each run sees only its own.
+        root = suite.resolve()
+        others = {p.stem: sys.modules.pop(p.stem) for p in root.glob("*.py") if p.stem in sys.modules}
         before = set(sys.modules)
         with monkeypatch.context() as patch:
             patch.chdir(tmp_path)
@@ -115,15 +134,10 @@ def run_suite_here(
             capsys.readouterr()
             code = pytest.main([str(suite), "-q", *plugins, f"--lsrb-output-dir={out_dir}", *args])
             printed = capsys.readouterr()
-        # The suite's test module and conftest are imported by their bare names (pytest's
-        # `prepend` mode): another copy of the suite, run next, must import its own.
         for name in set(sys.modules) - before:
-            if (
-                Path(getattr(sys.modules[name], "__file__", None) or "/")
-                .resolve()
-                .is_relative_to(suite.resolve())
-            ):
+            if Path(getattr(sys.modules[name], "__file__", None) or "/").resolve().is_relative_to(root):
                 del sys.modules[name]
+        sys.modules.update(others)
         return SuiteResult(int(code), printed.out, printed.err, out_dir)
 
     return run

@@ -102,22 +102,16 @@ def test_smoke():
 """
 
 
+# plugins these runs do not use (start-up is most of their cost)
+UNUSED = ("cacheprovider", "lsrb", "hypothesispytest", "syrupy", "anyio", "xdist")
+NOT_THIS = [arg for name in UNUSED for arg in ("-p", f"no:{name}")]
+
+
 def outcomes(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[dict[str, int], str]:
     """Runs pytest in this process on the folder made below; (its outcome counts, its output)."""
     capsys.readouterr()
     # opt_in is imported already (by tests/conftest.py): nothing to rewrite, nothing to warn about
-    pytest.main(
-        [
-            "-p",
-            "opt_in",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "-W",
-            "ignore::pytest.PytestAssertRewriteWarning",
-            *args,
-        ]
-    )
+    pytest.main(["-p", "opt_in", "-q", "-W", "ignore::pytest.PytestAssertRewriteWarning", *NOT_THIS, *args])
     out = capsys.readouterr().out
     last = out.strip().splitlines()[-1]
     counts = {}

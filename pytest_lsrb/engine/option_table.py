@@ -209,9 +209,11 @@ OPTIONS: list[Option] = [
         "answer",
         str,
         "tactic",
-        "what the model is asked for and judged on: tactic (the card's one next tactic) or proof "
-        "(the whole proof body replaces the sorry, as SorryDB and the prover papers measure)",
-        choices=("tactic", "proof"),
+        "what the model is asked for and judged on: tactic (the card's one next tactic), proof "
+        "(the whole proof body replaces the sorry, as SorryDB and the prover papers measure) or "
+        "search (SorryDB's tactic-by-tactic search on the REPL's proof states; the proof found is "
+        "checked as a whole file)",
+        choices=("tactic", "proof", "search"),
         tasks=TACTIC,
     ),
     Option(
@@ -243,6 +245,22 @@ OPTIONS: list[Option] = [
         "prove by sorry fails (lean_error/inherited_sorry); off: SorryDB's rule - it closes, recorded "
         "inherited_sorry (a profile's reject_inherited_sorry also sets it)",
         flag=True,
+        tasks=TACTIC,
+    ),
+    Option(
+        "search-iterations",
+        _int,
+        100,
+        "--lsrb-answer search: at most N model calls per attempt, one tactic each",
+        identity=False,  # in a search run's identity (TacticTask.configure), no other's
+        tasks=TACTIC,
+    ),
+    Option(
+        "search-failures",
+        _int,
+        3,
+        "--lsrb-answer search: stop after N consecutive failed tactics (SorryDB's max_consecutive_failures)",
+        identity=False,  # in a search run's identity (TacticTask.configure), no other's
         tasks=TACTIC,
     ),
     Option(

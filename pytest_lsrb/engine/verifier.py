@@ -62,6 +62,8 @@ def declare_outcomes(owner: str, table: object) -> None:
                 raise LsrbUsageError(
                     f"{owner}: outcome '{name}' is declared {domain!r} here but {before[0]!r} by {before[1]}."
                 )
+        # (only once the whole table is valid: a refused table declares none of its names)
+        for name, domain in table.items():
             _DECLARED.setdefault(name, (domain, owner))
 
 

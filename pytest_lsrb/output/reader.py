@@ -75,8 +75,18 @@ def summarize_file(
 
 def run_name(config: Mapping[str, Any]) -> str:
     """A run as the terminal, compare and the gate name it: `adapter/model` from its config (a
-    user's own adapter: its class, `session.overrides`), `default` for the adapter's own model."""
-    return f"{config.get('adapter', '?')}/{config.get('model') or 'default'}"
+    user's own adapter: its class, `session.overrides`), `default` for the adapter's own model;
+    then the Lean protocol when it is not the card's one-shot tactic (`[search]`, `[proof,
+    feedback 2]`), so runs of one index under different protocols are never shown as one."""
+    name = f"{config.get('adapter', '?')}/{config.get('model') or 'default'}"
+    protocol = []
+    answer = config.get("answer")
+    if isinstance(answer, str) and answer != "tactic":
+        protocol.append(answer)
+    rounds = config.get("feedback_rounds")
+    if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds > 0:
+        protocol.append(f"feedback {rounds}")
+    return f"{name} [{', '.join(protocol)}]" if protocol else name
 
 
 @dataclass

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_lsrb.core.errors import MODEL_DOMAINS
 from pytest_lsrb.core.metrics import pass_at_k_curve as curve_over_items
 from pytest_lsrb.engine import outcomes
 from pytest_lsrb.engine.records import AttemptRecord
@@ -98,12 +99,24 @@ class KindCount:
 
 
 def generation_errors(scored: Iterable[Scored]) -> list[KindCount]:
+    """Failed model calls (transport, provider, harness): the model's own empty answers are its
+    output, not an error (`empty_answers`), as the terminal summary says."""
     counts: Counter[tuple[str, str]] = Counter()
     for s in scored:
         kind = s.record.get("generation_error_kind")
-        if kind:
-            counts[(str(kind), str(s.record.get("generation_error_domain") or "unknown"))] += 1
+        domain = str(s.record.get("generation_error_domain") or "unknown")
+        if kind and domain not in MODEL_DOMAINS:
+            counts[(str(kind), domain)] += 1
     return _sorted_counts(counts)
+
+
+def empty_answers(scored: Iterable[Scored]) -> int:
+    """Attempts whose answer the model itself left empty (a model_output kind)."""
+    return sum(
+        bool(s.record.get("generation_error_kind"))
+        and s.record.get("generation_error_domain") in MODEL_DOMAINS
+        for s in scored
+    )
 
 
 def verification_errors(scored: Iterable[Scored]) -> list[KindCount]:

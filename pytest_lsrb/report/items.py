@@ -174,6 +174,9 @@ def item_payload(
         rounds = rounds_text(rec.get("feedback_rounds"))
         if rounds:
             extra["feedback_rounds"] = rounds
+        tree = search_text(rec.get("search_tree"))
+        if tree:
+            extra["search_tree"] = tree
         latency = rec.get("latency_ms")
         tokens = attempt_tokens(rec)
         any_tokens = any_tokens or tokens is not None
@@ -223,6 +226,27 @@ def rounds_text(rounds: Any) -> str | None:
             f"{head}\n{r.get('answer') or ''}" + (f"\n-- Lean: {r.get('lean')}" if r.get("lean") else "")
         )
     return clean_text("\n\n".join(parts), 8000)
+
+
+def search_text(tree: Any) -> str | None:
+    """An attempt's proof search (`--lsrb-answer search`) as text for the detail view: why it
+    stopped, then each step as `[state] tactic -> new state (goals left)` or `-> error`."""
+    if not isinstance(tree, Mapping) or not isinstance(tree.get("steps"), list):
+        return None
+    calls, root = tree.get("iterations"), tree.get("root")
+    lines = [f"stopped: {tree.get('stop')} after {calls} model call(s), from state {root}"]
+    for step in tree["steps"]:
+        if not isinstance(step, Mapping):
+            continue
+        if "state" not in step:
+            lines.append(f"(unreadable answer) {step.get('answer') or ''}")
+            continue
+        head = f"[{step.get('state')}] {step.get('tactic')}"
+        if step.get("error") is not None:
+            lines.append(f"{head} -> error: {step.get('error')}")
+        else:
+            lines.append(f"{head} -> state {step.get('result')} ({step.get('goals')} goal(s) left)")
+    return clean_text("\n".join(lines), 8000)
 
 
 def attempt_tokens(rec: AttemptRecord) -> int | None:

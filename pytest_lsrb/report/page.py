@@ -316,7 +316,16 @@ class Page:
                 ),
             )
         )
-        figs.append(_figure("Generation errors", self._kind_bars(agg.generation_errors, "generation errors")))
+        errors = _figure("Generation errors", self._kind_bars(agg.generation_errors, "generation errors"))
+        empty = agg.empty_answers(self.scored)
+        if empty:  # the model's own output, not an error: said beside the chart, never in it
+            errors = errors.replace(
+                "</figure>",
+                f"<p class='note'>and {empty} empty answer(s): the model's own output, counted "
+                "against it, not an infrastructure error</p></figure>",
+                1,
+            )
+        figs.append(errors)
         if verified or any(s.record.get("verification_error_kind") for s in self.scored):
             figs.append(
                 _figure(

@@ -30,6 +30,11 @@ class TacticFields(AttemptFields, total=False):
     """The row's repository (the summary's by_repository)."""
     repo_lean_version: str | None
     """The row's Lean version (the summary's by_lean_version)."""
+    search_tree: dict[str, Any] | None
+    """With --lsrb-answer search: `root` (the sorry's proof state), `stop` (why the search ended:
+    completed, failures, iterations, unparsed, invalid_state, no_open_state, model_error,
+    repl_failed), `iterations` (model calls) and `steps` in order (`state`, `tactic`, then
+    `result` and `goals` left, or `error`); the proof found is `tactic`."""
     feedback_rounds: list[dict[str, Any]] | None
     """With --lsrb-feedback-rounds: every round in order (`round`, `answer`, `outcome`, `subkind`,
     `lean`: Lean's reply shown to the next round, `prompt_hash`, `prompt_tokens`,

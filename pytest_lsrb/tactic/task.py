@@ -126,18 +126,29 @@ class TacticTask(Task[TacticRow]):
         return goal_slice_predicate(goal_slice)
 
     def configure(self, config: RunConfig) -> RunConfig:
-        """Two additions to the run's config, both recorded in run.json:
+        """Additions to the run's config, recorded in run.json:
 
         - with several samples per goal and no --lsrb-temperature, sample at SAMPLED_TEMPERATURE
           instead of the suite's 0: at 0, `--lsrb-samples 4` gave 4 identical answers on 50 of 50
           goals (pass@4 = pass@1 at 4x the cost);
         - with Lean verification, `profiles_sha256`: the replay profiles' contents are part of the
-          config hash, so resuming after editing a profile is refused as another config.
+          config hash, so resuming after editing a profile is refused as another config;
+        - with --lsrb-answer search, `search`: the protocol and its budgets (only a search run's
+          identity holds them, so adding them changed no other run's hash).
         """
         if config.verification in ("synthetic", "repo_replay"):
             path = resolve_profiles_path(config.values.get("profiles"), config.suite.root)
             extra = {**config.extra_identity, "profiles_sha256": profiles_digest(path)}
             config = dataclasses.replace(config, extra_identity=extra)
+        if (
+            answer_mode(config.values) == "search"
+        ):  # the protocol and its budgets, in a search's identity only
+            search = {
+                "protocol": "sorrydb-tactic-by-tactic",
+                "iterations": int(config.values.get("search_iterations") or 100),
+                "failures": int(config.values.get("search_failures") or 3),
+            }
+            config = dataclasses.replace(config, extra_identity={**config.extra_identity, "search": search})
         short = int(config.values.get("max_tokens") or 0) < PROOF_MAX_TOKENS
         if answer_mode(config.values) == "proof" and "max_tokens" not in config.from_command_line and short:
             config = dataclasses.replace(config, values={**config.values, "max_tokens": PROOF_MAX_TOKENS})
@@ -171,11 +182,18 @@ class TacticTask(Task[TacticRow]):
         return prompt
 
     def calls_per_attempt(self, values: Mapping[str, Any]) -> int:
+        """One call; a search makes up to `--lsrb-search-iterations`."""
+        if answer_mode(values) == "search":
+            return max(1, int(values.get("search_iterations") or 100))
         return 1
 
     def run_attempt(self, ctx: AttemptContext[TacticRow]) -> TacticFields:
         """One answer, checked; with `--lsrb-feedback-rounds N`, up to N more rounds that show the
         model its earlier answers and Lean's reply (`tactic.feedback`), the verdict the last's."""
+        if answer_mode(ctx.options) == "search":  # SorryDB's tactic-by-tactic search (tactic/search.py)
+            from pytest_lsrb.tactic.search import search_attempt
+
+            return cast(TacticFields, search_attempt(self.name, ctx))
         row = ctx.case.row
         messages, hashed, prompt = self._prompt(ctx, row)
         fields, said = self._answer_once(ctx, row, messages, hashed, prompt)
@@ -304,7 +322,12 @@ class TacticTask(Task[TacticRow]):
         return PASS
 
     def check_options(self, values: Mapping[str, Any]) -> None:
-        """Feedback rounds feed Lean's reply back: without a checker there is none to feed."""
+        """Feedback rounds feed Lean's reply back: without a checker there is none to feed; a
+        search runs on the REPL's proof states and shows Lean's replies."""
+        if answer_mode(values) == "search":
+            from pytest_lsrb.tactic.search import check_search_options
+
+            check_search_options(values)
         if int(values.get("feedback_rounds") or 0) > 0 and values.get("verification", "none") == "none":
             from pytest_lsrb.core.errors import LsrbUsageError
 
@@ -345,7 +368,10 @@ class TacticTask(Task[TacticRow]):
         return []
 
     def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
-        return mock_tactic_answer(str(context.get("goal_text", "")), seed)
+        answer = mock_tactic_answer(str(context.get("goal_text", "")), seed)
+        if "search_state" in context:  # a search step: `[state_id] tactic` (tactic/search.py)
+            return f"[{context['search_state']}] {read_answer(answer).tactic.split(chr(10))[0]}"
+        return answer
 
 
 class TacticSummary:

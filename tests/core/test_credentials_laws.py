@@ -50,9 +50,11 @@ def test_a_child_gets_the_url_credentials_by_environment(words: list[str]) -> No
 
 
 def test_the_variable_fills_a_url_without_credentials() -> None:
-    env = {USERINFO_ENV: "u:pw"}
-    assert url_with_env_userinfo("http://h:1/v1", env) == "http://u:pw@h:1/v1"
-    assert url_with_env_userinfo("http://a:b@h/v1", env) == "http://a:b@h/v1"  # its own win
+    # (passwords registered here are masked in this process from now on: distinctive ones)
+    env = {USERINFO_ENV: "u:pw-3c9e1f7a2b"}
+    assert url_with_env_userinfo("http://h:1/v1", env) == "http://u:pw-3c9e1f7a2b@h:1/v1"
+    own = "http://a:pw-8d2e6b0c4f@h/v1"
+    assert url_with_env_userinfo(own, env) == own  # its own win
     with pytest.raises(LsrbUsageError):
         url_with_env_userinfo("http://h/v1", {USERINFO_ENV: "u:p\nw"})
 

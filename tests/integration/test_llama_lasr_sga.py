@@ -8,10 +8,12 @@ the search progress and the suite's test/OOD metrics.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from smollm2_server import SmolServer, smollm2_server
 
 from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS
 
@@ -19,6 +21,7 @@ pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "llm_srbench"
 PROBLEM = "gen-CRK0"  # two inputs: the shortest prompts of the built-in set
+SGA_CTX = 8192  # SmolLM2's trained context
 
 
 def run_method(
@@ -73,7 +76,17 @@ def test_lasr_through_llama_cpp(llama_server: Any, run_suite: Any, tmp_path: Pat
     )
 
 
-def test_sga_through_llama_cpp(llama_server: Any, run_suite: Any, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def roomy_llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SmolServer]:
+    """The server with SmolLM2's whole trained context (8,192 tokens): SGA's conversation (system,
+    task, format, each hypothesis with its code and loss curve) is longer than the default 2,048,
+    where every call is an HTTP 400 and the attempt infrastructure (issue #40)."""
+    with smollm2_server(tmp_path_factory.mktemp("llama_roomy"), SGA_CTX) as server:
+        yield server
+
+
+def test_sga_through_llama_cpp(roomy_llama: SmolServer, run_suite: Any, tmp_path: Path) -> None:
+    llama_server = roomy_llama
     result = run_method(run_suite, llama_server, tmp_path / "sga", "sga", 2)
     assert result.returncode == 0, result.stdout + result.stderr
     [record] = result.attempts()

@@ -125,3 +125,39 @@ def test_feedback_rounds_against_the_real_server(llama_server: Any, run_suite: A
         assert len(rounds) == 3 and rec["model_calls"] >= 3, rec
         assert all(r["outcome"] != "closed" for r in rounds)
         assert rounds[0]["prompt_hash"] != rounds[1]["prompt_hash"] != rounds[2]["prompt_hash"]
+
+
+def test_search_against_the_real_server(llama_server: Any, run_suite: Any, tmp_path: Any) -> None:
+    """The tactic-by-tactic search's prompting path against llama.cpp (issue #41, item 2): each
+    step asks the model with SorryDB's prompt for `[state_id] tactic` and runs the answer on the
+    stand-in REPL (tests/fakes/stand_in_repl.py). A 135M model rarely keeps the format: however
+    it answers, every attempt ends with its tree recorded and a verdict or a reason."""
+    import sys
+    from pathlib import Path
+
+    stand_in = Path(__file__).resolve().parents[1] / "fakes" / "stand_in_repl.py"
+    profile = tmp_path / "repl.toml"
+    profile.write_text(
+        'schema_version = 1\nreplay_method = "repl"\nsynthetic_header = "core"\n'
+        f'repl_command = ["{sys.executable}", "{stand_in}"]\n'
+    )
+    res = run_suite(
+        *llama_args(
+            llama_server,
+            "--lsrb-answer=search",
+            "--lsrb-verification=synthetic",
+            f"--lsrb-profiles={profile}",
+            "--lsrb-search-iterations=3",
+        ),
+        out=tmp_path / "search",
+    )
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    records = res.attempts()
+    assert len(records) == ITEMS
+    for rec in records:
+        tree = rec["search_tree"]
+        assert 1 <= tree["iterations"] <= 3 and rec["model_calls"] >= tree["iterations"], rec
+        assert tree["stop"] in {"completed", "failures", "iterations", "unparsed", "invalid_state"}, tree
+        assert rec["prompt"][0]["content"].startswith("You are an advanced AI")  # SorryDB's prompt
+        if tree["stop"] == "completed":
+            assert rec["tactic"] and rec["verification_attempted"]

@@ -101,14 +101,16 @@ def test_each_run_resumes_alone_and_the_last_line_resumes_them_all(
 ) -> None:
     group = tmp_path / "group"
     models = [w for m in MODELS for w in ("--lsrb-model", m)]
-    # Each model's run has its own budget of 3 answers (23 tokens each): all three stop early.
-    budget = "--lsrb-max-total-tokens=69"
+    # Each model's run has its own budget of 3 answers: all three stop early. Priced by completion
+    # tokens alone (3 an answer), a request's worst case is its max_tokens (128): the third goes
+    # at 6 + 128 <= 134, the fourth would not fit (9 + 128).
+    budget = ["--lsrb-price=in=0,out=1000000", "--lsrb-max-cost=134"]
     first = lsrb(
         tmp_path,
         "run",
         "goal_to_tactic_proposal_v1",
         *models,
-        *shared(server, budget),
+        *shared(server, *budget),
         f"--lsrb-output-dir={group}",
     )
     assert first.returncode == 2, first.stdout + first.stderr
@@ -137,8 +139,8 @@ def test_each_run_resumes_alone_and_the_last_line_resumes_them_all(
     again = shlex.split(last[0].split("run: ", 1)[1])
     assert again[:2] == ["lsrb", "run"] and "--lsrb-resume-or-start" in again
     # with a budget that should let each finish (the largest of the runs' own suggestions), used as is
-    budgets = [w for w in again if w.startswith("--lsrb-max-total-tokens")]
-    assert len(budgets) == 1 and float(budgets[0].split("=")[1]) > 69
+    budgets = [w for w in again if w.startswith("--lsrb-max-cost")]
+    assert len(budgets) == 1 and float(budgets[0].split("=")[1]) > 134
     server.reset()
     rest = lsrb(tmp_path, *again[1:])
     assert rest.returncode == 0, rest.stdout + rest.stderr

@@ -53,3 +53,15 @@ def test_a_lax_but_honest_record_is_read(tmp_path: Path) -> None:
     """Integers are fine numbers; absent optional fields are fine."""
     run = read_run(run_dir(tmp_path / "run", {"latency_ms": 2.5}), "run")
     assert [r["item_id"] for r in run.records] == ["a", "b"] and run.samples == 1
+
+
+def test_a_run_is_named_with_its_lean_protocol() -> None:
+    """One index under one-shot, proof, feedback and search runs: never shown under one name."""
+    from pytest_lsrb.output.reader import run_name
+
+    base = {"adapter": "openai", "model": "m"}
+    assert run_name(base) == "openai/m"
+    assert run_name({**base, "answer": "tactic", "feedback_rounds": 0}) == "openai/m"
+    assert run_name({**base, "answer": "search"}) == "openai/m [search]"
+    assert run_name({**base, "answer": "proof", "feedback_rounds": 2}) == "openai/m [proof, feedback 2]"
+    assert run_name({"adapter": "mock"}) == "mock/default"

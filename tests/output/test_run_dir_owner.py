@@ -180,3 +180,24 @@ def test_a_run_dir_holding_a_link_is_refused_and_its_target_untouched(
     assert f"({name})" in sentence and "never writes a run's file through a link" in sentence
     assert victim.read_text() == text
     assert json.loads((out / "run.json").read_text())["attempts_expected"] == 2
+
+
+def test_a_child_whose_lsrb_run_no_longer_owns_the_group_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model's run started by `lsrb run` (`LSRB_OWNER`) checks that its parent still owns the
+    group folder before it writes anything; here another command took the group over."""
+    from pytest_lsrb.output.owner import OWNER_ENV, owner_env
+
+    monkeypatch.chdir(tmp_path)
+    group = tmp_path / "group"
+    other = RunDirLock.acquire(group)  # the command that owns the group now
+    stale = Holder(os.getppid(), other.holder.host, other.holder.started, "the-parents-token")
+    monkeypatch.setenv(OWNER_ENV, owner_env(group, stale)[OWNER_ENV])
+    with pytest.raises(LsrbUsageError) as refused:
+        api.run(SUITE, max_items=1, output_dir=str(group / "m"))
+    assert "is no longer owned by the command that started this process" in str(refused.value)
+    assert f"pid {os.getpid()}" in str(refused.value)
+    assert not (group / "m" / "attempts.jsonl").exists() and not (group / "m" / "run.json").exists()
+    assert OWNER_ENV not in os.environ  # taken: the child's own children do not inherit it
+    other.release()

@@ -52,3 +52,28 @@ def test_a_run_without_usage_has_no_token_card_or_column(tmp_path: Path) -> None
     assert "tokens in / out" not in cards(html) and "data-col='tokens'" not in html
     shown = cards(html)
     assert any(" · " in label for label in shown), shown  # valid rate = success: one card
+
+
+def test_empty_answers_are_not_generation_errors(tmp_path: Path) -> None:
+    """The model's own empty answer is its output (issue #42, papercut): the report's "Generation
+    errors" chart holds failed calls only and says the empty answers beside it."""
+    with FakeOllama() as fake:
+        fake.queue(["empty", "empty", "server_500"])
+        result = api.run(
+            "goal_to_tactic_proposal_v1",
+            adapter="ollama",
+            model="qwen2.5:7b",
+            base_url=fake.url,
+            max_items=3,
+            max_retries=0,
+            concurrency=1,
+            outcome="record",
+            output_dir=tmp_path / "out",
+        )
+    kinds = (result.summary or {})["generation_error_kinds"]
+    assert kinds == {"empty_output": 2, "server_error": 1}
+    html = build_report(load_run(result.run_dir))
+    figure = html[html.index("<figcaption>Generation errors") :]
+    figure = figure[: figure.index("</figure>")]
+    assert "server_error" in figure and "empty_output" not in figure
+    assert "and 2 empty answer(s): the model's own output" in figure

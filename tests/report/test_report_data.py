@@ -201,3 +201,26 @@ def test_records_of_an_unknown_task_are_judged_generically(tmp_path: Path) -> No
     outcomes = {s.record["verification_outcome"]: s.judgement.outcome for s in agg.score(run)}
     assert outcomes.get("closed", "pass") == "pass"
     assert outcomes.get("toolchain_missing", "error") == "error"
+
+
+def test_a_search_tree_reads_as_its_steps() -> None:
+    """The detail view of a `--lsrb-answer search` attempt lists why it stopped and each step."""
+    from pytest_lsrb.report.items import search_text
+
+    tree = {
+        "root": 0,
+        "stop": "completed",
+        "iterations": 3,
+        "steps": [
+            {"state": 0, "tactic": "constructor", "result": 1, "goals": 2},
+            {"state": 1, "tactic": "exact hq", "error": "type mismatch"},
+            {"state": 1, "tactic": "exact ⟨hp, hq⟩", "result": 3, "goals": 0},
+        ],
+    }
+    assert search_text(tree) == (
+        "stopped: completed after 3 model call(s), from state 0\n"
+        "[0] constructor -> state 1 (2 goal(s) left)\n"
+        "[1] exact hq -> error: type mismatch\n"
+        "[1] exact ⟨hp, hq⟩ -> state 3 (0 goal(s) left)"
+    )
+    assert search_text(None) is None and search_text({"steps": "x"}) is None

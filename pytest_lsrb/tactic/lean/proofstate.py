@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from pytest_lsrb.tactic.lean.outcome import LeanMessage, Pos, Verdict, error_subkind, messages_from_reply
 from pytest_lsrb.tactic.lean.splice import block_at
@@ -59,6 +59,27 @@ class TacticStep:
     def closes(self) -> bool:
         """No error and no goal left: the step closed its state (a verdict only after the file's check)."""
         return self.refused is None and self.proof_state is not None and not self.goals and not self.errors
+
+
+class Stepper(Protocol):
+    """A REPL backend that runs a tactic on a proof state it made (`ReplBackend.run_tactic`)."""
+
+    def run_tactic(self, tactic: str, proof_state: int, *, generation: int) -> Any: ...
+
+
+@dataclass(frozen=True)
+class ProofStart:
+    """Where a tactic-by-tactic search starts: the sorry's proof state in one REPL process (the
+    unpatched file loaded once). `step` runs a tactic on any state that process made since."""
+
+    backend: Stepper
+    generation: int
+    proof_state: int
+    goal: str
+
+    def step(self, tactic: str, state: int) -> Any:
+        """The `TacticStep`, or the backend's `LeanRun` when the REPL could not run it."""
+        return self.backend.run_tactic(tactic, state, generation=self.generation)
 
 
 def step_from_reply(reply: Mapping[str, Any]) -> TacticStep:

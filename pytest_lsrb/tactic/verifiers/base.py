@@ -25,7 +25,7 @@ from pytest_lsrb.tactic.lean.backend import (
 from pytest_lsrb.tactic.lean.kimina import KiminaBackend
 from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Pos, Verdict
 from pytest_lsrb.tactic.lean.process import which
-from pytest_lsrb.tactic.lean.proofstate import screen_verdict, sorry_stands_alone
+from pytest_lsrb.tactic.lean.proofstate import ProofStart, screen_verdict, sorry_stands_alone
 from pytest_lsrb.tactic.profiles import (
     BUILTIN_DEFAULT,
     ProfileSet,
@@ -76,6 +76,28 @@ def from_failed_run(run: LeanRun, *, stage: str) -> VerificationResult | None:
     if stage == "tactic":
         return result("oom_or_crash", subkind="process_failed", detail=run.detail)
     return result(stage, subkind=run.status, detail=run.detail)
+
+
+def start_at(
+    backend: LeanBackend, generation: int, unpatched: LeanRun, span: tuple[Pos, Pos]
+) -> ProofStart | None:
+    """The proof state of the sorry at `span` in a REPL's run of the unpatched file, or None."""
+    if not isinstance(backend, ReplBackend):
+        return None
+    found = next((s for s in unpatched.sorries if s.pos == span[0] and s.proof_state is not None), None)
+    if found is None or found.proof_state is None:
+        return None
+    return ProofStart(backend, generation, found.proof_state, found.goal)
+
+
+def no_search(profile: ReplayProfile) -> VerificationResult:
+    """A search that cannot start: no REPL proof state for the sorry (the environment's)."""
+    return result(
+        "toolchain_missing",
+        subkind="no_proof_state",
+        detail=f'profile {profile.id}: --lsrb-answer search needs replay_method = "repl" and a REPL '
+        "reply naming the sorry's proof state",
+    )
 
 
 class LeanVerifierBase(ABC):
@@ -149,6 +171,13 @@ class LeanVerifierBase(ABC):
             candidates.append(BUILTIN_DEFAULT)
         files = {p.id: f for p, f in self.profiles.profiles}
         for profile in candidates:
+            if self.config.answer_mode == "search" and profile.replay_method != "repl":
+                raise LsrbUsageError(
+                    f"{files.get(profile.id, 'the built-in default profile')}: field 'replay_method': "
+                    f"--lsrb-answer search runs tactics on the Lean REPL's proof states, which "
+                    f"'{profile.replay_method}' has none of; set replay_method = \"repl\" (profile "
+                    f"{profile.id}); nothing was sent to the model."
+                )
             if profile.replay_method == "kimina":
                 where = f"{files.get(profile.id, profile.id)}: field 'kimina_api_key_env'"
                 checked_key(profile.kimina_api_key_env, where)
@@ -202,17 +231,25 @@ class LeanVerifierBase(ABC):
     def check_timeout(self, profile: ReplayProfile) -> float:
         return float(self.config.timeout_s or profile.check_timeout_s)
 
+    def skipped(self, profile: ReplayProfile) -> VerificationResult | None:
+        """The result of a row its profile skips, else None."""
+        if not profile.skip:
+            return None
+        why = profile.skip_reason or "the profile says skip"
+        return VerificationResult(
+            attempted=False, success=None, outcome=SKIPPED_OUTCOME, detail=f"profile {profile.id}: {why}"
+        )
+
     def guard(self, proposal: str, profile: ReplayProfile) -> VerificationResult | None:
         """Results decided before Lean runs: skipped rows and forbidden proposals."""
-        if profile.skip:
-            why = profile.skip_reason or "the profile says skip"
-            return VerificationResult(
-                attempted=False, success=None, outcome=SKIPPED_OUTCOME, detail=f"profile {profile.id}: {why}"
-            )
+        skipped = self.skipped(profile)
+        if skipped is not None:
+            return skipped
         refusal = refuse(
             proposal,
             forbid_search=self.config.forbid_search_tactics,
-            proof=self.config.answer_mode == "proof",
+            # a search's found proof is a block of tactics, as a whole proof is
+            proof=self.config.answer_mode in ("proof", "search"),
         )
         if refusal is not None:
             return result("forbidden_token", subkind=refusal.subkind, detail=refusal.detail)
@@ -266,16 +303,21 @@ class LeanVerifierBase(ABC):
         backend's `generation`. Only a sorry that is its block's only tactic is screened; a step
         the REPL could not run (a hang, a crash, a lost state) leaves the decision to the file's
         check, as without screening: the screen never decides what the file would not."""
-        if not self.config.screen or not isinstance(backend, ReplBackend):
+        if not self.config.screen:
             return None
-        state = next((s.proof_state for s in unpatched.sorries if s.pos == span[0]), None)
-        if state is None or not sorry_stands_alone(text, *span):
+        start = start_at(backend, generation, unpatched, span)
+        if start is None or not sorry_stands_alone(text, *span):
             return None
-        step = backend.run_tactic(tactic, state, generation=generation)
+        step = start.step(tactic, start.proof_state)
         if isinstance(step, LeanRun):
             return None
         verdict = screen_verdict(step)
         return from_verdict(verdict) if verdict is not None else None
+
+    def proof_start(self, row: TacticRow) -> ProofStart | VerificationResult:
+        """Where a tactic-by-tactic search of `row` starts (`tactic/search.py`), or the result that
+        ends the attempt before it (a skipped row, the environment's failure)."""
+        return no_search(self.profile_for(row))
 
     @abstractmethod
     def check(self, row: TacticRow, tactic: str, profile: ReplayProfile) -> VerificationResult:

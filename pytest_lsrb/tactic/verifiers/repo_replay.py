@@ -57,12 +57,20 @@ from pytest_lsrb.tactic.lean.patch import (
     owed_probe,
 )
 from pytest_lsrb.tactic.lean.process import which
+from pytest_lsrb.tactic.lean.proofstate import ProofStart
 from pytest_lsrb.tactic.lean.replbuild import repl_command
 from pytest_lsrb.tactic.lean.splice import SpliceError, code_span
 from pytest_lsrb.tactic.lean.toolchain import describe_toolchain
 from pytest_lsrb.tactic.profiles import ReplayProfile
 from pytest_lsrb.tactic.rows import TacticRow
-from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase, from_failed_run, from_verdict, result
+from pytest_lsrb.tactic.verifiers.base import (
+    LeanVerifierBase,
+    from_failed_run,
+    from_verdict,
+    no_search,
+    result,
+    start_at,
+)
 
 
 def default_cache_root(config: VerifierConfig) -> Path:
@@ -122,6 +130,19 @@ class RepoReplayVerifier(LeanVerifierBase):
         return [profile.git_command, profile.lake_command, *super().executables(profile), *recheck]
 
     def check(self, row: TacticRow, tactic: str, profile: ReplayProfile) -> VerificationResult:
+        ready = self._ready(row, profile)
+        if isinstance(ready, VerificationResult):
+            return ready
+        root, profile = ready
+        checked = self._check_in(root, row, tactic, profile)
+        if checked.outcome in ("toolchain_missing", "checkout_failed"):
+            return checked
+        return dataclasses.replace(checked, toolchain=describe_toolchain(root))
+
+    def _ready(
+        self, row: TacticRow, profile: ReplayProfile
+    ) -> tuple[Path, ReplayProfile] | VerificationResult:
+        """The checkout built at the row's commit and the profile to check it with, or why not."""
         # Without a toolchain nothing below can run: say so before cloning anything.
         for exe in (profile.git_command, profile.lake_command):
             if which(exe) is None:
@@ -155,22 +176,55 @@ class RepoReplayVerifier(LeanVerifierBase):
             except CheckoutFailure as failure:
                 return result(failure.kind, detail=failure.detail)
             profile = profile.model_copy(update={"repl_command": argv})
-        checked = self._check_in(root, row, tactic, profile)
-        if checked.outcome in ("toolchain_missing", "checkout_failed"):
-            return checked
-        return dataclasses.replace(checked, toolchain=describe_toolchain(root))
+        return root, profile
 
-    def _check_in(
-        self, root: Path, row: TacticRow, tactic: str, profile: ReplayProfile
-    ) -> VerificationResult:
+    def proof_start(self, row: TacticRow) -> ProofStart | VerificationResult:
+        """The sorry's proof state in the unpatched file (its baseline, checked once), for a search."""
+        profile = self.profile_for(row)
+        skipped = self.skipped(profile)
+        if skipped is not None:
+            return skipped
+        ready = self._ready(row, profile)
+        if isinstance(ready, VerificationResult):
+            return ready
+        root, profile = ready
+        source = self._source(root, row)
+        if isinstance(source, VerificationResult):
+            return source
+        prepared = make_baseline(source, (row.start_line, row.start_column), (row.end_line, row.end_column))
+        if prepared is None:
+            return result(
+                "skipped_unspliceable", subkind="no_declaration", detail=f"no declaration in {row.path}"
+            )
+        backend = self.backend(profile, root)
+        generation = getattr(backend, "generation", 0)
+        failed, baseline = self._baseline(backend, row, prepared)
+        if failed is not None and failed.outcome == "baseline_failed" and prepared.stand_ins:
+            plain = make_baseline(source, prepared.span[0], (row.end_line, row.end_column), stand_ins=False)
+            assert plain is not None  # the same declaration was found above
+            prepared = plain
+            failed, baseline = self._baseline(backend, row, prepared)
+        if failed is not None:
+            return failed
+        assert baseline is not None
+        return start_at(backend, generation, baseline, prepared.span) or no_search(profile)
+
+    def _source(self, root: Path, row: TacticRow) -> str | VerificationResult:
         try:  # checked when the row was read; again here, where a symlink could lead out
             file = inside(root, row.path)
         except OutsideError as exc:
             return result("checkout_failed", subkind="path_outside", detail=f"path {exc}")
         try:
-            source = file.read_text(encoding="utf-8")
+            return file.read_text(encoding="utf-8")
         except OSError as exc:
             return result("checkout_failed", subkind="no_file", detail=f"{row.path}: {exc.strerror or exc}")
+
+    def _check_in(
+        self, root: Path, row: TacticRow, tactic: str, profile: ReplayProfile
+    ) -> VerificationResult:
+        source = self._source(root, row)
+        if isinstance(source, VerificationResult):
+            return source
         start = (row.start_line, row.start_column)
         end = (row.end_line, row.end_column)
         # An answer naming the stand-in axiom would borrow it: such an answer is checked without.

@@ -28,12 +28,20 @@ from pytest_lsrb.tactic.lean.acceptance import accept, no_sorry_left
 from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun
 from pytest_lsrb.tactic.lean.goal import Unrestatable, restate
 from pytest_lsrb.tactic.lean.outcome import first_error
+from pytest_lsrb.tactic.lean.proofstate import ProofStart
 from pytest_lsrb.tactic.lean.script import Script, choose_header, control_script, tactic_script
 from pytest_lsrb.tactic.lean.splice import code_span
 from pytest_lsrb.tactic.lean.toolchain import describe_toolchain
 from pytest_lsrb.tactic.profiles import ReplayProfile
 from pytest_lsrb.tactic.rows import TacticRow
-from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase, from_failed_run, from_verdict, result
+from pytest_lsrb.tactic.verifiers.base import (
+    LeanVerifierBase,
+    from_failed_run,
+    from_verdict,
+    no_search,
+    result,
+    start_at,
+)
 
 SCRIPT_NAME = "LsrbSynthetic.lean"
 
@@ -94,6 +102,28 @@ class SyntheticVerifier(LeanVerifierBase):
         return dataclasses.replace(
             from_verdict(verdict), toolchain=describe_toolchain(project, profile.lean_command)
         )
+
+    def proof_start(self, row: TacticRow) -> ProofStart | VerificationResult:
+        """The proof state of the control script's sorry (compiled once per goal), for a search."""
+        profile = self.profile_for(row)
+        skipped = self.skipped(profile)
+        if skipped is not None:
+            return skipped
+        restated = restate(str(row.goal_text))
+        if isinstance(restated, Unrestatable):
+            return result("skipped_unrestatable", detail=restated.reason)
+        header = choose_header(profile.synthetic_header, row.goal_text, row.repo_remote)
+        backend = self.backend(profile, self.project_for(profile))
+        missing = backend.unavailable()
+        if missing is not None:
+            return result("toolchain_missing", detail=missing)
+        control = control_script(restated, header, self.max_heartbeats(profile))
+        generation = getattr(backend, "generation", 0)
+        failed, control_run = self._control(backend, control)
+        if failed is not None:
+            return failed
+        assert control_run is not None
+        return start_at(backend, generation, control_run, control.proof_span) or no_search(profile)
 
     # -- control -------------------------------------------------------------------------------
 

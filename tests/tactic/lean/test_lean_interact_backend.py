@@ -106,3 +106,25 @@ def test_a_death_at_the_memory_cap_is_memory_limit(offline: tuple[Path, Path]) -
     assert "memory cap of 400 MiB" in died.detail
     assert after.status == "ok", after.detail
     assert os.environ["PATH"].count(os.pathsep) == 0  # still offline
+
+
+@pytest.mark.slow
+def test_proof_states_through_lean_interact(offline: tuple[Path, Path]) -> None:
+    """Issue #41 items 2 and 5: `tactic` requests on the proof state of a `cmd`'s sorry travel
+    through LeanInteract's `LeanServer.run_dict` as through our client; a state from before a
+    restart is refused, never sent to the new process."""
+    from pytest_lsrb.tactic.lean.proofstate import TacticStep
+
+    b = backend(*offline)
+    loaded = b.check(SOURCE.format(tactic="sorry"), rel_path="A.lean")
+    assert loaded.status == "ok" and loaded.sorries and loaded.sorries[0].proof_state is not None
+    state, generation = loaded.sorries[0].proof_state, b.generation
+    split = b.run_tactic("constructor", state, generation=generation)
+    assert isinstance(split, TacticStep) and len(split.goals) == 2 and split.proof_state is not None
+    done = b.run_tactic("exact hp\nexact hq", split.proof_state, generation=generation)
+    wrong = b.run_tactic("exact no_such_lemma", state, generation=generation)
+    b.close()
+    assert isinstance(done, TacticStep) and done.closes and done.status == "Completed"
+    assert isinstance(wrong, TacticStep) and "Unknown identifier" in (wrong.lean_error or "")
+    lost = b.run_tactic("constructor", state, generation=generation + 1)
+    assert not isinstance(lost, TacticStep) and lost.status == "failed"
