@@ -50,11 +50,13 @@ def test_the_trig_heavy_answer_is_decided_as_an_identity(relativistic_mass) -> N
     assert fields["acc_tau_id"] is True and fields["verification_outcome"] == "accurate"
 
 
-def test_an_answer_sympy_cannot_expand_is_undecided_within_its_budget(relativistic_mass) -> None:
+def test_a_check_past_its_budget_is_undecided(relativistic_mass) -> None:
+    # (the rule no longer expands HEAVY, so a loaded or idle machine decides it at different
+    # speeds; a budget no check can meet makes the bound itself the subject)
     fields = score(
         relativistic_mass,
         result_for(relativistic_mass, HEAVY),
-        symbolic_budget=Budget(time_s=3.0, memory_mb=1024),
+        symbolic_budget=Budget(time_s=0.001, memory_mb=1024),
     )
     assert fields["symbolic_match"] is None and fields["symbolic_method"] == UNDECIDED
 
