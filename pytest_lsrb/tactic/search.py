@@ -34,7 +34,7 @@ from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, Messa
 from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.engine.outcomes import unanswered_kind
 from pytest_lsrb.engine.task import AttemptContext
-from pytest_lsrb.engine.verifier import VerificationResult
+from pytest_lsrb.engine.verifier import VerificationResult, verification_fields
 from pytest_lsrb.tactic.guard import refuse
 from pytest_lsrb.tactic.lean.proofstate import ProofStart, TacticStep
 from pytest_lsrb.tactic.rows import TacticRow
@@ -234,15 +234,10 @@ def _path(parents: dict[int, tuple[int, str]], state: int, root: int) -> list[st
 
 
 def verdict_fields(verdict: VerificationResult) -> dict[str, Any]:
+    """A Lean check's record fields: the shared `verification_*` ones, the profile and toolchain
+    (one spelling for the one-shot, feedback and search attempts alike)."""
     return {
-        "verification_attempted": verdict.attempted,
-        "verification_success": verdict.success,
-        "verification_outcome": verdict.outcome,
-        "verification_error_kind": verdict.error_kind,
-        "verification_error_domain": verdict.error_domain,
-        "verification_error_subkind": verdict.subkind,
-        "verification_detail": verdict.detail,
-        "verification_latency_ms": round(verdict.latency_ms, 3),
+        **verification_fields(verdict),
         "repo_replay_profile_id": verdict.profile_id,
         "verification_toolchain": verdict.toolchain,
     }

@@ -26,6 +26,7 @@ from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
 from pytest_lsrb.tactic.records import TacticAttemptRecord, TacticFields
 from pytest_lsrb.tactic.rows import TacticRow, repo_name
+from pytest_lsrb.tactic.search import verdict_fields
 from pytest_lsrb.tactic.slices import goal_slice_predicate
 
 if TYPE_CHECKING:
@@ -280,20 +281,7 @@ class TacticTask(Task[TacticRow]):
         if result.ok and answer is not None and answer.nonempty and not answer.contains_sorry:
             verdict = ctx.verifier.verify(row, tactic, attempt_seed=ctx.case.attempt_seed)
             said = verdict.messages
-            fields.update(
-                {
-                    "verification_attempted": verdict.attempted,
-                    "verification_success": verdict.success,
-                    "verification_outcome": verdict.outcome,
-                    "verification_error_kind": verdict.error_kind,
-                    "verification_error_domain": verdict.error_domain,
-                    "verification_error_subkind": verdict.subkind,
-                    "verification_detail": verdict.detail,
-                    "verification_latency_ms": round(verdict.latency_ms, 3),
-                    "repo_replay_profile_id": verdict.profile_id,
-                    "verification_toolchain": verdict.toolchain,
-                }
-            )
+            fields.update(verdict_fields(verdict))  # type: ignore[typeddict-item]
         elif answer is not None and answer.contains_sorry and ctx.verifier.mode != "none":
             fields.update(
                 {
