@@ -510,7 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_generate_arguments(generate)
     generate.set_defaults(func=cmd_srbench_generate)
-    from pytest_lsrb.srbench.scoring.agreement import add_agreement_arguments
+    from pytest_lsrb.srbench.scoring.agreement_options import add_agreement_arguments
 
     agreement = srbench_sub.add_parser(
         "judge-agreement",

@@ -23,17 +23,15 @@ from pytest_lsrb.core.bounded import Budget, call_bounded, preload
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.equations import EquationError, Program, parse_expression
 from pytest_lsrb.srbench.limits import SYMBOLIC_BUDGET
+from pytest_lsrb.srbench.scoring.agreement_options import MEASURED, PAIRS_DIR
 from pytest_lsrb.srbench.scoring.symbolic import SymbolicVerdict, symbolic_match
 
 preload("pytest_lsrb.srbench.scoring.symbolic")
-PAIRS_DIR: Final = Path(__file__).with_name("judge_pairs")
 SETS: Final = ("dev", "heldout")
-MEASURED: Final = PAIRS_DIR / "agreement.json"
 # Categories whose label is "not the same form": a match there is a false accept.
 REJECTED: Final = frozenset({"superset", "subset", "approximation", "near_miss", "exponent_value"})
 POINTS: Final = 300
 MAX_PAIRS: Final = 5000
-JUDGES: Final = ("sympy", "llm", "both")
 
 
 @dataclass(frozen=True)
@@ -289,37 +287,3 @@ def run_agreement(args: Any) -> int:
     if args.write:
         write_measured(report)
     return 0
-
-
-def add_agreement_arguments(parser: Any) -> None:
-    parser.add_argument(
-        "--pairs", default="dev", help="dev, heldout (the shipped sets) or a JSONL file of pairs"
-    )
-    parser.add_argument(
-        "--lsrb-sr-judge",
-        dest="judge",
-        choices=JUDGES,
-        default="sympy",
-        help="which judge (both: each and their conjunction)",
-    )
-    parser.add_argument(
-        "--lsrb-sr-judge-model", dest="judge_model", default=None, help="the LLM judge's model"
-    )
-    parser.add_argument(
-        "--lsrb-sr-judge-base-url", dest="judge_base_url", default=None, help="the LLM judge's server"
-    )
-    parser.add_argument(
-        "--lsrb-sr-judge-adapter", dest="judge_adapter", default="openai", help="openai, ollama or mock"
-    )
-    parser.add_argument(
-        "--lsrb-sr-judge-api-key-env",
-        dest="judge_api_key_env",
-        default=None,
-        help="variable holding the judge's key",
-    )
-    parser.add_argument("--json", default=None, metavar="FILE", help="also write the figures as JSON")
-    parser.add_argument(
-        "--write",
-        action="store_true",
-        help=f"store the figures in the package ({MEASURED.name}) for Table 1's header",
-    )
