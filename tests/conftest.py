@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import long_first
 import pytest
 from lsrb_testing import SHARED_DATA, TACTIC_SUITE, RunSuite, SuiteResult
 from opt_in import (  # noqa: F401  (the hooks that leave the end-to-end tests out by default)
@@ -37,6 +38,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         for name in XDIST_VARIABLES:
             os.environ.pop(name, None)
+    # Under `--dist worksteal`, the long tests start first on every worker (long_first.py); its
+    # own plugin, since opt_in's `pytest_collection_modifyitems` already has this module's name.
+    if not config.pluginmanager.is_registered(long_first):
+        config.pluginmanager.register(long_first, "lsrb-tests-long-first")
 
 
 @pytest.fixture(autouse=True, scope="module")
