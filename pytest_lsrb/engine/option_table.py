@@ -440,7 +440,7 @@ OPTIONS: list[Option] = [
         _opt_float,
         30.0,  # the reference's (LLM-SR's evaluate_timeout_seconds); srbench.fitting.objective
         "llm_srbench: wall-clock seconds for fitting one candidate's parameters (the reference's "
-        "30; a fit that reaches it keeps its best point so far and is counted: "
+        "30; a fit that reaches it is an invalid candidate, as there, and is counted: "
         "fit_time_limit_hits)",
         tasks=SRBENCH,
     ),

@@ -96,9 +96,9 @@ class SrbenchFields(AttemptFields, total=False):
     fit_status: str | None
     """How that fit ended."""
     fit_time_limit_hits: Count | None
-    """Candidate fits that reached --lsrb-sr-fit-time-limit (30 s, the reference's cap) and ended
-    at their best point so far; the reference kills such a fit and scores it invalid. A loaded
-    machine shows here (summary.json: `sr_fit_time_limit_hits`). LaSR's fits have no such cap."""
+    """Candidate fits that reached --lsrb-sr-fit-time-limit (30 s, the reference's cap): invalid
+    candidates, as the reference scores a program past its timeout. A loaded machine shows here
+    (summary.json: `sr_fit_time_limit_hits`). LaSR's fits have no such cap."""
     stop_reason: str | None
     """Why the search stopped (`budget`, `time_limit`, `iterations`, `fatal_error`, ...)."""
     wall_time_s: float | None

@@ -124,3 +124,16 @@ def test_the_generation_failure_rule() -> None:
     answered = DiscoveryResult(program=None)
     answered.note_generation_failure(None, 4, {"timeout": 3})  # one call answered
     assert answered.generation_error_kind is None and answered.generation_error_message is None
+
+
+@pytest.mark.parametrize(("fallback", "expected"), [(True, True), (False, False), (None, None)])
+def test_the_fallback_flag_is_null_when_the_method_cannot_tell(fallback: bool | None, expected: Any) -> None:
+    # LaSR's PySR backend calls the model from Julia: which answers entered the search is unknown
+    from pytest_lsrb.equations import parse_equation
+    from pytest_lsrb.srbench.methods.base import DiscoveryResult
+
+    program = parse_equation("c0*x", ["x", "v"])
+    found = DiscoveryResult(program=program, params=(1.0,), proposal="x", train_mse=0.1, fallback=fallback)
+    assert found.record_fields()["fallback_result"] is expected
+    missing = DiscoveryResult(program=None, proposal="", fallback=fallback)
+    assert missing.record_fields()["fallback_result"] is (None if fallback is None else False)

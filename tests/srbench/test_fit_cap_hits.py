@@ -39,6 +39,7 @@ def test_llmsr_counts_every_fit_that_reached_its_cap() -> None:
     fields = capped.record_fields()
     # the starting skeleton and each distinct candidate is fitted once (a capped fit is not cached)
     assert fields["fit_time_limit_hits"] == capped.hypotheses
+    assert not capped.best.fit.valid  # a capped fit is an invalid candidate, as LLM-SR's evaluator scores it
     free = run(make_problem(), baseline_adapter(), budget=4).record_fields()
     assert free["fit_time_limit_hits"] == 0
 
@@ -47,6 +48,8 @@ def test_sga_counts_its_capped_fits() -> None:
     config = SGAConfig(budget=2, fit_time_limit_s=1e-6)
     result = SGARun(make_problem(), baseline_adapter(), SamplingConfig(), 1, config).run()
     assert (result.extra.get("fit_time_limit_hits") or 0) >= 1  # the primitive's fit at least
+    # every fit reached its cap, so no candidate is valid (one rule with `fitting.fit.capped_invalid`)
+    assert not result.found
 
 
 def test_summary_and_terminal_show_the_hits() -> None:

@@ -5,6 +5,7 @@ compared with scipy's call as the reference writes it in test_srbench_fit_refere
 from __future__ import annotations
 
 import math
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 
 from pytest_lsrb.equations import parse_equation
 from pytest_lsrb.srbench.fitting.fit import FitLimits, fit_program
+from pytest_lsrb.srbench.fitting.objective import FitPolicy
 
 ENHANCED = FitLimits(policy="enhanced")
 FAST = FitLimits(policy="fast")
@@ -125,6 +127,38 @@ def test_time_cap_stops_inside_the_objective() -> None:
     assert result.status == "time_limit" and not result.valid
     past = fit_program(program, X, y, deadline=0.0)  # a run deadline already passed
     assert past.status == "time_limit"
+
+
+class _TickingClock:
+    """A clock that moves one second per reading: a fit then reaches any cap after a known number
+    of objective evaluations, on any machine."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+@pytest.mark.parametrize("policy", ["reference", "fast", "enhanced"])
+def test_a_fit_that_reaches_its_own_cap_is_invalid_as_the_reference_scores_it(
+    policy: FitPolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # LLM-SR's evaluator registers no score for a program past `evaluate_timeout_seconds`, whatever
+    # its loss so far; a run's own deadline (ours) ends the fit with its best point kept
+    X, y = _data()
+    program = parse_equation("c0*exp(-c1*x) + c2*sin(c3*v)", ["x", "v"])
+    monkeypatch.setattr(time, "perf_counter", _TickingClock())
+    capped = fit_program(program, X, y, limits=FitLimits(policy=policy, time_limit_s=6.0))
+    assert capped.status == "time_limit" and not capped.valid and capped.evaluations >= 1
+    assert "cap" in capped.message
+    clock = _TickingClock()
+    monkeypatch.setattr(time, "perf_counter", clock)
+    cut = fit_program(
+        program, X, y, limits=FitLimits(policy=policy, time_limit_s=1e9), deadline=clock.now + 7.0
+    )
+    assert cut.status == "time_limit" and cut.valid and math.isfinite(cut.mse)
 
 
 def test_evaluation_cap_keeps_the_best_point_so_far() -> None:

@@ -21,11 +21,11 @@ from pytest_lsrb.srbench.data.problem import GENERATED_PREFIX, Problem
 from pytest_lsrb.srbench.generate.complexity import match_distribution, source_bins
 from pytest_lsrb.srbench.generate.feynman import read_feynman_csv
 from pytest_lsrb.srbench.generate.model_free import SOLVED_NMSE, model_free_nmse, solved_without_model
+from pytest_lsrb.srbench.generate.sweep import SWEEPS
 from pytest_lsrb.srbench.generate.symmetry import orbit_representatives, symmetries
 from pytest_lsrb.srbench.generate.synth import (
     MIN_OOD_OUTSIDE,
     MIN_OOD_SPREAD,
-    WINDOWS,
     candidate_data,
     generate_synth,
     ode_data,
@@ -195,30 +195,30 @@ def test_whole_table_counts_and_filters(feynman_csv: Path) -> None:
 @pytest.mark.parametrize(
     ("domain", "text", "reason"),
     [
-        ("chem_react", "A**2", "state_unbounded"),  # blows up at t = 1/A0
+        ("chem_react", "A**2", "state_unbounded"),  # from A = 1, blows up at t = 1
         ("chem_react", "-log(A - 3)", "rate_not_finite"),  # log of a negative number
         ("chem_react", "-1e4*(A - 1)", "stiff"),  # relaxes in 1e-4 of a time unit
         ("chem_react", "-0.1*A + 0.01*sin(1000*t)", "integration_budget"),  # 160 periods per time unit
-        ("bio_pop_growth", "P**1.5", "state_unbounded"),
+        ("bio_pop_growth", "P**1.5", "state_unbounded"),  # from P = 1 at t = 1, blows up at t = 3
     ],
 )
 def test_the_solvability_check_rejects(domain: str, text: str, reason: str) -> None:
-    spec, win = DOMAINS[domain], WINDOWS[domain]
+    spec = DOMAINS[domain]
     program = parse_expression(text, list(spec.symbols[1:]))
-    assert ode_data(spec, win, program, np.random.default_rng(0), 100, 50) == reason
+    assert ode_data(spec, SWEEPS[domain], program, 100, 50) == reason
 
 
 def test_the_solvability_check_accepts_a_plain_decay() -> None:
-    spec, win = DOMAINS["chem_react"], WINDOWS["chem_react"]
+    spec = DOMAINS["chem_react"]
     program = parse_expression("-0.1*A", list(spec.symbols[1:]))
-    data = ode_data(spec, win, program, np.random.default_rng(0), 100, 50)
+    data = ode_data(spec, SWEEPS["chem_react"], program, 100, 50)
     assert not isinstance(data, str)
 
 
 def test_a_population_at_capacity_has_no_ood_spread() -> None:
-    spec, win = DOMAINS["bio_pop_growth"], WINDOWS["bio_pop_growth"]
-    program = parse_expression("3*P*(1 - P/100)", list(spec.symbols[1:]))  # at K by t = 3
-    assert candidate_data(spec, win, program, np.random.default_rng(0), 100, 50) == "ood_degenerate"
+    spec = DOMAINS["bio_pop_growth"]
+    program = parse_expression("3*P*(1 - P/100)", list(spec.symbols[1:]))  # at K by t = 4
+    assert candidate_data(spec, SWEEPS["bio_pop_growth"], program, 100, 50) == "ood_degenerate"
 
 
 @pytest.mark.parametrize("domain", list(DOMAINS))
@@ -240,23 +240,22 @@ def test_synth_problems_have_the_stated_ood_spread_and_generated_names(domain: s
         assert outside.any(axis=1).mean() >= MIN_OOD_OUTSIDE, p.name
 
 
-def test_oscillator_ood_must_be_new_motion_not_only_a_new_t() -> None:
-    # OOD is the trajectory's start (LLM-SR's oscillators): a damped oscillator's early, larger
-    # motion leaves the in-domain box of x and v, driven or not.
-    spec, win = DOMAINS["phys_osc"], WINDOWS["phys_osc"]
+def test_oscillator_ood_must_be_new_inputs_for_the_equation() -> None:
+    # The release's physics OOD is the trajectory's last tenth (t from 36 of 0..40): a driven
+    # oscillator's OOD rows are new inputs to it (t leaves its range); a free one, damped or not,
+    # swings inside its earlier x-v box there, so its OOD test would be interpolation: rejected.
+    spec, sweep = DOMAINS["phys_osc"], SWEEPS["phys_osc"]
     symbols = list(spec.symbols[1:])
-    for text in ("-2.0*x - 0.3*v", "-2.0*x - 0.3*v + 0.8*sin(0.5*t)"):
-        program = parse_expression(text, symbols)
-        data = candidate_data(spec, win, program, np.random.default_rng(0), 100, 50)
-        assert not isinstance(data, str), text
-        assert ood_outside_share(data[0], data[1], symbols, program, ("x", "v")) >= MIN_OOD_OUTSIDE
-    # An undamped oscillator moves the same in both windows: only t is new there, so its "OOD"
-    # test set is interpolation for x and v, and the candidate is rejected.
-    steady = parse_expression("-2.0*x", symbols)
-    assert candidate_data(spec, win, steady, np.random.default_rng(0), 100, 50) == "ood_interpolation"
-    tables = ode_data(spec, win, steady, np.random.default_rng(0), 100, 50)
-    assert not isinstance(tables, str)
-    assert ood_outside_share(tables[0], tables[1], symbols, steady) < MIN_OOD_OUTSIDE
+    driven = parse_expression("-2.0*x - 0.3*v + 0.8*sin(0.5*t)", symbols)
+    data = candidate_data(spec, sweep, driven, 100, 50)
+    assert not isinstance(data, str)
+    assert ood_outside_share(data[0], data[1], symbols, driven) == 1.0
+    for text in ("-2.0*x - 0.3*v", "-2.0*x"):
+        free = parse_expression(text, symbols)
+        assert candidate_data(spec, sweep, free, 100, 50) == "ood_interpolation", text
+        tables = ode_data(spec, sweep, free, 100, 50)
+        assert not isinstance(tables, str)
+        assert ood_outside_share(tables[0], tables[1], symbols, free) < MIN_OOD_OUTSIDE
 
 
 def test_builtin_ood_targets_vary() -> None:

@@ -6,10 +6,10 @@ by `scipy.optimize.minimize(loss, [1.0]*MAX_NPARAMS, method="BFGS")` with `MAX_N
 forward differences), default options; the score is `-result.fun`, and a nan/inf `result.fun`
 makes the candidate invalid (`evaluate` returns None). The default policy, `reference`, makes
 that same call on our compiled program (no exec; tests/srbench/test_srbench_fit_reference.py
-compares it with the call written as the reference writes it). Only the caps differ: the
-reference kills a candidate's process at 30 s and scores it invalid; here an evaluation or
-wall-clock cap checked inside the loss ends the fit at its best point so far, with the cap as
-its status.
+compares it with the call written as the reference writes it). The reference kills a
+candidate's process at 30 s and scores it invalid; here the wall-clock cap is checked inside the
+loss and a fit that reaches it is invalid the same way (`capped_invalid`). The evaluation cap
+(ours: a bound on any input) ends the fit at its best point so far, with the cap as its status.
 
 `--lsrb-sr-fit fast` is the opt-in fast fit: the same BFGS from all-ones on the raw MSE, with
 
@@ -108,10 +108,32 @@ def fit_program(
     if n == 0:
         return make_result(bound.evaluate(None), y, (), "none", 1, 0, start)
     if limits.policy == "enhanced":
-        return fit_enhanced(program, X, y, bound, seed=seed, limits=limits, stop_at=stop_at, start=start)
-    if limits.policy == "fast":
-        return _fit_fast(bound, y, n, seed, limits, stop_at, start)
-    return _fit_reference(bound, y, n, limits, stop_at, start)
+        result = fit_enhanced(program, X, y, bound, seed=seed, limits=limits, stop_at=stop_at, start=start)
+    elif limits.policy == "fast":
+        result = _fit_fast(bound, y, n, seed, limits, stop_at, start)
+    else:
+        result = _fit_reference(bound, y, n, limits, stop_at, start)
+    return capped_invalid(result, limits.time_limit_s)
+
+
+def capped_invalid(result: FitResult, cap_s: float) -> FitResult:
+    """A fit that reached its own cap is an invalid candidate, as the reference scores it: LLM-SR's
+    evaluator runs each program under `evaluate_timeout_seconds` and registers no score for one that
+    times out. A fit ended sooner by the run's deadline (`--lsrb-sr-time-limit`, ours) keeps its
+    best point: that cap is the run's, not the candidate's."""
+    if not fit_cap_hit(result.status, result.seconds, cap_s):
+        return result
+    return FitResult(
+        params=result.params,
+        mse=math.inf,
+        nmse=math.inf,
+        status="time_limit",
+        method=result.method,
+        evaluations=result.evaluations,
+        starts=result.starts,
+        seconds=result.seconds,
+        message=f"the fit reached its {cap_s:g} s cap (the reference scores such a candidate invalid)",
+    )
 
 
 def _fit_reference(
@@ -139,7 +161,7 @@ def _fit_reference(
         try:
             found = minimize(loss, [1.0] * max(n, REFERENCE_NPARAMS), method="BFGS")
             value, x = float(found.fun), np.asarray(found.x, dtype=np.float64)
-        except Stop as stop:  # a cap: the best point so far (the reference would score it invalid)
+        except Stop as stop:  # a cap: the best point so far (`capped_invalid` decides what it is worth)
             status = stop.status
             value, x = best if best is not None else (math.inf, np.ones(max(n, REFERENCE_NPARAMS)))
     params = tuple(float(v) for v in x[:n])

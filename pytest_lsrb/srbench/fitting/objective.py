@@ -21,9 +21,9 @@ from scipy.optimize import minimize
 from pytest_lsrb.core.metrics import finite_float
 
 # The reference's cap on one candidate's fit: LLM-SR's evaluator gives each program's fit 30 s
-# (`evaluate_timeout_seconds`) and scores it invalid past that. Here the fit ends at its best point so far
-# with status `time_limit`, and the run counts it (`fit_time_limit_hits`), so a loaded machine that
-# changes scores says so.
+# (`evaluate_timeout_seconds`) and scores it invalid past that. Here the fit ends with status
+# `time_limit`, is invalid the same way (`fit.capped_invalid`), and the run counts it
+# (`fit_time_limit_hits`), so a loaded machine that changes scores says so.
 FIT_TIME_LIMIT_S: Final = 30.0
 
 

@@ -128,7 +128,7 @@ def generate_problems(
 def filter_settings() -> dict[str, Any]:
     """The generators' filters and checks with their thresholds, for manifest.json: what decides
     which candidates a set keeps."""
-    from pytest_lsrb.srbench.generate import complexity, model_free, solvability, symmetry, synth
+    from pytest_lsrb.srbench.generate import complexity, model_free, solvability, sweep, symmetry, synth
 
     return {
         "lsr_transform": {
@@ -144,7 +144,11 @@ def filter_settings() -> dict[str, Any]:
             "stiffness_limit": solvability.STIFFNESS_LIMIT,
             "min_ood_spread": synth.MIN_OOD_SPREAD,
             "min_ood_outside": synth.MIN_OOD_OUTSIDE,
-            "window_scales": list(synth.WINDOW_SCALES),
+            "ood_fraction": sweep.OOD_FRACTION,
+            "sweeps": {
+                domain: {"spans": {k: list(v) for k, v in sw.spans.items()}, "initial": dict(sw.initial)}
+                for domain, sw in sweep.SWEEPS.items()
+            },
         },
     }
 

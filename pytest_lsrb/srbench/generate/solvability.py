@@ -47,8 +47,8 @@ def integrate(
     positive_state: bool,
     window_length: float,
 ) -> np.ndarray | str:
-    """The states (one row per state variable) at `t_eval` from `y0`, or why the candidate is
-    rejected. One state: y' = program(t, y); two (x, v): x' = v, v' = program(t, x, v)."""
+    """The states (one row per state variable) at `t_eval` from `y0` at `t_eval[0]`, or why the
+    candidate is rejected. One state: y' = program(t, y); two (x, v): x' = v, v' = program(t, x, v)."""
     evals = 0
 
     def rate(t: float, state: np.ndarray) -> float:
@@ -73,7 +73,7 @@ def integrate(
         with np.errstate(all="ignore"):
             sol = solve_ivp(
                 rhs,
-                (0.0, float(t_eval[-1])),
+                (float(t_eval[0]), float(t_eval[-1])),
                 list(y0),
                 t_eval=t_eval,
                 method=INTEGRATOR["method"],

@@ -55,7 +55,8 @@ class DiscoveryResult:
     # The result owes nothing to the model's answers: the method's own fallback (LLM-SR's and
     # SGA's starting skeleton stood; LaSR: no answer of the model entered the search). It is
     # scored all the same, as the reference scores what a method returns (`fallback_result`).
-    fallback: bool = False
+    # None: the method cannot tell (LaSR's PySR backend calls the model from Julia, out of sight).
+    fallback: bool | None = False
     trace: list[TracePoint] = field(default_factory=list)  # each new best, in call order
 
     @property
@@ -117,7 +118,7 @@ class DiscoveryResult:
             "search_trace_length": self.trace_length,
             "latency_ms": round(self.latency_ms, 3),
             "proposal_error_kind": self.proposal_error_kind,
-            "fallback_result": self.fallback and self.found,
+            "fallback_result": None if self.fallback is None else self.fallback and self.found,
             **self.extra,
         }
 

@@ -157,6 +157,9 @@ def discover_with_pysr(
         proposal=text,
         train_mse=mse,
         train_nmse=mse / var if var > 0 and math.isfinite(mse) else math.inf,
+        # Julia calls the model: which of its answers entered the search is not visible here, so
+        # the record says "unknown" (null) rather than a fallback flag it cannot know
+        fallback=None,
         extra={
             "sr_method": "lasr",
             "lasr_backend": "pysr",

@@ -28,7 +28,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, cast
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
@@ -257,9 +257,11 @@ class SGARun:
         if self.deadline is not None:
             stop = min(stop, self.deadline)
         fit = fit_adam(program, self.X, self.y, initial, deadline=stop)
-        self.fit_cap_hits += fit_cap_hit(
-            fit.status, time.perf_counter() - start, self.config.fit_time_limit_s
-        )
+        if fit_cap_hit(fit.status, time.perf_counter() - start, self.config.fit_time_limit_s):
+            # one rule with LLM-SR's evaluator (`fitting.fit.capped_invalid`): a candidate whose fit
+            # reached its own cap is invalid (SGA's reference has no such cap to follow)
+            self.fit_cap_hits += 1
+            return replace(fit, loss=math.inf)
         return fit
 
     def _add(self, hyp: Hypothesis) -> None:

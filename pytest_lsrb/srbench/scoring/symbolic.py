@@ -171,8 +171,12 @@ def _box_probe(
         elif hi <= 0:
             b = min(b, hi / 2)
         near = rng.uniform(a, b, PROBE_POINTS)
-        if lo > 0 or hi < 0:
-            sign, small, big = (1.0, lo, hi) if lo > 0 else (-1.0, -hi, -lo)
+        nonzero = np.abs(data[data != 0])
+        if (lo >= 0 or hi <= 0) and nonzero.size:
+            # Data on one side of zero, touching it or not (a time from t = 0, a strain from 0):
+            # the far probe stays on that side, from the smallest nonzero magnitude down.
+            sign = 1.0 if hi > 0 else -1.0
+            small, big = float(nonzero.min()), float(nonzero.max())
             far = sign * np.exp(rng.uniform(math.log(small / FAR), math.log(big * FAR), PROBE_POINTS))
         else:
             far = rng.uniform(lo - FAR * width, hi + FAR * width, PROBE_POINTS)
