@@ -1,8 +1,8 @@
 """Under `-n N --dist worksteal`, the long tests start first, spread evenly over the workers.
 
-Why: CI runs every test with `-n auto --dist worksteal` (.ci/run). Worksteal hands each worker one
-contiguous slice of the collected order and lets an idle worker take tests from the *end* of a
-busy worker's queue. The long end-to-end tests (llama.cpp runs, LaSR/SGA searches, the budget
+Why: CI runs every test with `-n <cores + 1> --dist worksteal` (.ci/run). Worksteal hands each
+worker one contiguous slice of the collected order and lets an idle worker take tests from the
+*end* of a busy worker's queue. The long end-to-end tests (llama.cpp runs, LaSR/SGA searches, the budget
 runs in a row: 20-90 s each) sit together near the end of the order (tests/integration/), so
 they ended up queued on one worker and ran there one after another while the other worker,
 its short tests done, had nothing left to take: the last ~2 % of the tests took ~2.5 minutes.

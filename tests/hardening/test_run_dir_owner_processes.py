@@ -74,7 +74,14 @@ def test_the_same_command_twice_at_once_runs_once(server: FakeOllama, tmp_path: 
     first = subprocess.Popen(command, cwd=tmp_path, env=env(), stdout=subprocess.PIPE, text=True)
     while not (run_dir / "attempts.jsonl").exists() and first.poll() is None:
         time.sleep(0.05)
-    second = subprocess.run(command, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=300)
+    # The first run is paused (it still holds its lock) while the second starts: on a loaded
+    # machine the first's 2 s of work could end before the second's Python was up, and the
+    # second then rightly resumed a finished run instead of meeting a running one.
+    os.kill(first.pid, signal.SIGSTOP)
+    try:
+        second = subprocess.run(command, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=300)
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
     first_out = first.communicate(timeout=300)[0]
     assert first.returncode == 0, first_out[-2000:]
     assert second.returncode == 4
