@@ -307,7 +307,7 @@ def cmd_srbench_generate(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_srbench_agreement(args: argparse.Namespace, extra: list[str]) -> int:
-    """`lsrb srbench judge-agreement [--pairs dev|heldout|FILE] [--lsrb-sr-judge ...]`."""
+    """`lsrb srbench judge-agreement [--pairs dev|heldout|fresh|FILE] [--lsrb-sr-judge ...]`."""
     from pytest_lsrb.srbench.scoring.agreement import run_agreement
 
     return run_agreement(args)

@@ -2,8 +2,8 @@
 against pairs labelled from the paper's wording (`srbench/scoring/judge_pairs/`, built by
 `data/build_judge_pairs.py` before any judge scored them) and against the rule's laws.
 
-The held-out third (`heldout.jsonl`) is never scored here: only `lsrb srbench judge-agreement
---pairs heldout` reads it.
+The held-out third (`heldout.jsonl`) and the fresh set (`fresh.jsonl`) are never scored here:
+only `lsrb srbench judge-agreement --pairs heldout|fresh` reads them.
 """
 
 from __future__ import annotations
@@ -64,6 +64,24 @@ def test_the_labelled_sets_cover_the_domains_and_categories_and_hold_out_a_third
         assert hashlib.sha256(f"{pair.truth}\x00{pair.proposal}".encode()).digest()[0] % 3 == 0
     for pair in DEV:
         assert hashlib.sha256(f"{pair.truth}\x00{pair.proposal}".encode()).digest()[0] % 3 != 0
+
+
+def test_the_fresh_set_is_on_other_truths_and_all_held_out() -> None:
+    # built after the builder's near-miss fix, on truths neither other set uses; scored once
+    fresh = load_pairs("fresh")
+    assert len(fresh) >= 200
+    old = {(p.truth, p.proposal) for p in [*DEV, *load_pairs("heldout")]}
+    assert not old & {(p.truth, p.proposal) for p in fresh}
+    assert not {p.truth for p in DEV} & {p.truth for p in fresh if p.source == "lsr_transform"}
+    assert {p.source for p in fresh} >= {
+        "chem_react",
+        "bio_pop_growth",
+        "phys_osc",
+        "matsci",
+        "lsr_transform",
+    }
+    for pair in fresh:
+        assert pair.label is (pair.category not in REJECTED), pair
 
 
 # -- what the issue named ------------------------------------------------------------------------
@@ -293,7 +311,10 @@ def test_table_1s_header_quotes_the_stored_held_out_agreement(monkeypatch, tmp_p
     agreement.write_measured(measure([pair], "heldout", ["sympy"]))
     head = table_lines(summary)[0]
     assert head.startswith("SA judged by: the paper's rule")
-    assert "100.0% of 1 held-out pairs, 0 false accepts" in head
+    assert "100.0% of 1 held-out pairs (heldout), 0 false accepts" in head
+    # the fresh set, built on truths no other set uses and scored once, is quoted first
+    agreement.write_measured(measure([pair, pair], "fresh", ["sympy"]))
+    assert "100.0% of 2 held-out pairs (fresh), 0 false accepts" in table_lines(summary)[0]
 
 
 def test_a_bad_pairs_file_is_one_sentence(tmp_path) -> None:
@@ -305,3 +326,23 @@ def test_a_bad_pairs_file_is_one_sentence(tmp_path) -> None:
         load_pairs(str(bad))
     with pytest.raises(LsrbUsageError, match="cannot be read"):
         load_pairs(str(tmp_path / "absent.jsonl"))
+
+
+def test_judge_agreement_lists_the_pairs_a_judge_disagrees_on(tmp_path, capsys) -> None:
+    """`--disagreements`: what a user calibrating a judge reads, one line per pair."""
+    import json
+
+    from pytest_lsrb.cli import main
+
+    rows = [
+        {"truth": "2*x", "proposal": "c0*x", "label": True, "category": "reparametrisation"},
+        # labelled wrongly on purpose: the checker's match is the one disagreement
+        {"truth": "x**2 + x", "proposal": "c0*x**2 + c1*x", "label": False, "category": "near_miss"},
+    ]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps({**r, "ranges": {"x": [0.5, 3.0]}}) + "\n" for r in rows))
+    assert main(["srbench", "judge-agreement", "--pairs", str(path), "--disagreements"]) == 0
+    out = capsys.readouterr().out
+    assert "sympy: 1 false accepts, 0 undecided" in out
+    listed = out.split("disagreements:\n", 1)[1].strip().splitlines()
+    assert listed == ["sympy: near_miss (label no) judged match: truth 'x**2 + x' proposal 'c0*x**2 + c1*x'"]

@@ -3,7 +3,8 @@
 The paper calibrates its GPT-4o judge against two human raters (94.6 % agreement). Here the
 labels are a shipped set of (ground truth, proposal, label, category) pairs (`judge_pairs/`,
 built by `tests/srbench/data/build_judge_pairs.py` from the paper's wording before any judge
-scored them): `dev.jsonl` for development, `heldout.jsonl` kept apart. `lsrb srbench
+scored them): `dev.jsonl` for development, `heldout.jsonl` kept apart, and `fresh.jsonl` (pairs on
+truths neither uses, every one held out, built later and scored once). `lsrb srbench
 judge-agreement` scores a set with the sympy checker, an LLM judge, or both, and prints the
 agreement per category and the false accepts (a `match` on a superset, subset, approximation
 or near miss); `--write` stores the figures (`agreement.json`), which Table 1's header quotes.
@@ -27,7 +28,7 @@ from pytest_lsrb.srbench.scoring.agreement_options import MEASURED, PAIRS_DIR
 from pytest_lsrb.srbench.scoring.symbolic import SymbolicVerdict, symbolic_match
 
 preload("pytest_lsrb.srbench.scoring.symbolic")
-SETS: Final = ("dev", "heldout")
+SETS: Final = ("dev", "heldout", "fresh")
 # Categories whose label is "not the same form": a match there is a false accept.
 REJECTED: Final = frozenset({"superset", "subset", "approximation", "near_miss", "exponent_value"})
 POINTS: Final = 300
@@ -66,7 +67,7 @@ class Pair:
 
 
 def load_pairs(which: str) -> list[Pair]:
-    """A shipped set (`dev`, `heldout`) or a JSONL file of pairs in the same shape."""
+    """A shipped set (`dev`, `heldout`, `fresh`) or a JSONL file of pairs in the same shape."""
     path = PAIRS_DIR / f"{which}.jsonl" if which in SETS else Path(which)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -133,8 +134,12 @@ class Tally:
 class Report:
     pairs: str
     judges: dict[str, dict[str, Tally]] = field(default_factory=dict)  # judge -> category -> tally
+    # (judge, pair, verdict) wherever a verdict is not the label: what a user calibrating reads
+    disagreements: list[tuple[str, Pair, bool | None]] = field(default_factory=list)
 
     def add(self, judge: str, pair: Pair, verdict: bool | None) -> None:
+        if verdict is not pair.label:
+            self.disagreements.append((judge, pair, verdict))
         by_cat = self.judges.setdefault(judge, {})
         by_cat.setdefault(pair.category, Tally()).add(pair.label, verdict, pair.category)
         by_cat.setdefault("all", Tally()).add(pair.label, verdict, pair.category)
@@ -171,6 +176,15 @@ class Report:
             t = self.judges[j]["all"]
             out.append(f"{j}: {t.false_accepts} false accepts, {t.undecided} undecided")
         return out
+
+    def disagreement_lines(self) -> list[str]:
+        """One line per pair a judge and the label disagree on (`--disagreements`)."""
+        said = {True: "match", False: "no match", None: "undecided"}
+        return [
+            f"{judge}: {pair.category} (label {'yes' if pair.label else 'no'}) judged {said[verdict]}: "
+            f"truth {pair.truth!r} proposal {pair.proposal!r}"
+            for judge, pair, verdict in self.disagreements
+        ]
 
 
 def measure(
@@ -216,10 +230,20 @@ def read_measured(path: Path | None = None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def measured_agreement(judge: str = "sympy", pairs: str = "heldout") -> Mapping[str, Any] | None:
-    """The stored overall figures of `judge` on `pairs` (None when never measured)."""
-    row = read_measured().get(pairs, {}).get(judge, {}).get("all")
-    return row if isinstance(row, dict) else None
+# The held-out sets Table 1's header may quote, cleanest first: `fresh` was built on truths no
+# other set uses, after the builder's last fix, and scored once; `heldout` was edited after scoring.
+HELD_OUT: Final = ("fresh", "heldout")
+
+
+def measured_agreement(judge: str = "sympy", pairs: str | None = None) -> Mapping[str, Any] | None:
+    """The stored overall figures of `judge` on `pairs` (by default the first held-out set of
+    `HELD_OUT` that was measured), with the set's name under `pairs`; None when never measured."""
+    data = read_measured()
+    for name in (pairs,) if pairs else HELD_OUT:
+        row = data.get(name, {}).get(judge, {}).get("all")
+        if isinstance(row, dict):
+            return {**row, "pairs": name}
+    return None
 
 
 def llm_verdicts(
@@ -282,6 +306,8 @@ def run_agreement(args: Any) -> int:
     # The LLM judge is its model: the figures are stored under it (`llm:<model>`, as Table 1 names it).
     report.judges = {(f"{j}:{model}" if j in ("llm", "both") else j): t for j, t in report.judges.items()}
     print("\n".join(report.lines()))
+    if args.disagreements:
+        print("\n".join(["disagreements:", *report.disagreement_lines()]))
     if args.json:
         Path(args.json).write_text(json.dumps({name: report.as_json()}, indent=1) + "\n", encoding="utf-8")
     if args.write:

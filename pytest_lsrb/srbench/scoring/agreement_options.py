@@ -14,7 +14,7 @@ JUDGES: Final = ("sympy", "llm", "both")
 
 def add_agreement_arguments(parser: Any) -> None:
     parser.add_argument(
-        "--pairs", default="dev", help="dev, heldout (the shipped sets) or a JSONL file of pairs"
+        "--pairs", default="dev", help="dev, heldout, fresh (the shipped sets) or a JSONL file of pairs"
     )
     parser.add_argument(
         "--lsrb-sr-judge",
@@ -37,6 +37,9 @@ def add_agreement_arguments(parser: Any) -> None:
         dest="judge_api_key_env",
         default=None,
         help="variable holding the judge's key",
+    )
+    parser.add_argument(
+        "--disagreements", action="store_true", help="also list every pair a judge and its label disagree on"
     )
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the figures as JSON")
     parser.add_argument(

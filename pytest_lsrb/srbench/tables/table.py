@@ -319,8 +319,8 @@ def _header_lines(summary: Mapping[str, Any]) -> list[str]:
 
 
 def _agreement_note(judge: str) -> str:
-    """The judge's measured agreement on the held-out labelled pairs (`lsrb srbench
-    judge-agreement --pairs heldout --write`), or that it was never measured."""
+    """The judge's measured agreement on held-out labelled pairs (`lsrb srbench judge-agreement
+    --pairs fresh --write`, else `--pairs heldout`), or that it was never measured."""
     from pytest_lsrb.srbench.scoring.agreement import measured_agreement
 
     key = "sympy" if judge == RULE_JUDGE else judge
@@ -329,7 +329,8 @@ def _agreement_note(judge: str) -> str:
         return " [agreement with labels from the paper's wording: not measured]"
     return (
         f" [agrees with labels from the paper's wording on {100 * float(row['agreement']):.1f}% of "
-        f"{row['total']} held-out pairs, {row['false_accepts']} false accepts; the paper's GPT-4o: 94.6%]"
+        f"{row['total']} held-out pairs ({row['pairs']}), {row['false_accepts']} false accepts; "
+        "the paper's GPT-4o: 94.6%]"
     )
 
 

@@ -1,6 +1,7 @@
 """Builds the labelled (ground truth, proposal) set that `lsrb srbench judge-agreement` scores.
 
     python tests/srbench/data/build_judge_pairs.py ../shared/data/feynman/FeynmanEquations.csv
+    python tests/srbench/data/build_judge_pairs.py ../shared/data/feynman/FeynmanEquations.csv --fresh
 
 Labels come from the paper's sentence (LLM-SRBench §2.3: the judge "evaluates mathematical
 equivalence by comparing the symbolic form of the predicted hypothesis versus the ground-truth
@@ -288,9 +289,9 @@ def _differs(a: Any, b: Any, ranges: dict[str, list[float]]) -> bool:
         return bool(np.max(np.abs(fa[ok] - fb[ok]) / np.maximum(np.abs(fa[ok]), 1e-12)) > 1e-3)
 
 
-def synth_pairs(rng: np.random.Generator) -> list[dict[str, Any]]:
+def synth_pairs(rng: np.random.Generator, per_domain: int = 9) -> list[dict[str, Any]]:
     pairs: list[dict[str, Any]] = []
-    for domain, terms in _synth_truths(rng, 9):
+    for domain, terms in _synth_truths(rng, per_domain):
         ranges = RANGES[domain]
         truth = _join([_render(t.template, v) for t, v in terms])
         tags = [t.tag for t, _ in terms]
@@ -380,10 +381,17 @@ def _var_terms(expr: Any, syms: set[Any]) -> list[Any]:
     return [a for a in sympy.Add.make_args(expr) if a.free_symbols & syms]
 
 
-def transform_pairs(csv: Path, rng: np.random.Generator) -> list[dict[str, Any]]:
+def _only_in_logs(expr: Any, w: Any) -> bool:
+    """Whether `w` enters `expr` only as log(w) once logs are expanded (w positive)."""
+    marker = sympy.Dummy("log_w")
+    expanded = sympy.expand_log(expr, force=True).xreplace({sympy.log(w): marker})
+    return w not in expanded.free_symbols
+
+
+def transform_pairs(csv: Path, rng: np.random.Generator, start: int = 0) -> list[dict[str, Any]]:
     pairs: list[dict[str, Any]] = []
     truths = _transform_truths(csv)
-    chosen = [t for t in truths if len(t["truth"]) <= 90][::3]
+    chosen = [t for t in truths if len(t["truth"]) <= 90][start::3]
     for item in chosen:
         ranges = item["ranges"]
         syms = {k: sympy.Symbol(k, positive=True) for k in ranges}
@@ -471,10 +479,13 @@ def transform_pairs(csv: Path, rng: np.random.Generator) -> list[dict[str, Any]]
                 smaller = expr.xreplace({a: a - t})
                 if smaller != expr and smaller.free_symbols:
                     add(smaller, "subset", "a term inside dropped")
-        # near miss: one variable inverted, or squared
+        # near miss: one variable inverted, or squared -- unless the variable enters only through
+        # log(w): there log(w**k) = k*log(w), a constant times the same term once the log is
+        # expanded (and -1 for an inversion), which is no clean near miss by the paper's sentence
         w = vs[int(rng.integers(len(vs)))]
-        add(expr.xreplace({w: 1 / w}), "near_miss", f"{w} inverted")
-        add(expr.xreplace({w: w**2}), "near_miss", f"{w} squared")
+        if not _only_in_logs(expr, w):
+            add(expr.xreplace({w: 1 / w}), "near_miss", f"{w} inverted")
+            add(expr.xreplace({w: w**2}), "near_miss", f"{w} squared")
         # approximation: a truncated series in one variable around its data's centre
         lo, hi = ranges[str(w)]
         try:
@@ -607,10 +618,25 @@ def hand_pairs() -> list[dict[str, Any]]:
     ]
 
 
-def main(csv: Path) -> None:
-    rng = np.random.default_rng(2040)
-    pairs = [*hand_pairs(), *synth_pairs(rng), *transform_pairs(csv, rng)]
-    seen: set[tuple[str, str]] = set()
+def _keys(path: Path) -> set[tuple[str, str]]:
+    if not path.is_file():
+        return set()
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {(r["truth"], r["proposal"]) for r in rows}
+
+
+def main(csv: Path, fresh: bool = False) -> None:
+    """dev.jsonl and heldout.jsonl (a hash splits them); with `fresh`, fresh.jsonl: pairs on other
+    truths (another seed for LSR-Synth, the next third of the LSR-Transform truths), none of them
+    in the other two sets, every one held out -- built after the near-miss rule for variables that
+    enter only through a log was fixed, to be scored once."""
+    rng = np.random.default_rng(2041 if fresh else 2040)
+    if fresh:
+        pairs = [*synth_pairs(rng, per_domain=5), *transform_pairs(csv, rng, start=1)]
+        seen = _keys(OUT / "dev.jsonl") | _keys(OUT / "heldout.jsonl")
+    else:
+        pairs = [*hand_pairs(), *synth_pairs(rng), *transform_pairs(csv, rng)]
+        seen = set()
     dev: list[dict[str, Any]] = []
     held: list[dict[str, Any]] = []
     for pair in pairs:
@@ -621,8 +647,14 @@ def main(csv: Path) -> None:
         seen.add(key)
         pair["label"] = LABELS[pair["category"]]
         digest = hashlib.sha256("\x00".join(key).encode()).digest()
-        (held if digest[0] % 3 == 0 else dev).append(pair)
+        (held if fresh or digest[0] % 3 == 0 else dev).append(pair)
     OUT.mkdir(parents=True, exist_ok=True)
+    if fresh:
+        with (OUT / "fresh.jsonl").open("w", encoding="utf-8") as fh:
+            for row in held:
+                fh.write(json.dumps(row, sort_keys=True) + "\n")
+        print(f"{len(held)} fresh held-out pairs -> {OUT}")
+        return
     for name, rows in (("dev.jsonl", dev), ("heldout.jsonl", held)):
         with (OUT / name).open("w", encoding="utf-8") as fh:
             for row in rows:
@@ -631,4 +663,4 @@ def main(csv: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), fresh="--fresh" in sys.argv[2:])
