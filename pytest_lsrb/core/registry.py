@@ -1,6 +1,6 @@
 """Plug-point registries: an option value names an implementation, built in or from outside.
 
-Adapters, verifiers, tasks and discovery methods each keep one `Registry`. A name resolves, in
+Adapters, verifiers, tasks, discovery methods and suites each keep one `Registry`. A name resolves, in
 this order, to:
 
 - a built-in entry, `name -> "module:Class"`;
@@ -30,6 +30,9 @@ TASKS_GROUP: Final = "pytest_lsrb.tasks"
 ADAPTERS_GROUP: Final = "pytest_lsrb.adapters"
 VERIFIERS_GROUP: Final = "pytest_lsrb.verifiers"
 METHODS_GROUP: Final = "pytest_lsrb.methods"
+# A suite folder a package ships, found by name (`lsrb run NAME`, `api.run("NAME")`): the entry
+# point names an object holding the folder's path (a `Path` or `str`).
+SUITES_GROUP: Final = "pytest_lsrb.suites"
 
 BUILT_IN: Final = "built-in"
 # `module.path:Attr` (dotted names on both sides of one colon): what a spec looks like.

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.registry import SUITES_GROUP, Registry, is_spec
 from pytest_lsrb.core.textfiles import read_toml
 
 SUITE_FILE = "suite.toml"
@@ -139,13 +140,35 @@ def builtin_suites_dir() -> Path:
     return package.parent / "suites"
 
 
+def suites() -> Registry:
+    """The suites a name finds: the built-in folders, then installed packages' entry points of
+    `pytest_lsrb.suites` (each names an object holding its folder's path), then a
+    `"pkg.mod:NAME"` spec of such an object. `lsrb list` shows them."""
+    root = builtin_suites_dir()
+    found = sorted(p for p in root.iterdir() if (p / SUITE_FILE).is_file()) if root.is_dir() else []
+    return Registry({p.name: str(p) for p in found}, group=SUITES_GROUP, what="suite", where="lsrb run SUITE")
+
+
 def find_suite(ref: str | os.PathLike[str]) -> Path:
-    """The suite a command names: a folder that exists, else a built-in suite by name."""
+    """The suite a command names: a folder that exists, else a suite by name (`suites()`)."""
     suite = Path(ref)
     if suite.exists():
         return suite
-    builtin = builtin_suites_dir() / os.fspath(ref)
-    if not builtin.is_dir():
-        names = sorted(p.name for p in builtin_suites_dir().iterdir() if (p / "suite.toml").exists())
-        raise LsrbUsageError(f"no suite '{ref}' (built-in suites: {', '.join(names)}).")
-    return builtin
+    name = os.fspath(ref)
+    known = suites()
+    if name in known.builtins:
+        return Path(known.builtins[name])
+    if name not in known and not is_spec(name):
+        installed = sorted(set(known.names()) - set(known.builtins))
+        also = f"; installed: {', '.join(installed)}" if installed else ""
+        raise LsrbUsageError(f"no suite '{ref}' (built-in suites: {', '.join(known.builtins)}{also}).")
+    target = known.load(name)
+    try:
+        folder = Path(target)
+    except TypeError:
+        raise LsrbUsageError(
+            f"the suite '{name}' names {target!r}, not a folder (a Path or str is expected)."
+        ) from None
+    if not (folder / SUITE_FILE).is_file():
+        raise LsrbUsageError(f"the suite '{name}' names {folder}, which holds no {SUITE_FILE}.")
+    return folder

@@ -1,5 +1,5 @@
-"""`lsrb list`: every task, adapter, verifier and discovery method this installation can run,
-and where each comes from (built in, or which installed package's entry point)."""
+"""`lsrb list`: every task, adapter, verifier, discovery method and suite this installation can
+run, and where each comes from (built in, or which installed package's entry point)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,18 @@ from pytest_lsrb.core.registry import Registry
 def registries() -> list[tuple[str, Registry]]:
     """The plug points' registries, with a heading for each."""
     from pytest_lsrb.adapters import ADAPTERS
+    from pytest_lsrb.engine.suite import suites
     from pytest_lsrb.engine.task import TASKS
     from pytest_lsrb.engine.verifier import VERIFIERS
     from pytest_lsrb.srbench.methods import METHODS
 
-    return [("tasks", TASKS), ("adapters", ADAPTERS), ("verifiers", VERIFIERS), ("methods", METHODS)]
+    return [
+        ("tasks", TASKS),
+        ("adapters", ADAPTERS),
+        ("verifiers", VERIFIERS),
+        ("methods", METHODS),
+        ("suites", suites()),
+    ]
 
 
 def listing() -> str:

@@ -1,6 +1,7 @@
 """A benchmark family from outside the package (issue #39): `examples/lsrb-mcmath` is installed
 as its own distribution (pip builds it, its entry points land in a folder on the path) and runs
-through `pytest` and `api.run` with no edit to `pytest_lsrb/`. Its mock model always answers A,
+through `pytest`, `lsrb run mcmath` (the suite it ships) and `api.run` with no edit to
+`pytest_lsrb/`. Its mock model always answers A,
 right on 4 of the 12 questions: the 8 wrong answers are the model's (the verifier's
 `wrong_answer` is declared so), so success is 4/12, not 4/4."""
 
@@ -45,6 +46,14 @@ def test_the_installed_family_runs_through_pytest(site: Path, tmp_path: Path) ->
         "mcmath_exact  entry point (lsrb-mcmath 0.1.0)  lsrb_mcmath.verifier:ExactMatchVerifier"
         in listed.stdout
     )
+    suites = [row.split() for row in listed.stdout.split("\nsuites (")[1].splitlines()]
+    assert ["mcmath", "entry", "point", "(lsrb-mcmath", "0.1.0)", "lsrb_mcmath:SUITE"] in suites
+    # `lsrb run NAME` finds the suite the package ships (its entry point of pytest_lsrb.suites)
+    run = [sys.executable, "-m", "pytest_lsrb", "run", "mcmath", "-q", "-p", "no:cacheprovider"]
+    run += ["--lsrb-output-dir=n"]
+    by_name = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert by_name.returncode == 1, by_name.stdout[-3000:] + by_name.stderr
+    assert "8 failed, 4 passed" in by_name.stdout
     cmd = [sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider", "--lsrb-output-dir=o"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr  # the wrong answers fail their tests

@@ -1,0 +1,82 @@
+"""A discovery method from outside the package (issue #39) runs a llm_srbench suite end to end,
+named by a `"pkg.mod:Class"` spec or by its package's entry point (`pytest_lsrb.methods`), with
+no edit to `pytest_lsrb/`. The method predicts the training mean (one model call, asked and
+ignored): by NMSE's definition (MSE over the variance of y) its training NMSE is exactly 1, which
+the suite's record must carry through, whatever the problem."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from lsrb_testing import REPO
+
+from pytest_lsrb import api
+from pytest_lsrb.srbench.methods import METHODS
+
+SUITE = REPO / "suites" / "llm_srbench"
+
+METHOD = '''
+import numpy as np
+
+from pytest_lsrb.adapters.base import GenerationRequest, Message
+from pytest_lsrb.equations import parse_expression
+from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult
+
+
+class MeanMethod:
+    """y is its training mean: one model call, asked and not used."""
+
+    name = "mean"
+    default_budget = 1
+    sampling_defaults = {}
+
+    def discover(self, problem, adapter, sampling, seed, budget, *, options=None):
+        _, y = problem.columns("train")
+        request = GenerationRequest(
+            messages=(Message("user", "Propose y."),), seed=seed, sampling=sampling, task=TASK_NAME,
+            context=problem.context(),
+        )
+        answer = adapter.generate(request)
+        mean = float(np.mean(y))
+        mse = float(np.mean((y - mean) ** 2))
+        return DiscoveryResult(
+            program=parse_expression("c0", problem.inputs, free_params=True), params=(mean,),
+            proposal="c0", raw_output=answer.text, train_mse=mse, train_nmse=mse / float(np.var(y)),
+            model_calls=1, latency_ms=answer.latency_ms,
+        )
+'''
+
+
+@pytest.fixture
+def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`meanplug` 1.0 on sys.path, as `pip install --target` lays it out."""
+    site = tmp_path / "site"
+    info = site / "meanplug-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: meanplug\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "[pytest_lsrb.methods]\nmean = meanplug:MeanMethod\n", encoding="utf-8"
+    )
+    (site / "meanplug.py").write_text(METHOD, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "meanplug", raising=False)
+    return site
+
+
+@pytest.mark.parametrize("method", ["meanplug:MeanMethod", "mean"], ids=["spec", "entry_point"])
+def test_a_method_from_another_package_runs_the_suite_end_to_end(
+    installed: Path, method: str, tmp_path: Path
+) -> None:
+    assert METHODS.load(method).__name__ == "MeanMethod"
+    # (sr_judge none: the symbolic check is the suite's, not the method's, and costs a child process)
+    result = api.run(
+        SUITE, sr_method=method, sr_judge="none", max_items=3, output_dir=tmp_path / "o", pytest_args=["-q"]
+    )
+    assert result.summary is not None and len(result.records) == 3
+    for record in result.records:
+        assert record["sr_method"] == "mean" and record["model_calls"] == 1
+        assert record["train_nmse"] == pytest.approx(1.0)
+        assert record["nmse_id"] is not None and record["equation"]
+    assert result.summary["config"]["sr_method"] == method
