@@ -55,10 +55,10 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
     import pytest
 
     from pytest_lsrb.core.credentials import child_command
-    from pytest_lsrb.core.orphans import Children
+    from pytest_lsrb.core.orphans import Children, NotedSignals
     from pytest_lsrb.output.owner import RunDirLock, owner_env
     from pytest_lsrb.session.nextstep import printable, with_option
-    from pytest_lsrb.session.termination import EXIT_TERMINATED, TermHandler, Terminated
+    from pytest_lsrb.session.termination import EXIT_TERMINATED, TermHandler
     from pytest_lsrb.tools.lineup import by_server, group_dir
     from pytest_lsrb.tools.lineup_view import LineupView, child_progress_args
 
@@ -117,23 +117,21 @@ def run_models(suite: Path, runs: list[Any], shared: list[str], typed: list[str]
         view.intro()
         threads.append(threading.Thread(target=view.watch, args=(watching,), daemon=True))
     term = TermHandler()
-    term.install()
     lines: list[str] = []
     try:
-        for thread in threads:
-            thread.start()
-        # Waited for on events, not Thread.join: a KeyboardInterrupt inside join() marks a thread
-        # that still runs as ended (3.11's threading.py releases its lock then, for bpo-45274), so
-        # this would not wait for the child it runs, and its line would come before the child's.
-        for done in ended:
-            while not done.is_set():
-                try:
+        # Ctrl-C and SIGTERM while the children run are noted and passed on to every child, each
+        # one (`NotedSignals`: no exception that could land outside a handler). Waited for on
+        # events, not Thread.join, so the loop sees a noted signal within half a second.
+        with NotedSignals() as signals:
+            for thread in threads:
+                thread.start()
+            for done in ended:
+                while not done.is_set():
                     done.wait(0.5)
-                except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (`TermHandler`): to every child
-                    term.received = False  # a second one is passed on too
-                    children.stop(signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
+                    while (sig := signals.take()) is not None:
+                        children.stop(sig)
         watching.set()
-        term.restore()
+        term.install()  # SIGTERM while the comparison is written: as Ctrl-C, the runs are saved
         lines = finish_models(group, runs)
     except KeyboardInterrupt:  # while the comparison was being written: the runs are saved
         pass

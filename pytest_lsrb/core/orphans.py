@@ -86,3 +86,35 @@ class Children:
         for pid in live:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, sig)
+
+
+class NotedSignals:
+    """Ctrl-C and SIGTERM noted while a command waits on its children, for the waiting loop to
+    pass on (`Children.stop`). The handler only notes the signal: one that raised
+    KeyboardInterrupt could land between two statements of the loop, outside the `try` meant to
+    catch it, and the stop was lost (the children ran on to the end and the command said 0).
+    Installed from the main thread only, where Python runs signal handlers."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.pending: list[int] = []
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> NotedSignals:
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._note)
+        return self
+
+    def _note(self, signum: int, frame: Any) -> None:
+        self.pending.append(signum)
+
+    def take(self) -> int | None:
+        """The oldest signal not yet passed on (one `pop`: a signal noted meanwhile stays)."""
+        return self.pending.pop(0) if self.pending else None
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
+        self._previous.clear()
