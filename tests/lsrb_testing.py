@@ -128,3 +128,22 @@ def sin_problem() -> Any:
         train=table,
         test=table,
     )
+
+
+def install_distribution(
+    site: Path, name: str, entry_points: str, modules: dict[str, str], monkeypatch: Any
+) -> Path:
+    """A real distribution `name` 1.0 on sys.path, as `pip install --target site` lays it out: its
+    `*.dist-info` (METADATA, entry_points.txt) and its modules (`{module name: source}`), each
+    imported afresh by the test."""
+    import sys
+
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+    for module, source in modules.items():
+        (site / f"{module}.py").write_text(source, encoding="utf-8")
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    monkeypatch.syspath_prepend(str(site))
+    return site

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from lsrb_testing import install_distribution
 
 from pytest_lsrb import api
 from pytest_lsrb.adapters import ADAPTERS, create_adapter
@@ -133,15 +134,8 @@ undeclared = fakeplug_mod:Undeclared
 @pytest.fixture
 def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """`fakeplug` 1.0 installed into a folder on sys.path, as pip --target lays it out."""
-    site = tmp_path / "site"
-    info = site / "fakeplug-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplug\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
-    (site / "fakeplug_mod.py").write_text(PLUGIN, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(site))
-    monkeypatch.delitem(__import__("sys").modules, "fakeplug_mod", raising=False)
-    return site
+    modules = {"fakeplug_mod": PLUGIN}
+    return install_distribution(tmp_path / "site", "fakeplug", ENTRY_POINTS, modules, monkeypatch)
 
 
 def one_sentence(exc: pytest.ExceptionInfo[LsrbUsageError]) -> str:

@@ -6,11 +6,10 @@ its package. The package is a real distribution on sys.path (a `*.dist-info` fol
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-from lsrb_testing import TACTIC_SUITE
+from lsrb_testing import TACTIC_SUITE, install_distribution
 
 from pytest_lsrb import api
 from pytest_lsrb.core.errors import LsrbUsageError
@@ -30,10 +29,6 @@ goal_to_tactic_proposal_v1 = suiteplug:FIVE
 def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """`suiteplug` 1.0 on sys.path, shipping a copy of five of the tactic suite's goals."""
     site = tmp_path / "site"
-    info = site / "suiteplug-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: suiteplug\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
     folder = shutil.copytree(TACTIC_SUITE, site / "suiteplug_data" / "five")
     # its own test module's name, as a package's suite has (pytest imports it by its bare name,
     # and the built-in suite's module may already be imported in this process)
@@ -43,9 +38,7 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     module = (
         f"from pathlib import Path\nFIVE = Path({str(folder)!r})\nNOWHERE = {str(tmp_path)!r}\nNUMBER = 3\n"
     )
-    (site / "suiteplug.py").write_text(module, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(site))
-    monkeypatch.delitem(sys.modules, "suiteplug", raising=False)
+    install_distribution(site, "suiteplug", ENTRY_POINTS, {"suiteplug": module}, monkeypatch)
     return folder
 
 

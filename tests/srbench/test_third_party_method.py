@@ -6,11 +6,10 @@ the suite's record must carry through, whatever the problem."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-from lsrb_testing import REPO
+from lsrb_testing import REPO, install_distribution
 
 from pytest_lsrb import api
 from pytest_lsrb.srbench.methods import METHODS
@@ -52,17 +51,9 @@ class MeanMethod:
 @pytest.fixture
 def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """`meanplug` 1.0 on sys.path, as `pip install --target` lays it out."""
-    site = tmp_path / "site"
-    info = site / "meanplug-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: meanplug\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(
-        "[pytest_lsrb.methods]\nmean = meanplug:MeanMethod\n", encoding="utf-8"
-    )
-    (site / "meanplug.py").write_text(METHOD, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(site))
-    monkeypatch.delitem(sys.modules, "meanplug", raising=False)
-    return site
+    entry_points = "[pytest_lsrb.methods]\nmean = meanplug:MeanMethod\n"
+    modules = {"meanplug": METHOD}
+    return install_distribution(tmp_path / "site", "meanplug", entry_points, modules, monkeypatch)
 
 
 @pytest.mark.parametrize("method", ["meanplug:MeanMethod", "mean"], ids=["spec", "entry_point"])
