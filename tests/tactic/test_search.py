@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from lsrb_testing import kimina_row
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.verifier import VerifierConfig
@@ -70,21 +71,8 @@ def test_a_search_needs_a_checker_and_budgets() -> None:
 
 
 def _row() -> TacticRow:
-    return TacticRow.model_validate(
-        {
-            "item_id": "s1",
-            "repo_remote": "https://github.com/example/repo",
-            "repo_branch": "main",
-            "repo_commit": "a" * 40,
-            "repo_lean_version": "v4.22.0",
-            "path": "Repo/Basic.lean",
-            "start_line": 4,
-            "start_column": 2,
-            "end_line": 4,
-            "end_column": 7,
-            "goal_text": GOAL,
-        }
-    )
+    row: TacticRow = kimina_row(GOAL, item="s1")
+    return row
 
 
 @pytest.fixture
