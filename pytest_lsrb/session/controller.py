@@ -6,7 +6,6 @@ the run directory, follows the records the workers append and notices a worker c
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -57,30 +56,26 @@ FOLLOW_EVERY_S = 0.5  # the controller of xdist workers reads their new records 
 
 def open_budget(run: SuiteRun) -> None:
     """A run with a budget (`engine.budget`): open this session's ledger. A new run starts from
-    nothing; a resumed one from what its earlier sessions spent: the ledger's, or (a run begun
-    without a budget) what its records say the requests cost, whichever is more."""
-    from pytest_lsrb.engine.budget import Ledger, Spent, limits_of
+    nothing; a resumed one from what its earlier sessions spent (the ledger's, every request in
+    flight at a crash counted at its worst case until it is settled: `engine.ledger`), or what its
+    records say the requests cost (a run begun without a budget), whichever is more."""
+    from pytest_lsrb.engine.budget import Ledger, limits_of
 
     if not limits_of(run.config.values).any:
         return
     ledger = Ledger(run.config.output_dir)
-    earlier = Spent()
+    at_least = None
     if run.config.resume:
         from pytest_lsrb.output.files import ATTEMPTS_FILE, iter_attempts
 
-        kept = ledger.read()
         prompt = completion = 0
         path = run.config.output_dir / ATTEMPTS_FILE
         for record in iter_attempts(path) if path.is_file() else ():
             if not record.get("cached"):  # every record, superseded ones too: each was paid for
                 prompt += int(record.get("prompt_tokens") or 0)
                 completion += int(record.get("completion_tokens") or 0)
-        earlier = dataclasses.replace(
-            kept,
-            prompt_tokens=max(kept.prompt_tokens, prompt),
-            completion_tokens=max(kept.completion_tokens, completion),
-        )
-    ledger.open_session(earlier, time.time())
+        at_least = (prompt, completion)
+    ledger.open_session(time.time(), at_least)
 
 
 def budget_uncounted(run: SuiteRun) -> str | None:
