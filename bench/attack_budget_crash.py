@@ -10,7 +10,12 @@ billed more than the budget and the most billed (tests/fakes/crash_runs.py does 
 Usage: python bench/attack_budget_crash.py CHECKOUT [--tries 10]   (CHECKOUT: the code that runs:
        a `git archive d5cc7e2` of main before #46, or this worktree)
 
-Measured (2 shared cores; 10 tries per victim):
+Measured (2 shared cores under other jobs' load):
+- before (d5cc7e2), 4 tries per victim: controller 1/4 over the budget (13,048 billed), worker
+  0/4 (at most 11,375), group 2/4 (14,273 and 12,806);
+- after (cb7e125), 6 tries per victim: controller 0/6 (at most 11,375), worker 0/6 (11,375),
+  group 0/6 (10,906: a dead process's requests are counted at their worst case, so the resume
+  stops sooner).
 """
 
 from __future__ import annotations
