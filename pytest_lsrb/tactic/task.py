@@ -26,7 +26,7 @@ from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
 from pytest_lsrb.tactic.records import TacticAttemptRecord, TacticFields
 from pytest_lsrb.tactic.rows import TacticRow, repo_name
-from pytest_lsrb.tactic.search import verdict_fields
+from pytest_lsrb.tactic.search import DEFAULT_ITERATIONS, SEARCH_PARSERS, verdict_fields
 from pytest_lsrb.tactic.slices import goal_slice_predicate
 
 if TYPE_CHECKING:
@@ -146,8 +146,9 @@ class TacticTask(Task[TacticRow]):
         ):  # the protocol and its budgets, in a search's identity only
             search = {
                 "protocol": "sorrydb-tactic-by-tactic",
-                "iterations": int(config.values.get("search_iterations") or 100),
+                "iterations": int(config.values.get("search_iterations") or DEFAULT_ITERATIONS),
                 "failures": int(config.values.get("search_failures") or 3),
+                "parse": str(config.values.get("search_parse") or SEARCH_PARSERS[0]),
             }
             config = dataclasses.replace(config, extra_identity={**config.extra_identity, "search": search})
         short = int(config.values.get("max_tokens") or 0) < PROOF_MAX_TOKENS
@@ -185,7 +186,7 @@ class TacticTask(Task[TacticRow]):
     def calls_per_attempt(self, values: Mapping[str, Any]) -> int:
         """One call; a search makes up to `--lsrb-search-iterations`."""
         if answer_mode(values) == "search":
-            return max(1, int(values.get("search_iterations") or 100))
+            return max(1, int(values.get("search_iterations") or DEFAULT_ITERATIONS))
         return 1
 
     def run_attempt(self, ctx: AttemptContext[TacticRow]) -> TacticFields:
