@@ -135,8 +135,11 @@ class TacticTask(Task[TacticRow]):
         - with Lean verification, `profiles_sha256`: the replay profiles' contents are part of the
           config hash, so resuming after editing a profile is refused as another config;
         - with --lsrb-answer search, `search`: the protocol and its budgets (only a search run's
-          identity holds them, so adding them changed no other run's hash).
+          identity holds them, so adding them changed no other run's hash);
+        - with SorryDB's reference strategies (`--lsrb-adapter sorrydb-tactics`/`sorrydb-rfl`),
+          their own samples per sorry (12: one per tactic; 1), another count refused.
         """
+        config = _reference_samples(config)
         if config.verification in ("synthetic", "repo_replay"):
             path = resolve_profiles_path(config.values.get("profiles"), config.suite.root)
             extra = {**config.extra_identity, "profiles_sha256": profiles_digest(path)}
@@ -332,10 +335,21 @@ class TacticTask(Task[TacticRow]):
         return TacticSummary(samples_per_item)
 
     def summary_fields(self, config: RunConfig) -> dict[str, Any]:
+        from pytest_lsrb.adapters.reference import REFERENCE_ADAPTERS
         from pytest_lsrb.tactic.profiles import profile_config_path
 
         path = profile_config_path(config["verification"], config["profiles"], config.suite.root)
-        return {"profile_config_path": path}
+        fields: dict[str, Any] = {"profile_config_path": path}
+        reference = REFERENCE_ADAPTERS.get(str(config["adapter"]))
+        if reference is not None:  # the strategy's own figure: a sorry counts when any sample does
+            k = reference.samples_per_item()
+            fields["headline"] = {
+                "metric": f"verification_pass_at_k_{k}",
+                "label": f"pass@{k}",
+                "protocol": f"SorryDB {reference.strategy}@{reference.commit}",
+                "row": reference.row or None,
+            }
+        return fields
 
     def score_label(self, values: Mapping[str, Any]) -> str:
         """The progress line's running score: answers Lean closed, or valid ones unverified."""
@@ -361,6 +375,25 @@ class TacticTask(Task[TacticRow]):
         if "search_state" in context:  # a search step: `[state_id] tactic` (tactic/search.py)
             return f"[{context['search_state']}] {read_answer(answer).tactic.split(chr(10))[0]}"
         return answer
+
+
+def _reference_samples(config: RunConfig) -> RunConfig:
+    """A SorryDB reference strategy's run: its own samples per sorry (one per tactic), or a usage
+    error when `--lsrb-samples` asks for another count."""
+    from pytest_lsrb.adapters.reference import REFERENCE_ADAPTERS
+
+    reference = REFERENCE_ADAPTERS.get(str(config.values.get("adapter")))
+    if reference is None:
+        return config
+    k = reference.samples_per_item()
+    if "samples" in config.from_command_line and config.samples != k:
+        from pytest_lsrb.core.errors import LsrbUsageError
+
+        raise LsrbUsageError(
+            f"--lsrb-adapter {reference.name} tries SorryDB's {reference.strategy} tactics, one per "
+            f"sample: its run has {k} sample(s) per sorry (got --lsrb-samples {config.samples})."
+        )
+    return dataclasses.replace(config, values={**config.values, "samples": k})
 
 
 class TacticSummary:
