@@ -41,6 +41,7 @@ from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, Messa
 from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.engine.option_table import choices_of
 from pytest_lsrb.engine.outcomes import unanswered_kind
+from pytest_lsrb.engine.prompt import prompt_hash
 from pytest_lsrb.engine.task import AttemptContext
 from pytest_lsrb.engine.verifier import VerificationResult, verification_fields
 from pytest_lsrb.tactic.guard import refuse
@@ -289,7 +290,6 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
     call added up. No proof found is the model's `lean_error`/`no_proof_found` (the detail says
     why the search stopped); a search whose every model call failed outside the model, or whose
     REPL failed, says nothing about the model (the judging rule, engine/outcomes.py)."""
-    from pytest_lsrb.tactic.task import prompt_hash  # (the task imports this module)
     from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase, from_failed_run
 
     row = ctx.case.row

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from json.encoder import encode_basestring as _json_string  # json's, ensure_ascii=False
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -17,6 +15,7 @@ from pytest_lsrb.adapters.usage import result_fields
 from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.core.rows import stream_jsonl
 from pytest_lsrb.engine.outcomes import JUDGED, answered, verdict
+from pytest_lsrb.engine.prompt import prompt_hash
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec, read_suite_text, render
 from pytest_lsrb.engine.summary import GroupCounts
@@ -51,30 +50,6 @@ def _proof_templates(root: Path, prompt: str, system: str | None) -> tuple[str |
     """The suite's `[answer_proof]` templates (read once per suite folder)."""
     system_text = read_suite_text(root, system, "answer_proof.system_prompt") if system else None
     return system_text, read_suite_text(root, prompt, "answer_proof.prompt")
-
-
-def prompt_hash(messages: tuple[Message, ...]) -> str:
-    """SHA-256 of `json.dumps([[role, content], ...], ensure_ascii=False)` (default separators).
-
-    Spelled out with json's own string encoder: the same text without an encoder object, its
-    circular-reference table and a list of lists per prompt (tests/tactic/test_prompt_hash.py
-    holds it equal to json.dumps). Every prompt of a suite starts with the same system message,
-    so the hash of everything before the last message is taken once and continued from a copy."""
-    if not messages:
-        return hashlib.sha256(b"[]").hexdigest()
-    hashed = _hashed_head(messages[:-1]).copy()
-    hashed.update(f"{_json_message(messages[-1])}]".encode())
-    return str(hashed.hexdigest())
-
-
-def _json_message(message: Message) -> str:
-    return f"[{_json_string(message.role)}, {_json_string(message.content)}]"
-
-
-@functools.lru_cache(maxsize=64)
-def _hashed_head(head: tuple[Message, ...]) -> Any:
-    """SHA-256 fed with the prompt's JSON text up to its last message (copy it before adding)."""
-    return hashlib.sha256("".join(["[", *(f"{_json_message(m)}, " for m in head)]).encode())
 
 
 def build_messages(
