@@ -164,8 +164,11 @@ class Registry:
         """Every installed entry point of this group that no built-in shadows, loaded now, with
         its entry; one sentence naming the first that cannot be loaded (for a plug point whose
         every entry is used at once, as metrics are)."""
-        for ep in sorted(self.entry_points(), key=lambda e: e.name):
-            if ep.name not in self.builtins:
+        own, others = self._split()
+        for ep in own.values():
+            yield Entry(ep.name, ep.value, BUILT_IN), self._load_entry_point(ep)
+        for ep in others:
+            if ep.name not in self.builtins and ep.name not in own:
                 yield Entry(ep.name, ep.value, f"entry point ({_dist_of(ep)})"), self._load_entry_point(ep)
 
     def _load_entry_point(self, ep: importlib.metadata.EntryPoint, where: str | None = None) -> Any:
