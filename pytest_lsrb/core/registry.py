@@ -3,7 +3,9 @@
 Adapters, verifiers, tasks, discovery methods and suites each keep one `Registry`. A name resolves, in
 this order, to:
 
-- a built-in entry, `name -> "module:Class"`;
+- a built-in entry, `name -> "module:Class"` of the registry's own layer, or an entry point of
+  pytest-lsrb's own distribution (the families' tasks and verifiers register themselves there,
+  in pyproject.toml, as a lab's package does: the engine names no family);
 - an installed package's entry point in the registry's group (`pytest_lsrb.adapters`, ...), so a
   lab's own package adds one with no edit here (lm-evaluation-harness's `api/registry.py`,
   inspect_ai's entry points);
@@ -35,6 +37,8 @@ METHODS_GROUP: Final = "pytest_lsrb.methods"
 SUITES_GROUP: Final = "pytest_lsrb.suites"
 
 BUILT_IN: Final = "built-in"
+# Entry points of this distribution are built-ins (pyproject.toml's `[project.entry-points.*]`).
+OWN_DISTRIBUTION: Final = "pytest-lsrb"
 # `module.path:Attr` (dotted names on both sides of one colon): what a spec looks like.
 _SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
@@ -81,27 +85,61 @@ class Registry:
     `what` names the kind in messages (`adapter`), `where` the option or field the name came
     from (`--lsrb-adapter`)."""
 
-    def __init__(self, builtins: Mapping[str, str], *, group: str, what: str, where: str) -> None:
+    def __init__(
+        self,
+        builtins: Mapping[str, str],
+        *,
+        group: str,
+        what: str,
+        where: str,
+        own_entry_points: bool = False,
+    ) -> None:
         self.builtins = dict(builtins)
         self.group = group
         self.what = what
         self.where = where
+        # pytest-lsrb itself registers entries in `group` (pyproject.toml): none found means an
+        # install older than the source, said in one sentence rather than as an unknown name.
+        self.own_entry_points = own_entry_points
 
     def entry_points(self) -> list[importlib.metadata.EntryPoint]:
         """This group's installed entry points (read anew: a package installed mid-session, or a
         folder put on sys.path, is seen)."""
         return list(importlib.metadata.entry_points(group=self.group))
 
+    def _split(self) -> tuple[dict[str, importlib.metadata.EntryPoint], list[importlib.metadata.EntryPoint]]:
+        """(pytest-lsrb's own entry points by name, everybody else's sorted by name)."""
+        own: dict[str, importlib.metadata.EntryPoint] = {}
+        others = []
+        for ep in sorted(self.entry_points(), key=lambda e: e.name):
+            if _is_own(ep) and ep.name not in self.builtins:
+                own.setdefault(ep.name, ep)
+            else:
+                others.append(ep)
+        if self.own_entry_points and not own:
+            raise LsrbUsageError(
+                f"pytest-lsrb's own entry points of {self.group} are missing: the installed metadata "
+                "is older than the source; install it again (`pip install -e .` in a clone)."
+            )
+        return own, others
+
     def entries(self) -> Iterator[Entry]:
         """Every name this registry knows, built-ins first; an entry point whose name a built-in
         already has is listed as shadowed (the built-in wins)."""
+        own, others = self._split()
         for name, target in self.builtins.items():
             yield Entry(name, target, BUILT_IN)
-        for ep in sorted(self.entry_points(), key=lambda e: e.name):
+        for ep in own.values():
+            yield Entry(ep.name, ep.value, BUILT_IN)
+        for ep in others:
             origin = f"entry point ({_dist_of(ep)})"
-            if ep.name in self.builtins:
+            if ep.name in self.builtins or ep.name in own:
                 origin += ", shadowed by the built-in"
             yield Entry(ep.name, ep.value, origin)
+
+    def builtin_names(self) -> list[str]:
+        """The names pytest-lsrb itself provides, in their order."""
+        return [e.name for e in self.entries() if e.origin == BUILT_IN]
 
     def names(self) -> list[str]:
         return sorted({e.name for e in self.entries()})
@@ -127,7 +165,8 @@ class Registry:
             return load_spec(self.builtins[name], where=where)
         if is_spec(name):
             return load_spec(name, where=where)
-        for ep in self.entry_points():
+        own, others = self._split()
+        for ep in [*own.values(), *others]:
             if ep.name == name:
                 try:
                     return ep.load()
@@ -137,6 +176,16 @@ class Registry:
                         f"'{ep.value}') cannot be loaded ({type(exc).__name__}: {exc})."
                     ) from None
         raise self.unknown(name, where)
+
+
+def _is_own(ep: importlib.metadata.EntryPoint) -> bool:
+    dist = ep.dist
+    return dist is not None and _normal(dist.metadata["Name"] or "") == OWN_DISTRIBUTION
+
+
+def _normal(name: str) -> str:
+    """A distribution name as PEP 503 compares them (`pytest_lsrb` is `pytest-lsrb`)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _dist_of(ep: importlib.metadata.EntryPoint) -> str:
