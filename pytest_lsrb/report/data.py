@@ -62,10 +62,12 @@ def provisional_summary(run: RunDir) -> dict[str, Any]:
 
 
 def counted_again(run: RunDir) -> dict[str, Any]:
-    """The summary's counts and rates, counted from the records by today's rule."""
+    """The summary's counts and rates, counted from the records by today's rule (the engine's
+    metrics and the declared ones; the task's own sections need its code)."""
+    from pytest_lsrb.engine.metric import summary_metrics
     from pytest_lsrb.engine.summary import Summarizer
 
-    summarizer = Summarizer(run.samples)
+    summarizer = Summarizer(run.samples, metrics=summary_metrics(run.task_name))
     for rec in run.records:
         summarizer.add(rec)
     return summarizer.finish()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS, MODEL_DOMAINS, LsrbUsageError
+from pytest_lsrb.engine.metric import summary_metrics
 from pytest_lsrb.engine.outcomes import subset_note, unreadable_note
 from pytest_lsrb.engine.task import Task, get_task
 
@@ -150,6 +151,8 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
         rows.append(("NOT JUDGED", unjudged))
     task = task_of(summary)
     rows += task.terminal_rows(summary) if task is not None else []
+    # the declared metrics the engine does not write itself (a plug-in's), as summary.json has them
+    rows += [(m.label, summary[m.key]) for m in summary_metrics(cfg.get("task")) if m.key in summary]
     try:
         shown = os.path.relpath(out_dir)
     except ValueError:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from lsrb_testing import REPO
 
-from pytest_lsrb.engine.cost import Price
 from pytest_lsrb.core.durations import duration
+from pytest_lsrb.engine.cost import Price
 from pytest_lsrb.session.progress import Progress, ProgressReporter, interval_for
 
 
