@@ -88,6 +88,23 @@ def generation_rows(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
+def cut_rows(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The share of answers the endpoint cut at --lsrb-max-tokens, when any was: a cut answer is
+    the model's (it answered), but a limit too small for the task makes every score meaningless."""
+    cut, said = summary.get("answers_cut_by_max_tokens") or 0, summary.get("answers_with_finish_reason") or 0
+    if not cut or not said:
+        return []
+    limit = (summary.get("config") or {}).get("max_tokens")
+    at = f" of {limit}" if limit else ""
+    return [
+        (
+            "cut by max tokens",
+            f"{cut} of {said} answers ({100.0 * cut / said:.1f} %) stopped at the limit{at} tokens: "
+            "raise --lsrb-max-tokens if the task needs longer answers",
+        )
+    ]
+
+
 def headline_rows(summary: Mapping[str, Any], verified: bool) -> list[tuple[str, Any]]:
     """The run's own figure where its protocol names one (`headline` in summary.json: SorryDB's
     multi_tactic counts a sorry when any of its 12 tactics verifies, so its row is pass@12 and the
@@ -126,6 +143,7 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
         ),
         *generation_rows(summary),
         ("tokens in/out", token_totals(summary)),
+        *cut_rows(summary),
     ]
     served = summary.get("served_models") or {}
     asked = cfg.get("model")
