@@ -80,8 +80,11 @@ class Summarizer:
         self.served_models: Counter[str] = Counter()
         # answers whose endpoint said why it stopped, and those it cut at the token limit
         self.finished = [0, 0]
+        # generation errors (the endpoint's: infrastructure) and, apart, unreadable answers (the
+        # model's own: `outcomes.unreadable`), each counted once
         self.gen_kinds: Counter[str] = Counter()
         self.gen_domains: Counter[str] = Counter()
+        self.unreadable = 0
         self.successes = 0  # judged attempts the rule calls a success (`outcomes.verdict`)
         self.ver_attempted = 0
         self.ver_success = 0
@@ -121,9 +124,11 @@ class Summarizer:
                 self.cached_tokens[0] += counted[0]
                 self.cached_tokens[1] += counted[1]
         kind = rec.get("generation_error_kind")
-        if kind:
+        if kind and not answered:
             self.gen_kinds[kind] += 1
             self.gen_domains[str(rec.get("generation_error_domain"))] += 1
+        elif kind:
+            self.unreadable += 1
         if not self.any_verification and verifying(rec):
             self.any_verification = True
         vkind = rec.get("verification_error_kind")
@@ -173,6 +178,8 @@ class Summarizer:
             "generation_error_rate": rate(sum(self.gen_kinds.values()), self.n),
             "generation_error_kinds": dict(sorted(self.gen_kinds.items())),
             "generation_error_domains": dict(sorted(self.gen_domains.items())),
+            "unreadable_answers": self.unreadable,
+            "unreadable_answer_rate": rate(self.unreadable, self.answered),
             "verification_attempted_rate": rate(self.ver_attempted, self.n),
             "success_rate": rate(self.successes, self.judged),
             # Verification success does not apply to a run without a verifier: null, never 0.

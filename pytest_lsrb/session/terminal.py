@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS, MODEL_DOMAINS, LsrbUsageError
 from pytest_lsrb.engine.metric import summary_metrics
-from pytest_lsrb.engine.outcomes import subset_note
+from pytest_lsrb.engine.outcomes import subset_note, unreadable_note
 from pytest_lsrb.engine.task import Task, get_task
 
 if TYPE_CHECKING:
@@ -72,15 +72,19 @@ def token_totals(summary: dict[str, Any]) -> str:
     return text
 
 
-def generation_rows(kinds: Any) -> list[tuple[str, Any]]:
-    """`generation errors` (infrastructure: transport, provider, harness) and, apart, the answers
-    the model itself left empty: its output, not an error."""
+def generation_rows(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """`generation errors` (no usable answer from the endpoint: transport, provider, harness) and,
+    apart, `unreadable answers` (the endpoint answered; nothing usable was in it: the model's own),
+    each counted once (`outcomes.unreadable`), as summary.json, the report and the gate count them."""
+    kinds = summary.get("generation_error_kinds")
     kinds = kinds if isinstance(kinds, dict) else {}
-    errors = {k: n for k, n in kinds.items() if GENERATION_ERROR_DOMAINS.get(k) not in MODEL_DOMAINS}
-    rows: list[tuple[str, Any]] = [("generation errors", errors or "none")]
-    empty = sum(n for k, n in kinds.items() if GENERATION_ERROR_DOMAINS.get(k) in MODEL_DOMAINS)
-    if empty:
-        rows.append(("empty answers", f"{empty} (the model's own output, not an infrastructure error)"))
+    unread = summary.get("unreadable_answers")
+    if unread is None:  # a summary written before the two were apart: its kinds hold both
+        unread = sum(n for k, n in kinds.items() if GENERATION_ERROR_DOMAINS.get(k) in MODEL_DOMAINS)
+        kinds = {k: n for k, n in kinds.items() if GENERATION_ERROR_DOMAINS.get(k) not in MODEL_DOMAINS}
+    rows: list[tuple[str, Any]] = [("generation errors", kinds or "none")]
+    if unread:
+        rows.append(("unreadable answers", unreadable_note(int(unread), summary.get("answered_attempts"))))
     return rows
 
 
@@ -137,7 +141,7 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
             "latency_ms p50/p95",
             f"{_fmt(summary.get('latency_ms_p50'))} / {_fmt(summary.get('latency_ms_p95'))}",
         ),
-        *generation_rows(summary.get("generation_error_kinds")),
+        *generation_rows(summary),
         ("tokens in/out", token_totals(summary)),
         *cut_rows(summary),
     ]
