@@ -109,6 +109,9 @@ class AdapterConfig:
     # Backoff between retries of transient errors: base * 2**n seconds, capped.
     backoff_base_s: float = 0.5
     backoff_max_s: float = 20.0
+    # The run's directory, where its processes share the server's outage state (adapters.outage);
+    # None: this process keeps it alone (a judge's endpoint, an adapter made outside a run).
+    outage_dir: str | None = None
     # The mock adapter's answers (the others ignore it); not a choice of the user, so not compared.
     answers: MockAnswers | None = field(default=None, compare=False, repr=False)
 
