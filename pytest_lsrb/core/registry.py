@@ -32,6 +32,8 @@ TASKS_GROUP: Final = "pytest_lsrb.tasks"
 ADAPTERS_GROUP: Final = "pytest_lsrb.adapters"
 VERIFIERS_GROUP: Final = "pytest_lsrb.verifiers"
 METHODS_GROUP: Final = "pytest_lsrb.methods"
+# A family's run options: the entry point names an `engine.option_spec.OptionSet`.
+OPTIONS_GROUP: Final = "pytest_lsrb.options"
 # A suite folder a package ships, found by name (`lsrb run NAME`, `api.run("NAME")`): the entry
 # point names an object holding the folder's path (a `Path` or `str`).
 SUITES_GROUP: Final = "pytest_lsrb.suites"

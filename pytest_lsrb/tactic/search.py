@@ -307,7 +307,7 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
         return Asked(result.text if result.ok else "", result.ok)
 
     def refused(tactic: str) -> str | None:
-        refusal = refuse(tactic, forbid_search=verifier.config.forbid_search_tactics)
+        refusal = refuse(tactic, forbid_search=verifier.lean.forbid_search_tactics)
         return f"refused before Lean: {refusal.detail}" if refusal is not None else None
 
     searched = search(

@@ -22,6 +22,7 @@ from pytest_lsrb.engine.summary import GroupCounts
 from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task
 from pytest_lsrb.tactic.answer import ANSWER_MODES, read_answer
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
+from pytest_lsrb.tactic.options import TASK_NAME
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
 from pytest_lsrb.tactic.records import TacticAttemptRecord, TacticFields
 from pytest_lsrb.tactic.rows import TacticRow, repo_name
@@ -31,7 +32,6 @@ from pytest_lsrb.tactic.slices import goal_slice_predicate
 if TYPE_CHECKING:
     from pytest_lsrb.engine.options import RunConfig
 
-TASK_NAME = "goal_to_tactic_proposal_v1"
 # The temperature of a run with samples > 1 that names none (llm_srbench's llmsr samples at 0.8 too).
 SAMPLED_TEMPERATURE = 0.8
 # max_tokens of a `--lsrb-answer proof` run that names none: a whole proof does not fit the
