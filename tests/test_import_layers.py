@@ -9,7 +9,7 @@ prints the comparison with a baseline.
 
 Inside `srbench` the parts (subpackages, and the family's top-level modules) have their own order:
 
-    {data, records, option_table} < generate < fitting < options < limits < methods < scoring
+    {data, records, option_table} < generate < fitting < {options, metrics} < limits < methods < scoring
         < {mock, tables} < task
 
 and no cycle exists even counting the imports written only for the type checker, nor counting
@@ -45,7 +45,7 @@ SRBENCH_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"data", "records", "option_table"}),
     frozenset({"generate"}),
     frozenset({"fitting"}),
-    frozenset({"options"}),
+    frozenset({"options", "metrics"}),
     frozenset({"limits"}),
     frozenset({"methods"}),
     frozenset({"scoring"}),

@@ -28,7 +28,7 @@ OPTION_SETS: Final = Registry(
     {},
     group=OPTIONS_GROUP,
     what="option set",
-    where="the options of a task, verifier or method",
+    where="--lsrb-* options of a task, verifier or method",
     own_entry_points=True,
 )
 

@@ -14,7 +14,7 @@ from pytest_lsrb.adapters.base import GenerationRequest, Message
 from pytest_lsrb.adapters.usage import result_fields
 from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.core.rows import stream_jsonl
-from pytest_lsrb.engine.outcomes import JUDGED, answered, verdict
+from pytest_lsrb.engine.outcomes import JUDGED, verdict
 from pytest_lsrb.engine.prompt import prompt_hash
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec, read_suite_text, render
@@ -331,7 +331,7 @@ class TacticTask(Task[TacticRow]):
         return "valid" if values.get("verification", "none") == "none" else "closed"
 
     def terminal_rows(self, summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
-        rows: list[tuple[str, Any]] = [("contains_sorry_rate", summary.get("contains_sorry_rate"))]
+        rows: list[tuple[str, Any]] = []  # (contains_sorry_rate: the family's metric, `tactic.metrics`)
         if (summary.get("config") or {}).get("verification", "none") != "none":
             from pytest_lsrb.tactic.verifiers.base import (
                 unjudged_note,  # the Lean package: only when verifying
@@ -372,8 +372,8 @@ def _reference_samples(config: RunConfig) -> RunConfig:
 
 
 class TacticSummary:
-    """Tactic-suite additions: sorry in answers, verification outcomes by kind, replay profiles,
-    and the progress rate.
+    """Tactic-suite additions: verification outcomes by kind, replay profiles and the progress
+    rate (the share of answers holding sorry is the family's metric, `tactic.metrics`).
 
     `verification_progress_rate`: of the judged checks (Lean decided, for or against the model),
     the share whose tactic left goals without an error (`progress`). It is not success: only
@@ -388,17 +388,12 @@ class TacticSummary:
         self.outcomes: Counter[str] = Counter()
         self.profiles: Counter[str] = Counter()
         self.judged = 0
-        self.answered = 0
-        self.contains_sorry = 0
         self.synthetic = 0  # attempts verified in synthetic mode, and how many of those never
         self.unrestated: Counter[str] = Counter()  # reached Lean as a restated goal
 
     def add(self, record: AttemptRecord) -> None:
         st, won = verdict(record)  # outcomes' rule, read once for every count below
         judged = st == JUDGED
-        if answered(record):  # the denominator of the answer rates (outcomes' rule)
-            self.answered += 1
-            self.contains_sorry += bool(record.get("contains_sorry"))
         if record.get("verification_attempted"):
             outcome = str(record.get("verification_outcome"))
             self.outcomes[outcome] += 1
@@ -433,7 +428,6 @@ class TacticSummary:
             }
         return {
             **subset,
-            "contains_sorry_rate": rate(self.contains_sorry, self.answered),
             "verification_outcomes": dict(sorted(self.outcomes.items())),
             "verification_progress_rate": rate(self.outcomes["progress"], self.judged),
             "profile_match_counts": dict(sorted(self.profiles.items())),
