@@ -22,6 +22,7 @@ from pytest_lsrb.engine.summary import GroupCounts
 from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task
 from pytest_lsrb.tactic.answer import ANSWER_MODES, read_answer
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
+from pytest_lsrb.tactic.lean.tabs import tab_indented
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
 from pytest_lsrb.tactic.records import TacticAttemptRecord, TacticFields
 from pytest_lsrb.tactic.rows import TacticRow, repo_name
@@ -257,7 +258,16 @@ class TacticTask(Task[TacticRow]):
                 "answer_mode": mode,
             }
         )
-        if result.ok and answer is not None and answer.nonempty and not answer.contains_sorry:
+        checked = result.ok and answer is not None and answer.nonempty and not answer.contains_sorry
+        if checked and ctx.verifier.mode != "none" and tab_indented(result.text, tactic):
+            # the model's tab-indented lines, which the reader lined up without them: Lean refuses
+            # the text as written (tactic/lean/tabs.py), so the answer is refused in its words
+            from pytest_lsrb.tactic.verifiers.base import tabs_refused
+
+            verdict = tabs_refused()
+            said = verdict.messages
+            fields.update(verdict_fields(verdict))  # type: ignore[typeddict-item]
+        elif checked:
             verdict = ctx.verifier.verify(row, tactic, attempt_seed=ctx.case.attempt_seed)
             said = verdict.messages
             fields.update(verdict_fields(verdict))  # type: ignore[typeddict-item]

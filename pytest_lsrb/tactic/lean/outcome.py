@@ -58,7 +58,9 @@ SUBKIND_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         (
             "parse",
             r"^<input>:\d+:\d+:|unexpected token|unexpected identifier|unexpected end of input"
-            r"|unterminated|expected term|expected '|^expected |invalid syntax|unknown tactic",
+            r"|unterminated|expected term|expected '|^expected |invalid syntax|unknown tactic"
+            # Lean's whitespace parser (src/Lean/Parser/Basic.lean `whitespace`): tactic/lean/tabs.py
+            r"|tabs are not allowed|isolated carriage returns are not allowed",
         ),
         ("unknown_identifier", r"unknown (identifier|constant|namespace)|unknown free variable"),
         ("type_mismatch", r"type mismatch|application type mismatch|argument .* has type|type expected"),

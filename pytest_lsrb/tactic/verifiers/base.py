@@ -23,9 +23,10 @@ from pytest_lsrb.tactic.lean.backend import (
     make_repl_backend,
 )
 from pytest_lsrb.tactic.lean.kimina import KiminaBackend
-from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Pos, Verdict
+from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Pos, Verdict, error_subkind
 from pytest_lsrb.tactic.lean.process import which
 from pytest_lsrb.tactic.lean.proofstate import ProofStart, screen_verdict, sorry_stands_alone
+from pytest_lsrb.tactic.lean.tabs import TAB_MESSAGE, tab_in_code
 from pytest_lsrb.tactic.profiles import (
     BUILTIN_DEFAULT,
     ProfileSet,
@@ -51,6 +52,17 @@ def result(
         subkind=subkind,
         detail=detail,
         messages=messages,
+    )
+
+
+def tabs_refused() -> VerificationResult:
+    """An answer with a tab between its tokens: Lean's parse error, in Lean's words
+    (tactic/lean/tabs.py), the model's as Lean would judge it."""
+    return result(
+        "lean_error",
+        subkind=error_subkind(TAB_MESSAGE),
+        detail=f"{TAB_MESSAGE} (a tab in the answer's code, as Lean's whitespace parser refuses it)",
+        messages=(TAB_MESSAGE,),
     )
 
 
@@ -253,6 +265,8 @@ class LeanVerifierBase(ABC):
         )
         if refusal is not None:
             return result("forbidden_token", subkind=refusal.subkind, detail=refusal.detail)
+        if tab_in_code(proposal):
+            return tabs_refused()
         return None
 
     def verify(self, row: TacticRow, proposal: str, *, attempt_seed: int) -> VerificationResult:
