@@ -63,6 +63,7 @@ BOUNDS: Final[Mapping[str, Bounds]] = {
     "shard_count": Bounds(1, 1_000_000),
     "sr_budget": Bounds(1, 1_000_000),
     "feedback_rounds": Bounds(0, 20),
+    "context_lines": Bounds(0, 10_000_000),
     "sr_token_budget": Bounds(1, 10**12),
     "sr_time_limit": Bounds(0, 7 * DAY_S, low_open=True, whole=False, unit="seconds"),
     "sr_judge_time_limit": Bounds(0, DAY_S, low_open=True, whole=False, unit="seconds"),

@@ -46,6 +46,7 @@ from pytest_lsrb.engine.task import AttemptContext
 from pytest_lsrb.engine.verifier import VerificationResult, verification_fields
 from pytest_lsrb.tactic.guard import refuse
 from pytest_lsrb.tactic.lean.proofstate import ProofStart, TacticStep
+from pytest_lsrb.tactic.prompts import file_context as cut_file
 from pytest_lsrb.tactic.rows import TacticRow
 
 # SorryDB's TACTIC_GENERATION_PROMPT (sorrydb/strategies/tactic_strategy.py), word for word.
@@ -315,8 +316,9 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
     if not isinstance(start, ProofStart):
         fields.update(verdict_fields(start))
         return fields
-    lines = int(ctx.options.get("context_lines") or 100)
-    file_context = verifier.source_context(row, lines) if lines > 0 else None
+    source = verifier.source_file(row)  # SorryDB's cut: the file's last lines up to the sorry's
+    lines = ctx.options.get("context_lines")
+    file_context = cut_file(source.text, source.start_line, lines) if source is not None else None
     tally = CallTally()
     failed: Counter[str] = Counter()
     prompts: list[list[dict[str, str]]] = []

@@ -34,6 +34,7 @@ from pytest_lsrb.tactic.profiles import (
     load_profiles,
     resolve_profiles_path,
 )
+from pytest_lsrb.tactic.prompts import SourceFile
 from pytest_lsrb.tactic.rows import TacticRow
 
 # Lean's verdict on the same text is the same (heartbeats are deterministic); a wall-clock
@@ -220,9 +221,10 @@ class LeanVerifierBase(ABC):
                         "run with --lsrb-verification=none to record tactics without checking them."
                     )
 
-    def source_context(self, row: TacticRow, lines: int) -> str | None:
-        """Up to `lines` lines of the row's file before the sorry, for `--lsrb-context file` (None: this
-        mode has no checkout to read them from)."""
+    def source_file(self, row: TacticRow) -> SourceFile | None:
+        """The file the row's sorry is in, as a prompt shows it (`--lsrb-context file`, SorryDB's
+        prompts, the search's file context; tactic/prompts.py cuts it), or None when this mode has
+        none to read."""
         return None
 
     def allow_native(self, profile: ReplayProfile) -> bool:
