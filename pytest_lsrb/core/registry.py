@@ -1,7 +1,7 @@
 """Plug-point registries: an option value names an implementation, built in or from outside.
 
-Adapters, verifiers, tasks, discovery methods and suites each keep one `Registry`. A name resolves, in
-this order, to:
+Adapters, verifiers, tasks, discovery methods, metrics and suites each keep one `Registry`. A name
+resolves, in this order, to:
 
 - a built-in entry, `name -> "module:Class"` of the registry's own layer, or an entry point of
   pytest-lsrb's own distribution (the families' tasks and verifiers register themselves there,
@@ -32,6 +32,9 @@ TASKS_GROUP: Final = "pytest_lsrb.tasks"
 ADAPTERS_GROUP: Final = "pytest_lsrb.adapters"
 VERIFIERS_GROUP: Final = "pytest_lsrb.verifiers"
 METHODS_GROUP: Final = "pytest_lsrb.methods"
+# A metric a package declares (a `Metric` object), read by every consumer of metrics: summary.json,
+# the gate, `lsrb compare`, the terminal, the report and `lsrb list`.
+METRICS_GROUP: Final = "pytest_lsrb.metrics"
 # A suite folder a package ships, found by name (`lsrb run NAME`, `api.run("NAME")`): the entry
 # point names an object holding the folder's path (a `Path` or `str`).
 SUITES_GROUP: Final = "pytest_lsrb.suites"
@@ -157,6 +160,26 @@ class Registry:
             f'(known: {known}; or a "package.module:Class" spec).'
         )
 
+    def load_entry_points(self) -> Iterator[tuple[Entry, Any]]:
+        """Every installed entry point of this group that no built-in shadows, loaded now, with
+        its entry; one sentence naming the first that cannot be loaded (for a plug point whose
+        every entry is used at once, as metrics are)."""
+        own, others = self._split()
+        for ep in own.values():
+            yield Entry(ep.name, ep.value, BUILT_IN), self._load_entry_point(ep)
+        for ep in others:
+            if ep.name not in self.builtins and ep.name not in own:
+                yield Entry(ep.name, ep.value, f"entry point ({_dist_of(ep)})"), self._load_entry_point(ep)
+
+    def _load_entry_point(self, ep: importlib.metadata.EntryPoint, where: str | None = None) -> Any:
+        try:
+            return ep.load()
+        except Exception as exc:  # another package's code: one sentence, no traceback
+            raise LsrbUsageError(
+                f"{where or self.where}: the {self.what} '{ep.name}' of {_dist_of(ep)} (entry point "
+                f"'{ep.value}') cannot be loaded ({type(exc).__name__}: {exc})."
+            ) from None
+
     def load(self, name: str, where: str | None = None) -> Any:
         """The class `name` resolves to, imported now; `where` names the place the name was
         written when it is more precise than the registry's option (a suite.toml's path)."""
@@ -168,13 +191,7 @@ class Registry:
         own, others = self._split()
         for ep in [*own.values(), *others]:
             if ep.name == name:
-                try:
-                    return ep.load()
-                except Exception as exc:  # another package's code: one sentence, no traceback
-                    raise LsrbUsageError(
-                        f"{where}: the {self.what} '{name}' of {_dist_of(ep)} (entry point "
-                        f"'{ep.value}') cannot be loaded ({type(exc).__name__}: {exc})."
-                    ) from None
+                return self._load_entry_point(ep, where)
         raise self.unknown(name, where)
 
 

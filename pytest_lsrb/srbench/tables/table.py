@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, status
 from pytest_lsrb.engine.records import AttemptRecord
+from pytest_lsrb.equations.errors import UNSUPPORTED_KINDS
 from pytest_lsrb.srbench.scoring.metrics import median_or_none
 from pytest_lsrb.srbench.tables.analyses import Analyses
 
@@ -183,6 +184,10 @@ class SrbenchSummary:
         self.infrastructure: dict[tuple[str, str], int] = {}  # (method, group) -> attempts left out
         self.fit_cap_hits = 0  # candidate fits that reached --lsrb-sr-fit-time-limit, every attempt
         self.fit_cap_attempts = 0  # attempts with at least one
+        # Candidates refused as a form the equation language does not express (our limit, not
+        # the model's error: `equations.UNSUPPORTED_KINDS`), and the attempts with any.
+        self.unsupported = 0
+        self.unsupported_attempts = 0
 
     def add(self, record: AttemptRecord) -> None:
         method = str(record.get("sr_method") or "unknown")
@@ -195,6 +200,9 @@ class SrbenchSummary:
         hits = raw if isinstance(raw, int) else 0
         self.fit_cap_hits += hits
         self.fit_cap_attempts += hits > 0
+        refused = unsupported_candidates(record)
+        self.unsupported += refused
+        self.unsupported_attempts += refused > 0
         if status(record) == INFRASTRUCTURE:  # not the model's result (see the module's note)
             key2 = (method, group_of(record))
             self.infrastructure[key2] = self.infrastructure.get(key2, 0) + 1
@@ -236,12 +244,23 @@ class SrbenchSummary:
             "sr_methods": dict(sorted(self.methods.items())),
             "sr_fit_time_limit_hits": self.fit_cap_hits,
             "sr_fit_time_limit_attempts": self.fit_cap_attempts,
+            "sr_unsupported_candidates": self.unsupported,
+            "sr_unsupported_attempts": self.unsupported_attempts,
             "sr_judge_pairs": self.judge_pairs,
             "sr_judge_agreement": (
                 round(self.judge_agree / self.judge_pairs, 4) if self.judge_pairs else None
             ),
             **self.analyses.finish(),
         }
+
+
+def unsupported_candidates(record: Mapping[str, Any]) -> int:
+    """How many of an attempt's candidates were refused as forms the language does not express:
+    counted from its `candidate_errors` (search methods), else its one proposal's error kind."""
+    errors = record.get("candidate_errors")
+    if isinstance(errors, Mapping):
+        return sum(int(n) for kind, n in errors.items() if kind in UNSUPPORTED_KINDS and isinstance(n, int))
+    return int(record.get("proposal_error_kind") in UNSUPPORTED_KINDS)
 
 
 def _rank(record: Mapping[str, Any]) -> tuple[float, int]:
