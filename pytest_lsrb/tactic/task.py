@@ -14,7 +14,7 @@ from pytest_lsrb.adapters.base import GenerationRequest, Message
 from pytest_lsrb.adapters.usage import result_fields
 from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.core.rows import stream_jsonl
-from pytest_lsrb.engine.outcomes import JUDGED, answered, verdict
+from pytest_lsrb.engine.outcomes import JUDGED, verdict
 from pytest_lsrb.engine.prompt import prompt_hash
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec, read_suite_text, render
@@ -23,6 +23,7 @@ from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task
 from pytest_lsrb.tactic.answer import ANSWER_MODES, read_answer
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.lean.tabs import tab_indented
+from pytest_lsrb.tactic.options import TASK_NAME
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
 from pytest_lsrb.tactic.prompts import SourceFile, agentic_prompt, file_context, one_shot_prompt
 from pytest_lsrb.tactic.records import TacticAttemptRecord, TacticFields
@@ -33,7 +34,6 @@ from pytest_lsrb.tactic.slices import goal_slice_predicate
 if TYPE_CHECKING:
     from pytest_lsrb.engine.options import RunConfig
 
-TASK_NAME = "goal_to_tactic_proposal_v1"
 # The temperature of a run with samples > 1 that names none (llm_srbench's llmsr samples at 0.8 too).
 SAMPLED_TEMPERATURE = 0.8
 # max_tokens of a `--lsrb-answer proof` run that names none: a whole proof does not fit the
@@ -376,7 +376,7 @@ class TacticTask(Task[TacticRow]):
         return "valid" if values.get("verification", "none") == "none" else "closed"
 
     def terminal_rows(self, summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
-        rows: list[tuple[str, Any]] = [("contains_sorry_rate", summary.get("contains_sorry_rate"))]
+        rows: list[tuple[str, Any]] = []  # (contains_sorry_rate: the family's metric, `tactic.metrics`)
         if (summary.get("config") or {}).get("verification", "none") != "none":
             from pytest_lsrb.tactic.verifiers.base import (
                 unjudged_note,  # the Lean package: only when verifying
@@ -427,8 +427,8 @@ def _source(ctx: AttemptContext[TacticRow], row: TacticRow) -> SourceFile:
 
 
 class TacticSummary:
-    """Tactic-suite additions: sorry in answers, verification outcomes by kind, replay profiles,
-    and the progress rate.
+    """Tactic-suite additions: verification outcomes by kind, replay profiles and the progress
+    rate (the share of answers holding sorry is the family's metric, `tactic.metrics`).
 
     `verification_progress_rate`: of the judged checks (Lean decided, for or against the model),
     the share whose tactic left goals without an error (`progress`). It is not success: only
@@ -443,17 +443,12 @@ class TacticSummary:
         self.outcomes: Counter[str] = Counter()
         self.profiles: Counter[str] = Counter()
         self.judged = 0
-        self.answered = 0
-        self.contains_sorry = 0
         self.synthetic = 0  # attempts verified in synthetic mode, and how many of those never
         self.unrestated: Counter[str] = Counter()  # reached Lean as a restated goal
 
     def add(self, record: AttemptRecord) -> None:
         st, won = verdict(record)  # outcomes' rule, read once for every count below
         judged = st == JUDGED
-        if answered(record):  # the denominator of the answer rates (outcomes' rule)
-            self.answered += 1
-            self.contains_sorry += bool(record.get("contains_sorry"))
         if record.get("verification_attempted"):
             outcome = str(record.get("verification_outcome"))
             self.outcomes[outcome] += 1
@@ -488,7 +483,6 @@ class TacticSummary:
             }
         return {
             **subset,
-            "contains_sorry_rate": rate(self.contains_sorry, self.answered),
             "verification_outcomes": dict(sorted(self.outcomes.items())),
             "verification_progress_rate": rate(self.outcomes["progress"], self.judged),
             "profile_match_counts": dict(sorted(self.profiles.items())),

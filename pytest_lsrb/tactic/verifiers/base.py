@@ -27,6 +27,7 @@ from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Pos, Verdict, error_s
 from pytest_lsrb.tactic.lean.process import which
 from pytest_lsrb.tactic.lean.proofstate import ProofStart, screen_verdict, sorry_stands_alone
 from pytest_lsrb.tactic.lean.tabs import TAB_MESSAGE, tab_in_code
+from pytest_lsrb.tactic.options import LeanOptions
 from pytest_lsrb.tactic.profiles import (
     BUILTIN_DEFAULT,
     ProfileSet,
@@ -121,10 +122,19 @@ class LeanVerifierBase(ABC):
 
     mode = "lean"
     outcomes: Final = {**SHARED_OUTCOMES, **LEAN_OUTCOMES}
+    _lean: tuple[VerifierConfig, LeanOptions] | None = None
+
+    @property
+    def lean(self) -> LeanOptions:
+        """The run's Lean options as this verifier reads them (read again if `config` changes)."""
+        read = self._lean
+        if read is None or read[0] is not self.config:
+            read = self._lean = (self.config, LeanOptions.read(self.config.options))
+        return read[1]
 
     def __init__(self, config: VerifierConfig) -> None:
         self.config = config
-        path = resolve_profiles_path(config.profiles_path, config.suite_root)
+        path = resolve_profiles_path(self.lean.profiles, config.suite_root)
         self.profiles: ProfileSet = load_profiles(path)
         self.refuse_profiles()
         self._backends: dict[tuple[Any, ...], LeanBackend] = {}
@@ -184,7 +194,7 @@ class LeanVerifierBase(ABC):
             candidates.append(BUILTIN_DEFAULT)
         files = {p.id: f for p, f in self.profiles.profiles}
         for profile in candidates:
-            if self.config.answer_mode == "search" and profile.replay_method != "repl":
+            if self.lean.answer == "search" and profile.replay_method != "repl":
                 raise LsrbUsageError(
                     f"{files.get(profile.id, 'the built-in default profile')}: field 'replay_method': "
                     f"--lsrb-answer search runs tactics on the Lean REPL's proof states, which "
@@ -229,18 +239,16 @@ class LeanVerifierBase(ABC):
 
     def allow_native(self, profile: ReplayProfile) -> bool:
         """Whether a proof may trust the compiler (`native_decide`): the profile or the run says so."""
-        return profile.allow_native_decide or self.config.allow_native_decide
+        return profile.allow_native_decide or self.lean.allow_native_decide
 
     def reject_inherited(self, profile: ReplayProfile) -> bool:
         """Whether sorryAx owed to a lemma proved by sorry fails the answer: the profile's
         `reject_inherited_sorry` or --lsrb-strict-inherited-sorry says so."""
-        return profile.reject_inherited_sorry or self.config.strict_inherited_sorry
+        return profile.reject_inherited_sorry or self.lean.strict_inherited_sorry
 
     def max_heartbeats(self, profile: ReplayProfile) -> int | None:
         """--lsrb-max-heartbeats, else the profile's `max_heartbeats` (None: Lean's default)."""
-        return (
-            self.config.max_heartbeats if self.config.max_heartbeats is not None else profile.max_heartbeats
-        )
+        return self.lean.max_heartbeats if self.lean.max_heartbeats is not None else profile.max_heartbeats
 
     def check_timeout(self, profile: ReplayProfile) -> float:
         return float(self.config.timeout_s or profile.check_timeout_s)
@@ -261,9 +269,9 @@ class LeanVerifierBase(ABC):
             return skipped
         refusal = refuse(
             proposal,
-            forbid_search=self.config.forbid_search_tactics,
+            forbid_search=self.lean.forbid_search_tactics,
             # a search's found proof is a block of tactics, as a whole proof is
-            proof=self.config.answer_mode in ("proof", "search"),
+            proof=self.lean.answer in ("proof", "search"),
         )
         if refusal is not None:
             return result("forbidden_token", subkind=refusal.subkind, detail=refusal.detail)
@@ -319,7 +327,7 @@ class LeanVerifierBase(ABC):
         backend's `generation`. Only a sorry that is its block's only tactic is screened; a step
         the REPL could not run (a hang, a crash, a lost state) leaves the decision to the file's
         check, as without screening: the screen never decides what the file would not."""
-        if not self.config.screen:
+        if not self.lean.screen:
             return None
         start = start_at(backend, generation, unpatched, span)
         if start is None or not sorry_stands_alone(text, *span):

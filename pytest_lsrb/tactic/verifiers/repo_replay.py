@@ -102,7 +102,7 @@ class RepoReplayVerifier(LeanVerifierBase):
                     self.cache_root,
                     profile.git_command,
                     profile.lake_command,
-                    allow_local_remotes=self.config.allow_local_remotes,
+                    allow_local_remotes=self.lean.allow_local_remotes,
                 )
             return cache
 

@@ -66,7 +66,9 @@ def synthetic(tmp_path: Path) -> Iterator[SyntheticVerifier]:
         'schema_version = 1\nrepo_remote = "https://github.com/example/skipme"\nskip = true\n'
         'skip_reason = "too big"\n'
     )
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profiles), timeout_s=2.0))
+    v = SyntheticVerifier(
+        VerifierConfig(mode="synthetic", timeout_s=2.0, options={"profiles": str(profiles)})
+    )
     yield v
     v.close()
 
@@ -223,7 +225,9 @@ def test_proof_mode_checks_the_whole_body(
     profiles = tmp_path / "profiles"
     profiles.mkdir()
     (profiles / "default.toml").write_text('schema_version = 1\nsynthetic_header = "core"\n')
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profiles), answer_mode="proof"))
+    v = SyntheticVerifier(
+        VerifierConfig(mode="synthetic", options={"profiles": str(profiles), "answer": "proof"})
+    )
     rules(monkeypatch, error_at("exact hq", "unknown identifier 'hq'", "hq"))
     assert v.verify(row(), "constructor\n· exact hp\n· exact hp", attempt_seed=1).outcome == "closed"
     wrong = v.verify(row(), "constructor\n· exact hp\n· exact hq", attempt_seed=1)
@@ -236,7 +240,7 @@ def test_proof_mode_checks_the_whole_body(
 
 
 def test_mathlib_header_without_a_project_says_so(tmp_path: Path, fake_lean: Path) -> None:
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=None))
+    v = SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": None}))
     res = v.verify(row("n : ℕ\n⊢ n = n"), "rfl", attempt_seed=1)
     assert (res.outcome, res.subkind) == ("toolchain_missing", "no_mathlib_project")
 
@@ -327,7 +331,7 @@ def test_synthetic_over_the_repl_elaborates_the_header_once(tmp_path: Path, fake
         f'lean_project = "{project}"\n'
         f'repl_command = ["{tmp_path / "bin" / "repl"}", "{session}"]\n'
     )
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile)))
+    v = SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": str(profile)}))
     try:
         results = [v.check(row(goal), t, v.profile_for(row(goal))) for t in answers]
     finally:
@@ -368,7 +372,9 @@ def patient(tmp_path: Path) -> Iterator[SyntheticVerifier]:
     profiles = tmp_path / "patient"
     profiles.mkdir()
     (profiles / "default.toml").write_text('schema_version = 1\nsynthetic_header = "core"\n')
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profiles), timeout_s=120.0))
+    v = SyntheticVerifier(
+        VerifierConfig(mode="synthetic", timeout_s=120.0, options={"profiles": str(profiles)})
+    )
     yield v
     v.close()
 
@@ -398,7 +404,7 @@ def test_native_decide_closes_when_the_profile_allows_it(
     profile.write_text(
         'schema_version = 1\nsynthetic_header = "core"\nallow_native_decide = true\ncheck_timeout_s = 120\n'
     )
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile)))
+    v = SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": str(profile)}))
     rules(monkeypatch, {"contains": "native_decide", "messages": [], "axioms": ["Lean.ofReduceBool"]})
     assert v.verify(row(), "native_decide", attempt_seed=1).outcome == "closed"
     v.close()
@@ -413,7 +419,8 @@ def test_run_options_allow_native_decide_and_set_heartbeats(
         'schema_version = 1\nsynthetic_header = "core"\ncheck_timeout_s = 120\nmax_heartbeats = 5\n'
     )
     config = VerifierConfig(
-        mode="synthetic", profiles_path=str(profile), allow_native_decide=True, max_heartbeats=400000
+        mode="synthetic",
+        options={"profiles": str(profile), "allow_native_decide": True, "max_heartbeats": 400000},
     )
     v = SyntheticVerifier(config)
     rules(
@@ -463,7 +470,9 @@ def test_forbid_search_tactics_refuses_them_before_lean(tmp_path: Path, fake_lea
     profiles = tmp_path / "profiles"
     profiles.mkdir()
     (profiles / "default.toml").write_text('schema_version = 1\nsynthetic_header = "core"\n')
-    config = VerifierConfig(mode="synthetic", profiles_path=str(profiles), forbid_search_tactics=True)
+    config = VerifierConfig(
+        mode="synthetic", options={"profiles": str(profiles), "forbid_search_tactics": True}
+    )
     v = SyntheticVerifier(config)
     for tactic in ("apply?", "exact?", "rw?", "first | exact? | simp"):
         res = v.verify(row(), tactic, attempt_seed=1)
@@ -476,7 +485,7 @@ def test_invalid_profile_is_a_usage_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("schema_version = 1\nmemory_mb = 'lots'\n")
     with pytest.raises(LsrbUsageError, match=r"bad\.toml: field 'memory_mb'"):
-        create_verifier(VerifierConfig(mode="repo_replay", profiles_path=str(bad)))
+        create_verifier(VerifierConfig(mode="repo_replay", options={"profiles": str(bad)}))
 
 
 # -- repo_replay ---------------------------------------------------------------------------------
@@ -495,7 +504,9 @@ def replay(tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch) -> 
     profile = tmp_path / "p.toml"
     profile.write_text("schema_version = 1\ncheck_timeout_s = 5\nbuild_timeout_s = 30\n")
     v = RepoReplayVerifier(
-        VerifierConfig(mode="repo_replay", profiles_path=str(profile), cache_dir=str(tmp_path / "cache"))
+        VerifierConfig(
+            mode="repo_replay", cache_dir=str(tmp_path / "cache"), options={"profiles": str(profile)}
+        )
     )
     yield v
     v.close()
@@ -607,7 +618,9 @@ def _replay_with(
         + profile_text
     )
     return RepoReplayVerifier(
-        VerifierConfig(mode="repo_replay", profiles_path=str(profile), cache_dir=str(tmp_path / "cache"))
+        VerifierConfig(
+            mode="repo_replay", cache_dir=str(tmp_path / "cache"), options={"profiles": str(profile)}
+        )
     )
 
 

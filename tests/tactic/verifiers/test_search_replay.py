@@ -32,7 +32,9 @@ def test_a_search_in_the_row_s_file(tmp_path: Path, fake_lean: Path, monkeypatch
     profile = f'replay_method = "repl"\nrepl_command = ["{sys.executable}", "{STAND_IN}"]\n'
     v = _replay_with(tmp_path, monkeypatch, SOURCE, profile)
     # as a run's plan builds it: the found proof is a block of tactics, guarded as a proof
-    v.config = VerifierConfig(**{**vars(v.config), "answer_mode": "search", "screen": True})
+    v.config = VerifierConfig(
+        **{**vars(v.config), "options": {**v.config.options, "answer": "search", "screen": True}}
+    )
     r = row(start_line=7, end_line=7)
     answers = iter(["[{s}] constructor", "[{s}] exact hp", "[{s}] exact hq"])
     shown: list[str] = []
