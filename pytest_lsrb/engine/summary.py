@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from pytest_lsrb.core.metrics import latency_stats, pass_at_k_curve, pass_at_k_ladder, rate
+from pytest_lsrb.engine.metric import summary_metrics
+from pytest_lsrb.engine.metric_declaration import Metric, quantile
 from pytest_lsrb.engine.outcomes import (
     JUDGED,
     SKIPPED,
@@ -22,6 +24,9 @@ from pytest_lsrb.engine.outcomes import (
 )
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.task import SummaryAccumulator
+
+if TYPE_CHECKING:
+    from pytest_lsrb.engine.task import Task
 
 SUMMARY_SCHEMA_VERSION: Final = 1
 # Summary keys that measure time; excluded when comparing runs.
@@ -48,9 +53,16 @@ class Summarizer:
     model.
     """
 
-    def __init__(self, samples_per_item: int, task_acc: SummaryAccumulator | None = None) -> None:
+    def __init__(
+        self,
+        samples_per_item: int,
+        task_acc: SummaryAccumulator | None = None,
+        metrics: Sequence[Metric] = (),
+    ) -> None:
         self.samples_per_item = samples_per_item
         self.task_acc = task_acc
+        # the declared metrics the engine does not write itself (a plug-in's): `summary_metrics`
+        self.tallies = [MetricTally(m, samples_per_item) for m in metrics]
         self.n = 0
         self.answered = 0
         self.judged = 0
@@ -129,6 +141,8 @@ class Summarizer:
             self.infrastructure += 1
         if self.task_acc is not None:
             self.task_acc.add(rec)
+        for tally in self.tallies:
+            tally.add(rec)
 
     def finish(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -174,7 +188,62 @@ class Summarizer:
         out["verification_pass_at_k_items"] = curve.items
         if self.task_acc is not None:
             out.update(self.task_acc.finish())
+        for tally in self.tallies:  # (a key the engine or the task writes is theirs)
+            out.setdefault(tally.metric.key, tally.value())
         return out
+
+
+def summarizer_for(task: Task[Any], samples_per_item: int) -> Summarizer:
+    """The summary of a run of `task`: the engine's metrics, the task's sections and every
+    declared metric of the run's that neither writes (a plug-in's)."""
+    return Summarizer(
+        samples_per_item, task.summary_accumulator(samples_per_item), summary_metrics(task.name)
+    )
+
+
+class MetricTally:
+    """One declared metric's value over a run, from its records one at a time: what
+    `Metric.value` gives on the same records grouped by item (tests/engine/test_metric_plugins.py
+    holds the two equal), without keeping the records. Pooled rates and means keep a sum, quantiles
+    the values, pass@k each item's (attempts, counted)."""
+
+    def __init__(self, metric: Metric, samples_per_item: int) -> None:
+        self.metric = metric
+        self.samples = samples_per_item
+        self.total = 0.0
+        self.count = 0
+        self.pooled = array("d")  # (quantiles only)
+        self.per_item: dict[str, tuple[int, int]] = {}  # (pass@k only)
+
+    def add(self, record: AttemptRecord) -> None:
+        metric = self.metric
+        if metric.per_record is None or not metric.population(record):
+            return
+        value = metric.per_record(record)
+        if value is None or value != value:  # (None and NaN are no value: `Metric.values`)
+            return
+        if metric.k is not None:
+            item = str(record["item_id"])
+            n, c = self.per_item.get(item, (0, 0))
+            self.per_item[item] = (n + 1, c + (value != 0))
+        elif metric.quantile is not None:
+            self.pooled.append(float(value))
+        else:
+            self.total += float(value)
+            self.count += 1
+
+    def value(self) -> float | None:
+        metric = self.metric
+        if metric.k is not None:
+            scores = [
+                s
+                for _, (n, c) in sorted(self.per_item.items())
+                if (s := metric.score_counts(n, c, self.samples)) is not None
+            ]
+            return sum(scores) / len(scores) if scores else None
+        if metric.quantile is not None:
+            return quantile(self.pooled, metric.quantile) if self.pooled else None
+        return self.total / self.count if self.count else None
 
 
 # Per item, its judged samples and their successes as one int: judged << 32 | successes. An item

@@ -43,9 +43,11 @@ def load_run(path: Path) -> RunDir:
 
 def provisional_summary(run: RunDir) -> dict[str, Any]:
     """What summary.json would say about the records so far (for a run that did not finish)."""
+    from pytest_lsrb.engine.metric import summary_metrics
     from pytest_lsrb.engine.summary import Summarizer
 
-    summarizer = Summarizer(run.samples)
+    # (the engine's metrics and the declared ones; the task's own sections need its code)
+    summarizer = Summarizer(run.samples, metrics=summary_metrics(run.task_name))
     for rec in run.records:
         summarizer.add(rec)
     keys = (

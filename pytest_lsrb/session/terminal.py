@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS, MODEL_DOMAINS, LsrbUsageError
+from pytest_lsrb.engine.metric import summary_metrics
 from pytest_lsrb.engine.outcomes import subset_note
 from pytest_lsrb.engine.task import Task, get_task
 
@@ -83,6 +84,20 @@ def generation_rows(kinds: Any) -> list[tuple[str, Any]]:
     return rows
 
 
+def headline_rows(summary: Mapping[str, Any], verified: bool) -> list[tuple[str, Any]]:
+    """The run's own figure where its protocol names one (`headline` in summary.json: SorryDB's
+    multi_tactic counts a sorry when any of its 12 tactics verifies, so its row is pass@12 and the
+    `success` above is one tactic's share)."""
+    head = summary.get("headline")
+    if not isinstance(head, Mapping) or not isinstance(head.get("metric"), str):
+        return []
+    value, items = summary.get(head["metric"]), summary.get("verification_pass_at_k_items")
+    row = f'; the leaderboard\'s "{head["row"]}" row' if head.get("row") else ""
+    checked = "" if verified else ", valid answers, not verified"
+    text = f"{_fmt(value)} (of {items} items{checked}): {head.get('protocol')}'s figure{row}"
+    return [(f"headline {head.get('label')}", text)]
+
+
 def attempts_line(summary: dict[str, Any], samples: Any) -> str:
     """`37/37 (37 items, 1 samples each)`; an unfinished run says of how many items:
     `1/40 (1 of 20 items, 2 samples each)`."""
@@ -118,6 +133,7 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
     success = summary.get("success_rate", summary.get("verification_success_rate"))
     shown = of(success, judged, "judged" + left_out)
     rows.append(("success", shown if verified else f"{shown}: valid answers, not verified"))
+    rows += headline_rows(summary, verified)
     if verified:
         rows.append(("verification errors", summary.get("verification_error_kinds")))
     items = summary.get("verification_pass_at_k_items")
@@ -131,6 +147,8 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
         rows.append(("NOT JUDGED", unjudged))
     task = task_of(summary)
     rows += task.terminal_rows(summary) if task is not None else []
+    # the declared metrics the engine does not write itself (a plug-in's), as summary.json has them
+    rows += [(m.label, summary[m.key]) for m in summary_metrics(cfg.get("task")) if m.key in summary]
     try:
         shown = os.path.relpath(out_dir)
     except ValueError:

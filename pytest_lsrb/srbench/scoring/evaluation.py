@@ -19,8 +19,8 @@ from pytest_lsrb.srbench.methods.base import DiscoveryResult
 from pytest_lsrb.srbench.options import MetricsPolicy
 from pytest_lsrb.srbench.records import SrbenchFields
 from pytest_lsrb.srbench.scoring.metrics import EMPTY, NO_OOD, TAU, SplitMetrics, split_metrics
+from pytest_lsrb.srbench.scoring.outcomes import EQUATION_OUTCOMES
 from pytest_lsrb.srbench.scoring.symbolic import NOT_APPLICABLE, SymbolicVerdict, symbolic_match
-from pytest_lsrb.srbench.scoring.verifier import EQUATION_OUTCOMES
 
 # Children of the bounded checker start with these imported (see core.bounded).
 preload("pytest_lsrb.srbench.scoring.symbolic")
@@ -28,7 +28,7 @@ UNDECIDED: Final = "undecided"  # symbolic_method when the check ran out of its 
 
 VERIFICATION_MODE: Final = "equation"
 
-# Verification outcomes of an equation and whose each is: `scoring.verifier.EQUATION_OUTCOMES`.
+# Verification outcomes of an equation and whose each is: `scoring.outcomes.EQUATION_OUTCOMES`.
 
 
 def all_inputs(problem: Problem) -> dict[str, np.ndarray]:
