@@ -31,7 +31,14 @@ from pytest_lsrb.engine.metric_declaration import (
     every,
     quantile,
 )
-from pytest_lsrb.engine.outcomes import Record, answered, judged, success
+from pytest_lsrb.engine.outcomes import (
+    Record,
+    answered,
+    generation_infrastructure,
+    judged,
+    success,
+    unreadable,
+)
 
 __all__ = [  # (the declaration's names too: where callers have always imported them)
     "ALIASES",
@@ -111,14 +118,23 @@ for _m in (
         answered,
         _field("contains_sorry"),
     ),
-    Metric(
+    Metric(  # no usable answer from the endpoint (infrastructure), of every attempt
         "generation_error_rate",
-        "generation error rate",
+        "generation errors",
         "lower",
         "rate",
         "rate",
         every,
-        lambda r: bool(r.get("generation_error_kind")),
+        generation_infrastructure,
+    ),
+    Metric(  # the model's own: answered, nothing usable in it (`outcomes.unreadable`)
+        "unreadable_answer_rate",
+        "unreadable answers",
+        "lower",
+        "rate",
+        "rate",
+        answered,
+        unreadable,
     ),
     Metric(
         "verification_attempted_rate",
@@ -141,7 +157,7 @@ for _m in (
     ),
     Metric(
         "latency_ms_mean",
-        "latency mean (ms)",
+        "latency mean",
         "lower",
         "ms",
         "mean",
@@ -151,7 +167,7 @@ for _m in (
     ),
     Metric(
         "latency_ms_p50",
-        "latency p50 (ms)",
+        "latency p50",
         "lower",
         "ms",
         "median",
@@ -159,12 +175,10 @@ for _m in (
         _number("latency_ms"),
         timing=True,
     ),
-    Metric(
-        "latency_ms_p95", "latency p95 (ms)", "lower", "ms", "p95", every, _number("latency_ms"), timing=True
-    ),
+    Metric("latency_ms_p95", "latency p95", "lower", "ms", "p95", every, _number("latency_ms"), timing=True),
     Metric(
         "verification_latency_ms_p50",
-        "verification latency p50 (ms)",
+        "verification latency p50",
         "lower",
         "ms",
         "median",
@@ -172,7 +186,7 @@ for _m in (
         _verified_latency,
         timing=True,
     ),
-    Metric("wall_time_s", "wall time (s)", "lower", "s", "run", timing=True),
+    Metric("wall_time_s", "wall time", "lower", "s", "run", timing=True),
     Metric("prompt_tokens", "prompt tokens", None, "tokens", "run"),
     Metric("cost", "cost", "lower", "number", "run"),  # with --lsrb-price (engine.cost)
     Metric("completion_tokens", "completion tokens", None, "tokens", "run"),
@@ -324,7 +338,8 @@ def record_field(key: str) -> Metric | None:
 
 
 KNOWN_METRICS: Final = (
-    "pass_at_K, valid_rate, success_rate, generation_error_rate, tokens_per_attempt, latency_ms_p95, "
+    "pass_at_K, valid_rate, success_rate, generation_error_rate, unreadable_answer_rate, "
+    "tokens_per_attempt, latency_ms_p95, "
     "median_nmse_id, ... (docs/gating.md) or field:NAME"
 )
 

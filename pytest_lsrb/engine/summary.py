@@ -78,8 +78,13 @@ class Summarizer:
         self.cached_tokens = [0, 0]
         self.tokens_reported = 0  # attempts whose calls reported any token count
         self.served_models: Counter[str] = Counter()
+        # answers whose endpoint said why it stopped, and those it cut at the token limit
+        self.finished = [0, 0]
+        # generation errors (the endpoint's: infrastructure) and, apart, unreadable answers (the
+        # model's own: `outcomes.unreadable`), each counted once
         self.gen_kinds: Counter[str] = Counter()
         self.gen_domains: Counter[str] = Counter()
+        self.unreadable = 0
         self.successes = 0  # judged attempts the rule calls a success (`outcomes.verdict`)
         self.ver_attempted = 0
         self.ver_success = 0
@@ -106,6 +111,9 @@ class Summarizer:
         served = rec.get("served_model")
         if served:
             self.served_models[str(served)] += 1
+        said, cut = finish_counts(rec)
+        self.finished[0] += said
+        self.finished[1] += cut
         p_tok, c_tok = rec.get("prompt_tokens"), rec.get("completion_tokens")
         if p_tok is not None or c_tok is not None:
             self.tokens_reported += 1
@@ -116,9 +124,11 @@ class Summarizer:
                 self.cached_tokens[0] += counted[0]
                 self.cached_tokens[1] += counted[1]
         kind = rec.get("generation_error_kind")
-        if kind:
+        if kind and not answered:
             self.gen_kinds[kind] += 1
             self.gen_domains[str(rec.get("generation_error_domain"))] += 1
+        elif kind:
+            self.unreadable += 1
         if not self.any_verification and verifying(rec):
             self.any_verification = True
         vkind = rec.get("verification_error_kind")
@@ -163,9 +173,13 @@ class Summarizer:
             "cached_completion_tokens": self.cached_tokens[1],
             "token_counted_attempts": self.tokens_reported,
             "served_models": dict(sorted(self.served_models.items())),
+            "answers_with_finish_reason": self.finished[0],
+            "answers_cut_by_max_tokens": self.finished[1],
             "generation_error_rate": rate(sum(self.gen_kinds.values()), self.n),
             "generation_error_kinds": dict(sorted(self.gen_kinds.items())),
             "generation_error_domains": dict(sorted(self.gen_domains.items())),
+            "unreadable_answers": self.unreadable,
+            "unreadable_answer_rate": rate(self.unreadable, self.answered),
             "verification_attempted_rate": rate(self.ver_attempted, self.n),
             "success_rate": rate(self.successes, self.judged),
             # Verification success does not apply to a run without a verifier: null, never 0.
@@ -191,6 +205,25 @@ class Summarizer:
         for tally in self.tallies:  # (a key the engine or the task writes is theirs)
             out.setdefault(tally.metric.key, tally.value())
         return out
+
+
+# The finish reason of an answer the endpoint cut at the request's token limit (OpenAI's
+# `finish_reason`, Ollama's `done_reason`; llama.cpp and vLLM say the same).
+CUT_AT_LIMIT: Final = "length"
+
+
+def finish_counts(rec: AttemptRecord) -> tuple[int, int]:
+    """(answers of the attempt whose endpoint said why it stopped, those cut at the token limit):
+    one call's `finish_reason`, or a multi-call attempt's `finish_reasons` tally."""
+    reasons = rec.get("finish_reasons")
+    if isinstance(reasons, Mapping):
+        counts = [int(n) for n in reasons.values() if isinstance(n, int)]
+        cut = reasons.get(CUT_AT_LIMIT)
+        return sum(counts), int(cut) if isinstance(cut, int) else 0
+    reason = rec.get("finish_reason")
+    if not isinstance(reason, str):
+        return 0, 0
+    return 1, int(reason == CUT_AT_LIMIT)
 
 
 def summarizer_for(task: Task[Any], samples_per_item: int) -> Summarizer:

@@ -13,6 +13,7 @@ from typing import Any, Final
 import numpy as np
 
 from pytest_lsrb.core.bounded import Budget, call_bounded, preload
+from pytest_lsrb.equations import UNSUPPORTED_KINDS
 from pytest_lsrb.srbench.data.problem import SPLITS, Problem
 from pytest_lsrb.srbench.limits import SYMBOLIC_BUDGET
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
@@ -203,6 +204,8 @@ def _symbolic(
 
 
 def _outcome(result: DiscoveryResult, id_m: SplitMetrics, verdict: SymbolicVerdict, success: str) -> str:
+    if not result.found and result.proposal_error_kind in UNSUPPORTED_KINDS:
+        return "unsupported_equation"
     if success == "symbolic":
         if verdict.match is None:
             return "not_applicable"

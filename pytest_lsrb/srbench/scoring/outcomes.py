@@ -17,6 +17,9 @@ EQUATION_OUTCOMES: Final[dict[str, Domain | None]] = {
     "symbolic_mismatch": "model",
     "not_finite": "model",  # the equation is not finite on every test point
     "no_equation": "model",  # no usable equation came out of the discovery run
+    # its only equation is a form the equation language does not express, which the reference
+    # would have run (`equations.UNSUPPORTED_KINDS`): our limit, not the model's miss
+    "unsupported_equation": "harness",
     "not_applicable": None,
 }
 declare_outcomes(__name__, EQUATION_OUTCOMES)

@@ -11,7 +11,7 @@ import time
 from typing import Final
 
 from pytest_lsrb.engine.verifier import SHARED_OUTCOMES, VerificationResult, VerifierConfig
-from pytest_lsrb.equations import EquationError, parse_equation
+from pytest_lsrb.equations import UNSUPPORTED_KINDS, EquationError, parse_equation
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.scoring.outcomes import EQUATION_OUTCOMES
 
@@ -35,7 +35,7 @@ class EquationVerifier:
             return VerificationResult(
                 attempted=True,
                 success=False,
-                outcome="no_equation",
+                outcome="unsupported_equation" if exc.kind in UNSUPPORTED_KINDS else "no_equation",
                 latency_ms=_ms(start),
                 subkind=exc.kind,
                 detail=exc.detail,
