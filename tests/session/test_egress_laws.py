@@ -84,7 +84,7 @@ def record(texts: list[str]) -> dict[str, Any]:
 @example((["simp"], ["simp", "intro simp"]))
 @example((["x"], ["intro x"]))
 @example((["none"], ["none"]))
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 def test_an_attempts_line_holds_no_key(case: tuple[list[str], list[str]]) -> None:
     keys, texts = case
     with holding(keys):
@@ -98,7 +98,7 @@ def test_an_attempts_line_holds_no_key(case: tuple[list[str], list[str]]) -> Non
 
 
 @given(echoes())
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 def test_a_json_file_of_the_run_holds_no_key(
     tmp_path_factory: Any, case: tuple[list[str], list[str]]
 ) -> None:
@@ -115,7 +115,7 @@ def test_a_json_file_of_the_run_holds_no_key(
 
 
 @given(echoes())
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 def test_a_test_report_holds_no_key(case: tuple[list[str], list[str]]) -> None:
     keys, texts = case
     report = pytest.TestReport(
@@ -150,7 +150,7 @@ class _Config:
 
 
 @given(echoes())
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 def test_a_terminal_line_holds_no_key(case: tuple[list[str], list[str]]) -> None:
     keys, texts = case
     out = io.StringIO()
