@@ -197,7 +197,9 @@ def _session(config: pytest.Config) -> LsrbSession:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    add_options(parser)
+    from pytest_lsrb.engine.option_sets import registered_sets
+
+    add_options(parser, registered_sets())
 
 
 def refuse_several_models(args: Sequence[str]) -> None:

@@ -33,6 +33,8 @@ TASKS_GROUP: Final = "pytest_lsrb.tasks"
 ADAPTERS_GROUP: Final = "pytest_lsrb.adapters"
 VERIFIERS_GROUP: Final = "pytest_lsrb.verifiers"
 METHODS_GROUP: Final = "pytest_lsrb.methods"
+# A family's run options: the entry point names an `engine.option_spec.OptionSet`.
+OPTIONS_GROUP: Final = "pytest_lsrb.options"
 # A metric a package declares (a `Metric` object), read by every consumer of metrics: summary.json,
 # the gate, `lsrb compare`, the terminal, the report and `lsrb list`.
 METRICS_GROUP: Final = "pytest_lsrb.metrics"

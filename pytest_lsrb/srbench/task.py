@@ -22,6 +22,7 @@ from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task, mock_
 from pytest_lsrb.srbench.data.loaders import load_problems
 from pytest_lsrb.srbench.data.problem import DOMAIN_ALIASES, Problem
 from pytest_lsrb.srbench.limits import judge_budget
+from pytest_lsrb.srbench.option_table import METHOD, OPTIONS
 from pytest_lsrb.srbench.options import SrOptions
 from pytest_lsrb.srbench.records import SrbenchAttemptRecord, SrbenchFields
 from pytest_lsrb.srbench.scoring.evaluation import score, summary_message
@@ -66,6 +67,11 @@ class SrbenchTask(Task[Problem]):
         if not own:
             return config
         return dataclasses.replace(config, values={**config.values, **own})
+
+    def option_owners(self, values: Mapping[str, Any]) -> Mapping[str, str]:
+        """The discovery method `--lsrb-sr-method` names: its own options (`srbench.option_table`,
+        a plug-in method's `OptionSet` of kind `method`) apply to this run, no other method's."""
+        return {METHOD: str(values.get("sr_method") or OPTIONS.defaults()["sr_method"])}
 
     def check_options(self, values: Mapping[str, Any]) -> None:
         """Fail before any model call on a bad method, budget, judge or success criterion."""

@@ -39,13 +39,14 @@ from typing import Any, Final
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, Message
 from pytest_lsrb.adapters.usage import CallTally
-from pytest_lsrb.engine.option_table import choices_of
 from pytest_lsrb.engine.outcomes import unanswered_kind
 from pytest_lsrb.engine.prompt import prompt_hash
 from pytest_lsrb.engine.task import AttemptContext
 from pytest_lsrb.engine.verifier import VerificationResult, verification_fields
 from pytest_lsrb.tactic.guard import refuse
 from pytest_lsrb.tactic.lean.proofstate import ProofStart, TacticStep
+from pytest_lsrb.tactic.options import OPTIONS
+from pytest_lsrb.tactic.prompts import file_context as cut_file
 from pytest_lsrb.tactic.rows import TacticRow
 
 # SorryDB's TACTIC_GENERATION_PROMPT (sorrydb/strategies/tactic_strategy.py), word for word.
@@ -92,7 +93,7 @@ _CHOICE: Final = re.compile(r"\[(\d+)\]\s*(.*)")
 _FENCED: Final = re.compile(r"```[^\n`]*\n?(.*?)```", re.S)
 _REASONING: Final = re.compile(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.S | re.I)
 # `--lsrb-search-parse`: how a step's answer is read (the first is the default).
-SEARCH_PARSERS: Final = choices_of("search-parse")
+SEARCH_PARSERS: Final = OPTIONS.choices_of("search-parse")
 
 
 def parse_choice(text: str) -> tuple[int, str] | None:
@@ -315,8 +316,9 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
     if not isinstance(start, ProofStart):
         fields.update(verdict_fields(start))
         return fields
-    lines = int(ctx.options.get("context_lines") or 100)
-    file_context = verifier.source_context(row, lines) if lines > 0 else None
+    source = verifier.source_file(row)  # SorryDB's cut: the file's last lines up to the sorry's
+    lines = ctx.options.get("context_lines")
+    file_context = cut_file(source.text, source.start_line, lines) if source is not None else None
     tally = CallTally()
     failed: Counter[str] = Counter()
     prompts: list[list[dict[str, str]]] = []
@@ -345,7 +347,7 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
         return Asked(result.text if result.ok else "", result.ok)
 
     def refused(tactic: str) -> str | None:
-        refusal = refuse(tactic, forbid_search=verifier.config.forbid_search_tactics)
+        refusal = refuse(tactic, forbid_search=verifier.lean.forbid_search_tactics)
         return f"refused before Lean: {refusal.detail}" if refusal is not None else None
 
     searched = search(

@@ -279,7 +279,10 @@ def test_real_llmsr_data_in_the_task(shared_data: Path) -> None:
 def _prepare(*args: str) -> object:
     import argparse
 
-    from pytest_lsrb.engine.option_table import OPTIONS, dest
+    from pytest_lsrb.engine.option_sets import every_option
+    from pytest_lsrb.engine.option_table import dest
+
+    OPTIONS = every_option()
     from pytest_lsrb.session.prepare import prepare_suite_run
 
     values: dict[str, str | None] = {dest(o.name): None for o in OPTIONS}

@@ -19,9 +19,8 @@ from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.engine.outcomes import unanswered_kind
 from pytest_lsrb.equations import Program
 from pytest_lsrb.srbench.data.problem import Problem
+from pytest_lsrb.srbench.option_table import TASK_NAME as TASK_NAME  # what GenerationRequest.task says
 from pytest_lsrb.srbench.records import SrbenchFields
-
-TASK_NAME = "llm_srbench"  # what GenerationRequest.task says, so the mock adapter answers as this task
 
 
 @dataclass(frozen=True)
