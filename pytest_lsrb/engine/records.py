@@ -49,6 +49,31 @@ TIMING_FIELDS: Final[frozenset[str]] = frozenset(
     }
 )
 
+# Fields whose values are the engine's own words or the run's identity, never a server's text:
+# written as they are when keys are redacted from a record (`output.files.record_line`), so even a
+# key that is also one of these words (`none`) leaves the record readable. Every other string of a
+# record, a family's or a plug-in's fields included, is redacted.
+OWN_WORD_FIELDS: Final[frozenset[str]] = frozenset(
+    {
+        "item_id",
+        "suite",
+        "adapter",
+        "model",
+        "config_hash",
+        "prompt_hash",
+        "finished_at",
+        "adapter_class",
+        "adapter_settings_sha256",
+        "generation_error_kind",
+        "generation_error_domain",
+        "verification_mode",
+        "verification_outcome",
+        "verification_error_kind",
+        "verification_error_domain",
+        "verification_error_subkind",
+    }
+)
+
 # Records allow fields their definition does not name (a newer version's, a user's task's).
 RECORD_CONFIG: Final = ConfigDict(extra="allow")
 
