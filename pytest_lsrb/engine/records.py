@@ -129,7 +129,11 @@ class AttemptFields(UsageFields, total=False):
     model_calls: Annotated[Count, Field(default=0)]
     """HTTP requests sent for this attempt (retries included; 0 when answered from the cache)."""
     cached: Annotated[bool, Field(default=False)]
-    """The answer came from the response cache: no request was sent."""
+    """The answer came from the response cache: no request was sent (every call of the attempt)."""
+    calls_refused: Count | None
+    """Model calls the harness refused, not sent: past the most the attempt may make (the task's
+    `calls_per_attempt`) or past an llm_srbench method's `--lsrb-sr-budget` (`engine.calls`).
+    Absent when none was."""
     adapter_class: str | None
     """A user's own adapter (an `lsrb_adapter` override): its class."""
     adapter_settings_sha256: str | None
