@@ -253,6 +253,11 @@ def lsrb_adapter(lsrb_suite_run: SuiteRun) -> Iterator[Adapter]:
         adapter = create_adapter(lsrb_suite_run.adapter_config())
     except LsrbUsageError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if lsrb_suite_run.keeps_rounds:  # a crash mid-attempt loses no paid answer (adapters.cache)
+        from pytest_lsrb.adapters.cache import keep_rounds
+
+        config = lsrb_suite_run.config
+        adapter = keep_rounds(adapter, config.output_dir, config.values["cache_journal"])
     yield adapter
     adapter.close()
 

@@ -166,6 +166,7 @@ class ControllerSession(LsrbSession):
         """Check the gate, verifier and adapter, then open the run's output."""
         from pytest_lsrb.adapters import create_adapter, outage
         from pytest_lsrb.adapters.base import in_flight
+        from pytest_lsrb.adapters.cache import drop_rounds
         from pytest_lsrb.engine.stop import StopSignal
         from pytest_lsrb.engine.verifier import create_verifier
         from pytest_lsrb.output import rundir as outputs
@@ -199,6 +200,8 @@ class ControllerSession(LsrbSession):
                     self.output.kept = []  # the gate takes this run's records from here
                 StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours
                 outage.clear(run.config.output_dir)  # nor its server's outage
+                if not run.config.resume:  # nor, in a new run, its answers (adapters.cache)
+                    drop_rounds(run.config.output_dir)
                 open_budget(run)  # before any worker asks it
                 xdist.clear_crash_files(run.config.output_dir)  # nor an earlier run's crashes
                 self.progress = self._progress_reporter(run)
@@ -472,6 +475,10 @@ class ControllerSession(LsrbSession):
             outage=outage.run_outage(self.run.config.output_dir),
         )
         outage.clear(self.run.config.output_dir)
+        if self.summary and self.summary.get("complete"):  # its answers serve a resume only
+            from pytest_lsrb.adapters.cache import drop_rounds
+
+            drop_rounds(self.run.config.output_dir)
         if self.output.write_error is not None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
             return
