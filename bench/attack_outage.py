@@ -17,7 +17,8 @@ appends one line per chat request to a log (what the run sent, counted across re
   restart   20 attempts of 1 s each, one at a time (a one-slot local server), once with the server
             up throughout and once with it SIGKILLed after 5 answers and started again on the same
             port DOWN s later (default 20): the seconds the restart added, records, exit codes,
-            and the outage lines the terminal printed
+            and the outage lines the terminal printed; and, less moved by the machine's load, the
+            outage's cost: the longest time between two records less the median one
   llama     the same with the real `lsrb serve` (llama.cpp via xllamacpp, SmolLM2-135M, one slot,
             `--lsrb-max-tokens 24`), SIGKILLed after 5 answers and started again DOWN s later
 
@@ -32,6 +33,7 @@ Measured (2 shared cores, load from other jobs; before = d5cc7e2, after = this s
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -41,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +68,19 @@ def env_for(tree: Path) -> dict[str, str]:
 def records(out: Path) -> int:
     path = out / "attempts.jsonl"
     return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def gaps(out: Path) -> tuple[float, float]:
+    """(the longest time between two records finishing, the median one): in a run whose server
+    was down once, the longest gap is the outage's cost plus one answer, whatever the machine's
+    load did to the rest of the run."""
+    path = out / "attempts.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    times = sorted(datetime.fromisoformat(json.loads(line)["finished_at"]).timestamp() for line in lines)
+    steps = sorted(b - a for a, b in itertools.pairwise(times))
+    if not steps:
+        return 0.0, 0.0
+    return round(steps[-1], 1), round(steps[len(steps) // 2], 1)
 
 
 def timed(command: list[str], tree: Path, work: Path, timeout: float) -> tuple[int | str, float, str]:
@@ -173,15 +189,21 @@ def restart(tree: Path, work: Path) -> dict[str, Any]:
         seconds = time.perf_counter() - start
         said = re.compile(r"down since|waiting for the server")
         lines = [line[:160] for line in text.splitlines() if said.search(line)]
+        longest, median = gaps(out)
         found[label] = {
             "seconds": round(seconds, 1),
             "exit": proc.returncode,
             "records": records(out),
             "requests": len(server.chats()),
+            "longest_gap_s": longest,
+            "median_gap_s": median,
             "outage_lines": len(lines),
             "first_lines": lines[:2],
         }
     found["added_s"] = round(found["restarted"]["seconds"] - found["steady"]["seconds"], 1)
+    found["outage_cost_s"] = round(
+        found["restarted"]["longest_gap_s"] - found["restarted"]["median_gap_s"], 1
+    )
     return found
 
 
@@ -230,13 +252,19 @@ def llama(tree: Path, work: Path) -> dict[str, Any]:
             if again is not None:
                 stop(again)
         said = re.compile(r"down since|waiting for the server")
+        longest, median = gaps(out)
         found[label] = {
             "seconds": round(time.perf_counter() - start_at, 1),
             "exit": proc.returncode,
             "records": records(out),
+            "longest_gap_s": longest,
+            "median_gap_s": median,
             "outage_lines": sum(1 for line in text.splitlines() if said.search(line)),
         }
     found["added_s"] = round(found["restarted"]["seconds"] - found["steady"]["seconds"], 1)
+    found["outage_cost_s"] = round(
+        found["restarted"]["longest_gap_s"] - found["restarted"]["median_gap_s"], 1
+    )
     return found
 
 
