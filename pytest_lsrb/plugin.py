@@ -200,6 +200,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser, registered_sets())
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    """A mistyped `--lsrb-*` option is one sentence with the closest spelling, before pytest's
+    bare "unrecognized arguments" (pytest calls this hook after registering the options and
+    before it refuses the unknown ones)."""
+    from pytest_lsrb.engine.option_sets import every_option, unknown_flag
+    from pytest_lsrb.tools.lineup import MODELS_FLAG
+
+    if any(a == MODELS_FLAG or a.startswith(MODELS_FLAG + "=") for a in args):
+        raise pytest.UsageError(
+            f"{MODELS_FLAG} is `lsrb run`'s (one run per model, then a comparison); one pytest run "
+            "evaluates one model: `lsrb run SUITE --lsrb-models FILE`."
+        )
+    said = unknown_flag(args, [o.flag_name for o in every_option()])
+    if said is not None:
+        raise pytest.UsageError(said)
+
+
 def refuse_several_models(args: Sequence[str]) -> None:
     """pytest runs one model: a second `--lsrb-model` would silently replace the first."""
     from pytest_lsrb.tools.lineup import MODEL_FLAG, model_values
