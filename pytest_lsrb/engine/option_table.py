@@ -8,9 +8,7 @@ and the suite's defaults into a `RunConfig`. A family's own options are declared
 
 from __future__ import annotations
 
-from typing import Final
-
-import pytest
+from typing import TYPE_CHECKING, Final
 
 from pytest_lsrb.engine.option_spec import (
     DAY_S,
@@ -22,6 +20,9 @@ from pytest_lsrb.engine.option_spec import (
     optional_integer,
     optional_number,
 )
+
+if TYPE_CHECKING:
+    import pytest
 
 # The `pytest --help` groups of the every-suite options, in their order; a family's options come
 # between `model` and `budgets`, a group per option set.
