@@ -331,6 +331,24 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
     return serve.serve(spec, stop_on_eof=args.stop_on_eof)
 
 
+def add_run_options(run: argparse.ArgumentParser) -> None:
+    """`lsrb run --help` lists the --lsrb-* options in the groups `pytest --help` shows them in
+    (they are parsed by pytest, after the suite: `lsrb run SUITE --help` is pytest's own help)."""
+    from pytest_lsrb.engine.option_sets import registered_sets
+    from pytest_lsrb.engine.option_table import dest, grouped, help_text
+
+    for _, title, options in grouped(registered_sets()):
+        group = run.add_argument_group(f"pytest-lsrb {title}")
+        for opt in options:
+            key, text = dest(opt.name), help_text(opt)
+            if opt.flag:
+                group.add_argument(opt.flag_name, action="store_true", dest=key, help=text)
+            else:
+                group.add_argument(
+                    opt.flag_name, choices=opt.choices, metavar=key.upper(), dest=key, help=text
+                )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lsrb", description="pytest-lsrb: evaluate LLMs on hard reasoning benchmarks."
@@ -342,14 +360,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser(
         "run",
+        usage="lsrb run [-h] SUITE [--lsrb-OPTION VALUE ...] [PYTEST OPTIONS ...]",
         help="run a suite with pytest (extra arguments go to pytest)",
-        description="Run a built-in suite by name (or a suite folder). Extra arguments go to pytest, "
-        "e.g. `lsrb run goal_to_tactic_proposal_v1 --lsrb-adapter=ollama --lsrb-model=qwen2.5:7b -n 4`. "
+        description="Run a built-in suite by name (or a suite folder). The arguments after it go to "
+        "pytest: the --lsrb-* options below and any pytest option (`lsrb run SUITE --help` lists "
+        "pytest's too), e.g. `lsrb run goal_to_tactic_proposal_v1 --lsrb-adapter=ollama "
+        "--lsrb-model=qwen2.5:7b -n 4`. "
         "Several --lsrb-model (or --lsrb-models FILE, TOML [[model]] tables): one run per model in "
         "<--lsrb-output-dir>/<label>, then a table comparing them with a paired test per pair.",
     )
     run.add_argument("suite", help="suite name (goal_to_tactic_proposal_v1, llm_srbench) or folder")
     run.set_defaults(func=cmd_run)
+    add_run_options(run)
 
     imp = sub.add_parser("import", help="convert external data into index rows")
     imp_sub = imp.add_subparsers(dest="source", required=True, metavar="SOURCE")
