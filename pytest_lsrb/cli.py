@@ -349,7 +349,9 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
                 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(run_options: bool = True) -> argparse.ArgumentParser:
+    """The `lsrb` parser; `run_options`: `lsrb run --help` lists the --lsrb-* options (reading
+    every family's declarations, which no other command needs)."""
     parser = argparse.ArgumentParser(
         prog="lsrb", description="pytest-lsrb: evaluate LLMs on hard reasoning benchmarks."
     )
@@ -371,7 +373,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("suite", help="suite name (goal_to_tactic_proposal_v1, llm_srbench) or folder")
     run.set_defaults(func=cmd_run)
-    add_run_options(run)
+    if run_options:
+        add_run_options(run)
 
     imp = sub.add_parser("import", help="convert external data into index rows")
     imp_sub = imp.add_subparsers(dest="source", required=True, metavar="SOURCE")
@@ -561,7 +564,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(run_options=argv[:1] == ["run"] and argv[1:2] in (["-h"], ["--help"]))
     # `lsrb run SUITE ...`: everything after the suite goes to pytest untouched.
     if argv[:1] == ["run"]:
         args, extra = parser.parse_known_args(argv[:2])
