@@ -78,7 +78,7 @@ def help_shape(tree: Path, cwd: Path) -> dict[str, int]:
             (j for j in range(start + 1, len(lines)) if lines[j] and not lines[j][0].isspace()), len(lines)
         )
         part += lines[start:end]
-    options = [i for i, line in enumerate(part) if re.match(r"^\s+--lsrb-", line)]
+    options = [i for i, line in enumerate(part) if re.match(r"^  --lsrb-", line)]  # (not help text)
     shown = 0
     for k, i in enumerate(options):
         block = " ".join(part[i : options[k + 1] if k + 1 < len(options) else len(part)])
