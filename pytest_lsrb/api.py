@@ -85,7 +85,8 @@ class RunOptions(TypedDict, total=False):
     forbid_search_tactics: bool
     strict_inherited_sorry: bool
     context: Literal["goal", "file"]
-    context_lines: int
+    context_lines: int | None
+    prompt: Literal["suite", "sorrydb"]
     max_heartbeats: int | None
     fastpath: Literal["on", "off"]
     outcome: Literal["strict", "record"]

@@ -57,11 +57,15 @@ class SessionHooks:
             self.start(session)
 
     def start(self, session: pytest.Session) -> None:
+        from pytest_lsrb.session import egress
+
         run = self.state.begin(session)
         if run is None:
             return
         session.config.pluginmanager.register(AttemptSetup(self.state), PLUGIN_NAME + "-setup")
-        self.state.start(run)
+        session.config.pluginmanager.register(egress.Egress(), PLUGIN_NAME + "-egress")
+        self.state.start(run)  # (its warnings about short keys are printed unmasked)
+        egress.guard_terminal(session.config)
         self.state.heap.freeze()  # the rows and cases live until the session ends (session.heap)
 
     @pytest.hookimpl(wrapper=True)

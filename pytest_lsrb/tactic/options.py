@@ -107,27 +107,40 @@ OPTIONS: Final = OptionSet(
             "feedback-rounds",
             integer,
             0,
-            "after a wrong answer, ask again up to N times, showing the model its earlier answers and "
-            "Lean's reply (SorryDB's self-correcting protocol: its max_iterations counts every "
-            "proposal, so max_iterations=3 is N=2); needs a Lean verification mode; the attempt's "
-            "verdict is its last round's",
+            "after a wrong answer, ask again up to N times, showing the model its earlier raw answers "
+            "and Lean's reply in SorryDB's feedback section (SorryDB's self-correcting protocol: its "
+            "max_iterations counts every proposal, so the leaderboard's max_iterations=16 is N=15); "
+            "needs a Lean verification mode; the attempt's verdict is its last round's",
             bounds=Bounds(0, 20),
         ),
         Option(
             "context",
             str,
             "goal",
-            "what the prompt shows: goal (the goal state only) or file (repo_replay: also the file "
-            "around the sorry - its open/namespace/variable lines and the declaration up to the "
-            "sorry, the target marked as SorryDB's prompts mark it; nothing after the sorry)",
+            "what the prompt shows: goal (the goal state only) or file (also the file the sorry is in, "
+            "as SorryDB's strategies cut it: its raw lines up to and including the sorry's line, the "
+            "target marked as SorryDB's prompts mark it; repo_replay: the repository's file, "
+            "synthetic: the restated goal's script)",
             choices=("goal", "file"),
         ),
         Option(
             "context-lines",
-            integer,
-            100,
-            "with --lsrb-context file: at most N lines of the declaration above the sorry (SorryDB's "
-            "tactic strategy shows 100)",
+            optional_integer,
+            None,
+            "with --lsrb-context file, --lsrb-prompt sorrydb or --lsrb-answer search: only the last N "
+            "lines of the file up to the sorry (unset or 0: the whole file, as SorryDB's strategies "
+            "show it; SorryDB keeps 300 for its Kimina and Goedel providers)",
+            bounds=Bounds(0, 10_000_000),
+        ),
+        Option(
+            "prompt",
+            str,
+            "suite",
+            "whose words ask the model: suite (the suite's templates) or sorrydb (SorryDB's own "
+            "prompts word for word: its one-shot prompt with the file up to the sorry, and its "
+            "self-correcting prompt in every round of --lsrb-feedback-rounds, the <feedback> section "
+            "in place; needs --lsrb-answer proof and a Lean verification mode)",
+            choices=("suite", "sorrydb"),
         ),
         Option(
             "max-heartbeats",

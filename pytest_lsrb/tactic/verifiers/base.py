@@ -23,9 +23,10 @@ from pytest_lsrb.tactic.lean.backend import (
     make_repl_backend,
 )
 from pytest_lsrb.tactic.lean.kimina import KiminaBackend
-from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Pos, Verdict
+from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Pos, Verdict, error_subkind
 from pytest_lsrb.tactic.lean.process import which
 from pytest_lsrb.tactic.lean.proofstate import ProofStart, screen_verdict, sorry_stands_alone
+from pytest_lsrb.tactic.lean.tabs import TAB_MESSAGE, tab_in_code
 from pytest_lsrb.tactic.options import LeanOptions
 from pytest_lsrb.tactic.profiles import (
     BUILTIN_DEFAULT,
@@ -34,6 +35,7 @@ from pytest_lsrb.tactic.profiles import (
     load_profiles,
     resolve_profiles_path,
 )
+from pytest_lsrb.tactic.prompts import SourceFile
 from pytest_lsrb.tactic.rows import TacticRow
 
 # Lean's verdict on the same text is the same (heartbeats are deterministic); a wall-clock
@@ -52,6 +54,17 @@ def result(
         subkind=subkind,
         detail=detail,
         messages=messages,
+    )
+
+
+def tabs_refused() -> VerificationResult:
+    """An answer with a tab between its tokens: Lean's parse error, in Lean's words
+    (tactic/lean/tabs.py), the model's as Lean would judge it."""
+    return result(
+        "lean_error",
+        subkind=error_subkind(TAB_MESSAGE),
+        detail=f"{TAB_MESSAGE} (a tab in the answer's code, as Lean's whitespace parser refuses it)",
+        messages=(TAB_MESSAGE,),
     )
 
 
@@ -218,9 +231,10 @@ class LeanVerifierBase(ABC):
                         "run with --lsrb-verification=none to record tactics without checking them."
                     )
 
-    def source_context(self, row: TacticRow, lines: int) -> str | None:
-        """Up to `lines` lines of the row's file before the sorry, for `--lsrb-context file` (None: this
-        mode has no checkout to read them from)."""
+    def source_file(self, row: TacticRow) -> SourceFile | None:
+        """The file the row's sorry is in, as a prompt shows it (`--lsrb-context file`, SorryDB's
+        prompts, the search's file context; tactic/prompts.py cuts it), or None when this mode has
+        none to read."""
         return None
 
     def allow_native(self, profile: ReplayProfile) -> bool:
@@ -261,6 +275,8 @@ class LeanVerifierBase(ABC):
         )
         if refusal is not None:
             return result("forbidden_token", subkind=refusal.subkind, detail=refusal.detail)
+        if tab_in_code(proposal):
+            return tabs_refused()
         return None
 
     def verify(self, row: TacticRow, proposal: str, *, attempt_seed: int) -> VerificationResult:

@@ -776,11 +776,12 @@ CONTEXT_SOURCE = (
 )
 
 
-def test_context_shows_scope_lines_and_the_statement(
+def test_context_is_the_file_up_to_the_sorry_as_sorrydb_cuts_it(
     tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """--lsrb-context file: the open/namespace/variable lines, then the declaration up to the
-    sorry (at most --lsrb-context-lines lines), the target marked; nothing after the sorry."""
+    """--lsrb-context file: the raw lines of the file up to and including the sorry's line (the
+    last --lsrb-context-lines of them; unset: the whole file), as SorryDB's strategies cut it
+    (`file_text.splitlines()[: loc.end_line]`); the target marked."""
     from lsrb_testing import mock_config
 
     from pytest_lsrb.adapters.base import SamplingConfig
@@ -788,42 +789,40 @@ def test_context_shows_scope_lines_and_the_statement(
     from pytest_lsrb.core.selection import Case
     from pytest_lsrb.engine.no_verifier import NoVerifier
     from pytest_lsrb.engine.task import AttemptContext
-    from pytest_lsrb.tactic.task import TacticTask
+    from pytest_lsrb.tactic.prompts import file_context
+    from pytest_lsrb.tactic.task import TacticTask, build_messages
 
     suite_dir = Path(__file__).resolve().parents[3] / "suites" / "goal_to_tactic_proposal_v1"
     v = _replay_with(tmp_path, monkeypatch, CONTEXT_SOURCE, "")
     try:
         r = row(start_line=14, end_line=14)
-        context = v.source_context(r, 20)
-        short = v.source_context(r, 1)
-        # What the task puts in the prompt: the replay verifier's source; mode none has none.
+        source = v.source_file(r)
         ctx = AttemptContext(
             case=Case(row=r, sample_index=0, attempt_seed=0),
             adapter=MockAdapter(mock_config(TacticTask().mock_answer)),
             verifier=v,
             sampling=SamplingConfig(),
             suite=load_suite(suite_dir),
-            options={"context": "file", "context_lines": 20},
+            options={"context": "file", "context_lines": None},
         )
         prompted = TacticTask()._prompt(ctx, r)[0]
+        short = TacticTask()._prompt(
+            dataclasses.replace(ctx, options={"context": "file", "context_lines": 2}), r
+        )[0]
         goal_only = TacticTask()._prompt(dataclasses.replace(ctx, options={"context": "goal"}), r)[0]
         unprompted = TacticTask()._prompt(dataclasses.replace(ctx, verifier=NoVerifier()), r)[0]
     finally:
         v.close()
-    assert context == (
-        "open Finset BigOperators\nnamespace Foo\nvariable {α : Type*} [DecidableEq α]\n\n"
-        "/-- The doc. -/\ntheorem t (s : Finset α) (h : 0 < #s) :\n    s.Nonempty := by\n  sorry"
-    )
-    assert short is not None and short.endswith("    s.Nonempty := by\n  sorry") and "theorem" not in short
-    from pytest_lsrb.tactic.task import build_messages
-
+    assert source is not None and source.text == CONTEXT_SOURCE
+    whole = "\n".join(CONTEXT_SOURCE.split("\n")[:14])
+    assert file_context(source.text, 14) == whole and whole.endswith("s.Nonempty := by\n  sorry")
     suite = load_suite(suite_dir)
     plain = build_messages(suite, r)
-    with_context = build_messages(suite, r, context)
-    assert with_context[-1].content.endswith(plain[-1].content)
-    assert "```lean\nopen Finset BigOperators" in with_context[-1].content
-    assert prompted == with_context and unprompted == plain and goal_only == plain
-    assert "the `sorry` on the last line, column " in with_context[-1].content
+    assert prompted == build_messages(suite, r, whole) and goal_only == plain and unprompted == plain
+    assert prompted[-1].content.endswith(plain[-1].content)
+    assert "```lean\nimport Mathlib\n\nopen Finset" in prompted[-1].content  # the file from its start
+    assert "```lean\n    s.Nonempty := by\n  sorry\n```" in short[-1].content  # the last 2 lines
+    assert "the `sorry` on the last line, column " in prompted[-1].content
 
 
 def test_replay_over_the_repl_without_a_command_needs_a_lean_release(
