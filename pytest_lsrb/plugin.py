@@ -347,6 +347,8 @@ def lsrb_runner(
         adapter_fields=fields,
         # --lsrb-max-cost/-total-tokens/-wall-time: one ledger in the run's directory for every process
         budget=guard_for(lsrb_suite_run.config.values, lsrb_suite_run.config.output_dir),
+        # a server down for the retry time stops the run in every process (adapters.outage)
+        outage_dir=lsrb_suite_run.config.output_dir,
     )
     session.runner = runner
     yield runner
