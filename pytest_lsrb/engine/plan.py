@@ -41,6 +41,7 @@ class SuiteRun:
             cache_dir=config.cache_dir,
             cache_journal=v["cache_journal"],
             concurrency=config.concurrency,
+            outage_dir=str(config.output_dir),
             answers=mock_answers(self.task.mock_answer),
         )
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.core.errors import LsrbUsageError, generation_domain
+from pytest_lsrb.engine.calls import within
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task, mock_answers
@@ -115,8 +116,10 @@ class SrbenchTask(Task[Problem]):
             "prompt_template": ctx.suite.prompt_template,
             "system_template": ctx.suite.system_template,
         }
+        # The harness holds the method to its budget: a call past it is refused, not sent.
+        adapter = within(ctx.adapter, budget, f"{method.name} with --lsrb-sr-budget {budget}")
         result = method.discover(
-            problem, ctx.adapter, ctx.sampling, ctx.case.attempt_seed, budget, options=method_options
+            problem, adapter, ctx.sampling, ctx.case.attempt_seed, budget, options=method_options
         )
         head: SrbenchFields = {
             "sr_method": method.name,
@@ -148,7 +151,8 @@ class SrbenchTask(Task[Problem]):
         if sr.llm_judge and problem.has_ground_truth and result.found and not result.generation_error_kind:
             from pytest_lsrb.srbench.scoring.judge import judge_adapter, llm_judge
 
-            adapter = judge_adapter(sr, options, ctx.adapter, mock_answers(self.mock_answer))
+            run_adapter = within(ctx.adapter, 1, "the LLM judge")
+            adapter = judge_adapter(sr, options, run_adapter, mock_answers(self.mock_answer))
             assert result.program is not None  # found
             llm, judge_fields = llm_judge(problem, result.program, adapter)
             fields.update(judge_fields)

@@ -36,7 +36,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pytest_lsrb.adapters.base import Message
+from pytest_lsrb.adapters.base import GenerationResult, Message
+from pytest_lsrb.adapters.usage import reported_tokens
 from pytest_lsrb.core.errors import MODEL_DOMAINS
 from pytest_lsrb.core.excerpts import defused, prompt_safe
 from pytest_lsrb.tactic.prompts import TAGS
@@ -148,8 +149,10 @@ def what_lean_said(fields: Mapping[str, Any], messages: Sequence[str]) -> str:
     return f"{FAILED}\n{defused(prompt_safe(said), TAGS)}"
 
 
-def round_entry(number: int, fields: Mapping[str, Any], error: str | None) -> dict[str, Any]:
-    """What the record keeps of one round (bounded)."""
+def round_entry(
+    number: int, fields: Mapping[str, Any], error: str | None, result: GenerationResult
+) -> dict[str, Any]:
+    """What the record keeps of one round (bounded), its call's cost from `result`."""
     outcome = fields.get("verification_outcome") or fields.get("generation_error_kind")
     if outcome is None:
         outcome = "valid" if fields.get("valid") else "invalid"
@@ -160,28 +163,17 @@ def round_entry(number: int, fields: Mapping[str, Any], error: str | None) -> di
         "subkind": fields.get("verification_error_subkind"),
         "lean": None if error is None else _cut(error, MAX_ERROR),
         "prompt_hash": fields.get("prompt_hash"),
-        "prompt_tokens": fields.get("prompt_tokens"),
-        "completion_tokens": fields.get("completion_tokens"),
-        "latency_ms": fields.get("latency_ms"),
+        "prompt_tokens": reported_tokens(result, "prompt_tokens"),
+        "completion_tokens": reported_tokens(result, "completion_tokens"),
+        "latency_ms": round(result.latency_ms, 3),
     }
-
-
-def _add(a: Any, b: Any) -> Any:
-    if a is None:
-        return b
-    return a if b is None else a + b
 
 
 def combined(first: Mapping[str, Any], rounds: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The attempt's fields: the last round's answer and verdict, the first round's prompt (the
-    item's own), and the calls, tokens and time of every round added up."""
+    item's own). The calls, tokens and time of every round are the engine's count
+    (`engine.calls`)."""
     last = dict(rounds[-1])
     for key in ("prompt", "prompt_hash"):
         last[key] = first.get(key)
-    for key in ("latency_ms", "model_calls", "prompt_tokens", "completion_tokens"):
-        total = None
-        for r in rounds:
-            total = _add(total, r.get(key))
-        last[key] = round(total, 3) if isinstance(total, float) else total
-    last["cached"] = all(bool(r.get("cached")) for r in rounds)
     return last

@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, Message
-from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.engine.outcomes import unanswered_kind
 from pytest_lsrb.engine.prompt import prompt_hash
 from pytest_lsrb.engine.task import AttemptContext
@@ -287,16 +286,16 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
     """One `--lsrb-answer search` attempt: the search, then its proof checked as a whole file.
 
     The record: `tactic`/`proposal` the proof found (empty: none), `search_tree` the steps,
-    `raw_output` the last answer, `prompt` the first prompt; calls, tokens and time of every
-    call added up. No proof found is the model's `lean_error`/`no_proof_found` (the detail says
-    why the search stopped); a search whose every model call failed outside the model, or whose
-    REPL failed, says nothing about the model (the judging rule, engine/outcomes.py)."""
+    `raw_output` the last answer, `prompt` the first prompt (calls, tokens and time of every call
+    are the engine's count, `engine.calls`). No proof found is the model's
+    `lean_error`/`no_proof_found` (the detail says why the search stopped); a search whose every
+    model call failed outside the model, or whose REPL failed, says nothing about the model (the
+    judging rule, engine/outcomes.py)."""
     from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase, from_failed_run
 
     row = ctx.case.row
     verifier = ctx.verifier
     fields: dict[str, Any] = {
-        "verification_mode": verifier.mode,
         "repo_remote": row.repo_remote,
         "repo_lean_version": row.repo_lean_version,
         "answer_mode": "search",
@@ -307,9 +306,6 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
         "valid": False,
         "nonempty": False,
         "contains_sorry": False,
-        "latency_ms": 0.0,
-        "model_calls": 0,
-        "cached": False,
     }
     assert isinstance(verifier, LeanVerifierBase)  # check_options refuses --lsrb-verification none
     start = verifier.proof_start(row)
@@ -319,12 +315,13 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
     source = verifier.source_file(row)  # SorryDB's cut: the file's last lines up to the sorry's
     lines = ctx.options.get("context_lines")
     file_context = cut_file(source.text, source.start_line, lines) if source is not None else None
-    tally = CallTally()
+    calls = 0
     failed: Counter[str] = Counter()
     prompts: list[list[dict[str, str]]] = []
     last: list[GenerationResult] = []
 
     def ask(prompt: str, state: int, goal: str) -> Asked:
+        nonlocal calls
         messages = (Message("user", prompt),)
         if not prompts:
             prompts.append([{"role": m.role, "content": m.content} for m in messages])
@@ -332,16 +329,14 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
         request = GenerationRequest(
             messages=messages,
             # one seed per call: a sampled model answers each step afresh
-            seed=(ctx.case.attempt_seed + tally.calls) % 2**31,
+            seed=(ctx.case.attempt_seed + calls) % 2**31,
             sampling=ctx.sampling,
             task=task_name,
             context={"goal_text": goal, "search_state": state, "sample_index": ctx.case.sample_index},
         )
-        result = ctx.adapter.generate(request)
-        tally.add(result)
+        result = ctx.adapter.generate(request)  # (the engine counts its calls, time and tokens)
+        calls += 1
         last[:] = [result]
-        fields["latency_ms"] = round(fields["latency_ms"] + result.latency_ms, 3)
-        fields["model_calls"] += result.http_attempts if not result.cached else 0
         if not result.ok:
             failed[str(result.error_kind)] += 1
         return Asked(result.text if result.ok else "", result.ok)
@@ -359,23 +354,12 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
         refuse=refused,
         parse=parser_for(ctx.options.get("search_parse")),
     )
-    fields.update(tally.record_fields())
     fields["prompt"] = prompts[0] if prompts else []
-    fields["cached"] = bool(last) and all(r.cached for r in last)
     fields["search_tree"] = searched.tree()
     if last:
         fields["raw_output"] = last[0].text
-    unanswered = unanswered_kind(tally.calls, failed)
-    if unanswered is not None:  # the model never answered: the search says nothing about it
-        result = last[0]
-        fields.update(
-            {
-                "generation_error_kind": result.error_kind,
-                "generation_error_domain": result.error_domain,
-                "generation_error_message": result.error_message,
-            }
-        )
-        return fields
+    if unanswered_kind(calls, failed) is not None:
+        return fields  # the model never answered: the search says nothing about it (the engine's error)
     fields["nonempty"] = searched.parsed > 0 or any(bool(s.get("answer")) for s in searched.steps)
     fields["valid"] = searched.parsed > 0
     if searched.proof is not None:

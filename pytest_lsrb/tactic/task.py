@@ -10,8 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from pytest_lsrb.adapters.base import GenerationRequest, Message
-from pytest_lsrb.adapters.usage import result_fields
+from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, Message
 from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.core.rows import stream_jsonl
 from pytest_lsrb.engine.outcomes import JUDGED, verdict
@@ -180,10 +179,11 @@ class TacticTask(Task[TacticRow]):
         return prompt
 
     def calls_per_attempt(self, values: Mapping[str, Any]) -> int:
-        """One call; a search makes up to `--lsrb-search-iterations`."""
+        """One call, and one more per `--lsrb-feedback-rounds`; a search makes up to
+        `--lsrb-search-iterations`."""
         if answer_mode(values) == "search":
             return max(1, int(values.get("search_iterations") or DEFAULT_ITERATIONS))
-        return 1
+        return 1 + max(0, int(values.get("feedback_rounds") or 0))
 
     def run_attempt(self, ctx: AttemptContext[TacticRow]) -> TacticFields:
         """One answer, checked; with `--lsrb-feedback-rounds N`, up to N more rounds that show the
@@ -194,7 +194,7 @@ class TacticTask(Task[TacticRow]):
             return cast(TacticFields, search_attempt(self.name, ctx))
         row = ctx.case.row
         messages, hashed, prompt = self._prompt(ctx, row)
-        fields, said = self._answer_once(ctx, row, messages, hashed, prompt)
+        fields, said, result = self._answer_once(ctx, row, messages, hashed, prompt)
         rounds = int(ctx.options.get("feedback_rounds") or 0)
         if rounds <= 0:
             return fields
@@ -207,7 +207,7 @@ class TacticTask(Task[TacticRow]):
         while True:
             failed = feedback.model_failed(fields)
             error = feedback.what_lean_said(fields, said) if failed else None
-            kept.append(feedback.round_entry(len(done), fields, error))
+            kept.append(feedback.round_entry(len(done), fields, error, result))
             if error is None or len(done) > rounds:
                 break
             # the model's raw response, as SorryDB shows it back (not the proof read from it)
@@ -221,7 +221,7 @@ class TacticTask(Task[TacticRow]):
             else:
                 asked = feedback.with_feedback(messages, tried)
             as_dicts = [{"role": m.role, "content": m.content} for m in asked]
-            fields, said = self._answer_once(ctx, row, asked, prompt_hash(asked), as_dicts)
+            fields, said, result = self._answer_once(ctx, row, asked, prompt_hash(asked), as_dicts)
             done.append(fields)
         out: TacticFields = feedback.combined(first, done)  # type: ignore[assignment]
         out["feedback_rounds"] = kept
@@ -234,9 +234,9 @@ class TacticTask(Task[TacticRow]):
         messages: tuple[Message, ...],
         hashed: str,
         prompt: list[dict[str, str]],
-    ) -> tuple[TacticFields, tuple[str, ...]]:
-        """One request, its answer read and checked: the fields, and what the checker said of it
-        in full (Lean's messages: a feedback round shows them)."""
+    ) -> tuple[TacticFields, tuple[str, ...], GenerationResult]:
+        """One request, its answer read and checked: the fields, what the checker said of it in
+        full (Lean's messages: a feedback round shows them) and the call's result."""
         said: tuple[str, ...] = ()
         request = GenerationRequest(
             messages=messages,
@@ -246,24 +246,17 @@ class TacticTask(Task[TacticRow]):
             # the sample, for adapters whose answer is the sample's (adapters/reference.py)
             context={"goal_text": row.goal_text, "sample_index": ctx.case.sample_index},
         )
-        result = ctx.adapter.generate(request)
+        result = ctx.adapter.generate(request)  # (the engine counts its calls, time and tokens)
         fields: TacticFields = {
             "prompt_hash": hashed,
             # The prompt itself, so a report can show what the model was asked.
             "prompt": [dict(m) for m in prompt],
             "raw_output": result.text,
-            "latency_ms": round(result.latency_ms, 3),
-            "model_calls": result.http_attempts if not result.cached else 0,
-            "cached": result.cached,
-            "generation_error_kind": result.error_kind,
-            "generation_error_domain": result.error_domain,
-            "generation_error_message": result.error_message,
-            "verification_mode": ctx.verifier.mode,
             # The summary's per-repository and per-Lean-version breakdowns group by these.
             "repo_remote": row.repo_remote,
             "repo_lean_version": row.repo_lean_version,
         }
-        fields.update(cast(TacticFields, result_fields(result)))  # (usage fields are record fields)
+        fields.update(cast(TacticFields, result.error_fields()))  # (a feedback round reads its own)
         mode = answer_mode(ctx.options)
         answer = read_answer(result.text, "proof" if mode == "proof" else "tactic") if result.ok else None
         if answer is not None and result.ok and not answer.nonempty:
@@ -305,7 +298,7 @@ class TacticTask(Task[TacticRow]):
                     "verification_error_domain": "model",
                 }
             )
-        return fields, said
+        return fields, said, result
 
     def judge(self, record: AttemptRecord) -> Judgement:
         tactic = record.get("tactic") or ""

@@ -113,9 +113,8 @@ class DiscoveryResult:
             "params": [float(p) for p in self.params],
             "train_mse": finite_float(self.train_mse),
             "train_nmse": finite_float(self.train_nmse),
-            "model_calls": self.model_calls,
+            # (model calls, time and tokens are the harness's count: `engine.calls`)
             "search_trace_length": self.trace_length,
-            "latency_ms": round(self.latency_ms, 3),
             "proposal_error_kind": self.proposal_error_kind,
             "fallback_result": None if self.fallback is None else self.fallback and self.found,
             **self.extra,

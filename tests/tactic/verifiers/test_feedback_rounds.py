@@ -132,15 +132,16 @@ def test_only_the_models_failures_are_fed_back(fields: dict[str, Any], fed_back:
     assert model_failed(fields) is fed_back
 
 
-def test_the_attempt_adds_up_its_rounds() -> None:
-    a = {"prompt_hash": "p1", "prompt": ["x"], "latency_ms": 1.5, "model_calls": 1, "prompt_tokens": 10}
-    b = {"prompt_hash": "p2", "prompt": ["y"], "latency_ms": 2.0, "model_calls": 1, "prompt_tokens": None}
+def test_the_attempt_is_its_last_round_asked_with_its_first_prompt() -> None:
+    # (the calls, tokens and time of every round are the engine's count: tests/engine/test_attempt_calls.py)
+    a = {"prompt_hash": "p1", "prompt": ["x"], "tactic": "simp", "verification_success": False}
+    b = {"prompt_hash": "p2", "prompt": ["y"], "tactic": "rfl", "verification_success": True}
     out = combined(a, [a, b])
-    assert (out["prompt_hash"], out["latency_ms"], out["model_calls"], out["prompt_tokens"]) == (
+    assert (out["prompt_hash"], out["prompt"], out["tactic"], out["verification_success"]) == (
         "p1",
-        3.5,
-        2,
-        10,
+        ["x"],
+        "rfl",
+        True,
     )
     empty = {"generation_error_kind": "empty_output", "generation_error_domain": "model_output"}
     assert what_lean_said(empty, ()) == NO_PROOF
