@@ -98,38 +98,73 @@ def _lines(placed: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _as_term(lines: tuple[str, ...]) -> tuple[str, ...]:
-    """A term-position text with `(by t)` written `by t`, and `by exact t` written `t`."""
-    if not lines:
-        return lines
-    text = "\n".join(lines)
-    if text.startswith("(by ") and text.endswith(")"):
-        text = "by " + text[len("(by ") : -1]
-    if text.startswith("by exact ") and "\n" not in text:
-        text = text[len("by exact ") :]
-    return tuple(text.split("\n"))
-
-
 def placed_reference(proof: str, column: int, kind: str) -> tuple[str, ...]:
-    lines = _lines(" " * column + proof)
-    return _as_term(lines) if kind == "term" else lines
+    """SorryDB's proof as Lean reads it over the sorry; in term position, as the tactic it is
+    (`by tacs` is the block `tacs`, another term `t` is `exact t`): the splice here writes a
+    tactic in term position as `(by tactic)`."""
+    lines = list(strip_comments(" " * column + proof).split("\n"))
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    if kind != "term" or not lines:
+        return _lines("\n".join(lines))
+    first = lines[0].lstrip()
+    if first == "by" or first.startswith(("by ", "by\t")):
+        rest = first[2:].lstrip()
+        at = len(lines[0]) - len(rest)
+        return _lines("\n".join(([" " * at + rest] if rest else []) + lines[1:]))
+    return _lines("\n".join([" " * (len(lines[0]) - len(first)) + "exact " + first, *lines[1:]]))
 
 
 def placed_reading(reading: str, column: int, kind: str) -> tuple[str, ...]:
+    """The reading as the splice places it over the sorry (lean/splice.py `block_at`); in term
+    position, the tactic the splice wraps in `(by ...)`."""
     if not reading.strip():
         return ()
-    lines = _lines(" " * column + block_at(reading, column, kind))  # type: ignore[arg-type]
-    return _as_term(lines) if kind == "term" else lines
+    if kind == "term":
+        return _lines(reading)
+    return _lines(" " * column + block_at(reading, column, "tactic"))
 
 
-def well_formed(proof: str | None) -> bool:
-    """SorryDB's extraction is a fill of the sorry, not a diff gone astray."""
-    if proof is None:
+def _key(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _is_name_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_'!?"
+
+
+def well_formed(row: dict[str, Any], context: Context | None) -> bool:
+    """SorryDB's extraction is a fill of the sorry, not a diff gone astray: some code, balanced,
+    no fence and no line that starts a command (a restated header), and cut from the answer at
+    the sorry's own place - it starts right after the answer's copy of the sorry's line up to the
+    sorry (after the line before, for a fill on lines of its own) and ends where the answer goes
+    on as the sorry's line did after the sorry, or, the sorry ending its line, at the end of the
+    answer's code (SorryDB's diff takes all the rest then); never inside a name. Needs the source
+    (the sorry's line); answers without one are left out."""
+    proof = row["sorrydb_proof"]
+    if proof is None or context is None:
         return False
     code = strip_comments(proof)
     if not code.strip() or "```" in code or not reader.balanced(code):
         return False
-    return not any(_COMMAND_LINE.match(line) for line in code.split("\n"))
+    if any(_COMMAND_LINE.match(line) for line in code.split("\n")):
+        return False
+    rows = context.text.split("\n")
+    prefix = _key(rows[context.start[0] - 1][: context.start[1]])
+    suffix = _key(strip_comments(rows[context.end[0] - 1][context.end[1] :]))
+    response = row["response"]
+    at = response.find(proof)
+    while at >= 0:
+        end = at + len(proof)
+        before = _key(response[response.rfind("\n", 0, at) + 1 : at])
+        own_line = proof.lstrip(" \t").startswith("\n")
+        starts = before == prefix or (own_line and not prefix)
+        after = _key(strip_comments(response[end:]))
+        ends = after.startswith(suffix) if suffix else (not after or after.startswith("```"))
+        if starts and ends and not (end < len(response) and _is_name_char(response[end])):
+            return True
+        at = response.find(proof, at + 1)
+    return False
 
 
 def read(row: dict[str, Any], context: Context | None) -> str:
@@ -157,7 +192,7 @@ def judge(rows: list[dict[str, Any]], sources: dict[str, str], *, use_context: b
         proof = row["sorrydb_proof"]
         ours = placed_reading(reading, column, kind)
         right = proof is not None and ours == placed_reference(proof, column, kind)
-        yield Judged(row, reading, right, well_formed(proof))
+        yield Judged(row, reading, right, well_formed(row, context))
 
 
 def main() -> None:

@@ -53,10 +53,14 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from pytest_lsrb.engine.option_table import choices_of
+from pytest_lsrb.tactic.fill import Site, changed_statement, find_fill
 from pytest_lsrb.tactic.guard import contains_forbidden
 from pytest_lsrb.tactic.lean.keywords import COMMAND_KEYWORDS, IN_TACTICS
 from pytest_lsrb.tactic.lean.lexer import code_view, without_comments
+from pytest_lsrb.tactic.lean.statement import is_goal_display, value_start
 from pytest_lsrb.tactic.tactics import is_tactic_keyword
+
+__all__ = ["ANSWER_MODES", "AnswerMode", "Site", "TacticAnswer", "read_answer", "read_tactic"]
 
 AnswerMode = Literal["tactic", "proof"]
 ANSWER_MODES: Final = choices_of("answer")  # the first is the default
@@ -102,12 +106,18 @@ _COLON_TACTICS: Final = frozenset(
     {"have", "haveI", "show", "suffices", "let", "letI", "obtain", "replace", "set"}
 )
 _OPTION_IN = re.compile(r"^set_option\s+\S+\s+\S+\s+in\b")
+# A declaration that restates a goal: it states something to prove (`def two := 2` defines data).
 _DECLARATION = re.compile(
     r"^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
-    r"(?:theorem|lemma|example|def|instance|abbrev)\b"
+    r"(?:theorem|lemma|example|instance)\b"
 )
-_PROOF_START = re.compile(r":=\s*by\b")
-_TERM_START = re.compile(r":=(?!\s*by\b)")
+_DEFINITION = re.compile(
+    r"^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*(?:def|abbrev)\b"
+)
+_DECLARATION_LINE = re.compile(_DECLARATION.pattern.replace("^", "^[ \\t]*", 1), re.M)
+_DEFINITION_LINE = re.compile(_DEFINITION.pattern.replace("^", "^[ \\t]*", 1), re.M)
+_BY = re.compile(r"by\b")
+_CALC = re.compile(r"^(?:[·.]\s*)?calc\b")
 # A line that cannot be a whole tactic: its proof or argument goes on below.
 _OPEN_END = re.compile(r"(?:\bby|=>|<;>|:=|[(\[{⟨,]|\bfrom|\bthen|\belse|\bwith|\bdo|\bin|\|)\s*$")
 
@@ -119,6 +129,7 @@ class TacticAnswer:
     contains_sorry: bool
     valid: bool
     answer_format: str = "none"
+    refusal: str | None = None  # one sentence: why the answer is the model's failure unchecked
 
 
 def _strip_reasoning(text: str) -> tuple[str, list[str]]:
@@ -146,16 +157,33 @@ def _is_sketch(code: str) -> bool:
     return contains_forbidden(code)
 
 
+def _code_fences(text: str) -> list[str]:
+    """The bodies of the code fences (lean, lean4, tactics or untagged; any fence when none is)."""
+    fences = [(m.group(1).strip().lower(), m.group(2)) for m in _FENCE.finditer(text)]
+    return [body for lang, body in fences if lang in _CODE_LANGS] or [body for _, body in fences]
+
+
 def _choose_fence(text: str) -> tuple[str, str] | None:
     """(code, step) of the fence that holds the answer, or None."""
-    fences = [(m.group(1).strip().lower(), m.group(2)) for m in _FENCE.finditer(text)]
-    if not fences:
+    code = [body for body in _code_fences(text) if not is_goal_display(body)]
+    if not code:
         return None
-    code = [body for lang, body in fences if lang in _CODE_LANGS] or [body for _, body in fences]
     complete = [body for body in code if not _is_sketch(body)]
     if complete:
         return complete[-1], "fence" if len(code) == 1 else "fences"
     return code[-1], "fence_sketch"
+
+
+def _without_goal_displays(text: str) -> str:
+    """`text` without the fences that only show goals (Lean's output, not an answer)."""
+    return _FENCE.sub(lambda m: "\n" if is_goal_display(m.group(2)) else m.group(0), text)
+
+
+def _comments_gone(text: str) -> str:
+    """`text` without Lean's comments (and the lines that held only one) before fences are looked
+    for: a fence inside a `/- ... -/` block is part of the comment. A block comment never closed
+    stays as text (prose with a stray `/-`)."""
+    return without_comments(text, closed_only=True)
 
 
 def _continuation(text: str) -> str | None:
@@ -181,18 +209,22 @@ def _proof_body(code: str) -> tuple[list[str], list[str]]:
     lines = without_comments(code).split("\n")
     steps: list[str] = []
     heads = [i for i, line in enumerate(lines) if _DECLARATION.match(line.strip())]
+    if not heads and any(_DEFINITION.match(line.strip()) for line in lines):
+        return [], ["definition"]  # a definition is no proof (`def two := 2` is not `exact 2`)
     if heads:
         steps.append("header")
         rest = "\n".join(lines[heads[-1] :])
-        proof = _PROOF_START.search(rest)
-        term = _TERM_START.search(rest)
-        if proof is None or (term is not None and term.start() < proof.start()):
-            if term is None:
-                return [], steps
+        found = value_start(rest, len(rest) - len(rest.lstrip()))
+        if found is None or found[1] != ":=":  # equation arms or `where`: no proof to read here
+            return [], steps
+        after = rest[found[0] + 2 :]
+        by = _BY.match(after.lstrip(" \t"))
+        if by is None:  # a term proof (`:= rfl`)
             steps.append("term")
-            term_text = " ".join(rest[term.end() :].split())
+            term_lines = _until_next_command(after.split("\n"), _indent(rest.split("\n", 1)[0]))
+            term_text = " ".join(" ".join(term_lines).split())
             return ([f"exact {term_text}"] if term_text else []), steps
-        after = rest[proof.end() :]
+        after = after.lstrip(" \t")[by.end() :]
         first, _, below = after.partition("\n")
         below_lines = below.split("\n")
         next_indent = next((_indent(line) for line in below_lines if line.strip()), 2)
@@ -266,22 +298,42 @@ def restore_first_indent(lines: list[str]) -> list[str]:
 
 
 def _first_tactic(body: list[str], *, by_indent: bool = True) -> str:
-    """The first tactic of `body`: its first line and the lines indented deeper below it."""
+    """The first tactic of `body`: its first line and the lines below it that belong to it -
+    indented deeper, an arm or `<;>` at its column, anything inside a bracket it left open (Lean
+    reads no column inside brackets), and a `calc`'s steps (`_ = ...`) at its column."""
     if not body:
         return ""
     first = body[0]
     block = [first.strip()]
     base = _indent(first)
+    calc = _CALC.match(block[0]) is not None
     for line in body[1:]:
         if not line.strip():
             continue
+        if _open_brackets("\n".join(block)):
+            block.append(line.rstrip()[base:] if _indent(line) >= base else line.strip())
+            continue
+        at_column = _indent(line) == base
         # `t <;>` at a line's end takes the next line as its right-hand side, at any column
-        deeper = _indent(line) > base or (_indent(line) == base and continues(line))
-        deeper = deeper or (_indent(line) == base and block[-1].rstrip().endswith("<;>"))
+        deeper = _indent(line) > base or (
+            at_column and (continues(line) or block[-1].rstrip().endswith("<;>"))
+        )
+        deeper = deeper or (at_column and calc and line.lstrip().startswith("_ "))
         if not deeper or not (by_indent or _OPEN_END.search(block[-1]) or not balanced("\n".join(block))):
             break
         block.append(line.rstrip()[base:])
     return "\n".join(block)
+
+
+def _open_brackets(text: str) -> bool:
+    """Whether the code leaves a bracket open (one closed too many is not open)."""
+    depth = 0
+    for ch in code_view(text):
+        if ch in "([{⟨":
+            depth += 1
+        elif ch in ")]}⟩":
+            depth = max(0, depth - 1)
+    return depth > 0
 
 
 def continues(line: str) -> bool:
@@ -435,7 +487,7 @@ def is_lean_tactic(tactic: str) -> bool:
     return word is not None and is_tactic_keyword(word)
 
 
-def _extract(raw: str, mode: AnswerMode) -> tuple[str, list[str]]:
+def _extract(raw: str, mode: AnswerMode, site: Site | None = None) -> tuple[str, list[str], str | None]:
     text, steps = _strip_reasoning(raw.replace("\r\n", "\n").replace("\r", "\n"))
     final = text.rfind(_FINAL_CHANNEL)
     if final >= 0:  # OpenAI's harmony format (gpt-oss): the final channel holds the answer
@@ -444,28 +496,59 @@ def _extract(raw: str, mode: AnswerMode) -> tuple[str, list[str]]:
     if ":::" in text:
         text = text[text.rindex(":::") + 3 :]
         steps.append("state_echo")
+    text = _comments_gone(text)
+    if is_goal_display(text) or any(is_goal_display(body) for body in _code_fences(text)):
+        steps.append("goal_display")
+        text = "" if is_goal_display(text) else _without_goal_displays(text)
+    if site is not None:
+        filled = _read_fill(text, site, mode)
+        if filled is not None:
+            return filled[0], [*steps, *filled[1]], filled[2]
+    refusal = None
     chosen = _choose_fence(text)
     continuation = _continuation(text) if chosen is None or _FENCE_LINE.search(text) else None
     if continuation is not None:
         chosen = (continuation, "continuation")
-    if chosen is None and not _DECLARATION.search(text.lstrip()):
+    if chosen is None and not _DECLARATION_LINE.search(text):
+        if _DEFINITION_LINE.search(text) and not _from_lines(text, mode)[0]:
+            return "", [*steps, "definition"], None
         answer, step = _from_lines(text, mode)
-        return answer, [*steps, step]
+        return answer, [*steps, step], None
     code, step = chosen if chosen is not None else (text, "code")
     steps.append(step)
+    if site is not None:
+        refusal = changed_statement(code, site)
+        steps += ["changed_statement"] if refusal else []
     body, found = _proof_body(code)
     steps += found
     body = [_strip_trailing_comment(line) for line in body]
     if not body:
-        return "", steps
+        return "", steps, refusal
     if not found and not any(_starts_with_tactic(line.strip()) for line in body[:1]):
         # a fence of prose or of a bare tactic with a label: read it as lines
         answer, line_step = _from_lines("\n".join(body), mode)
-        return answer, [*steps, line_step]
+        return answer, [*steps, line_step], refusal
     if mode == "proof":
-        return "\n".join(body), steps
+        return "\n".join(body), steps, refusal
     first, _ = _unwrap(body[0].strip())
-    return _first_tactic([" " * _indent(body[0]) + first, *body[1:]]), steps
+    return _first_tactic([" " * _indent(body[0]) + first, *body[1:]]), steps, refusal
+
+
+def _read_fill(text: str, site: Site, mode: AnswerMode) -> tuple[str, list[str], str | None] | None:
+    """The answer as what replaced `site`'s sorry (fill.py), when the text restates the source
+    around it: the last code fence that does (a fence's other sorries are the file's own), or
+    the text itself when it has no fence."""
+    for code in [*reversed(_code_fences(text)), text] if _FENCE_LINE.search(text) else [text]:
+        fill = find_fill(code, site)
+        if fill is None:
+            continue
+        refusal = changed_statement(code, site)
+        steps = ["fill", *(["changed_statement"] if refusal else [])]
+        lines = list(fill.lines)
+        if mode == "proof":
+            return "\n".join(lines), steps, refusal
+        return _first_tactic(lines), steps, refusal
+    return None
 
 
 def first_tactic_line(raw: str) -> str:
@@ -476,14 +559,16 @@ def first_tactic_line(raw: str) -> str:
 # Pure in the text, and answers repeat (the same model output for many goals, the mock's few
 # shapes): each distinct output is read once. TacticAnswer is frozen, so sharing it is safe.
 @functools.lru_cache(maxsize=4096)
-def read_answer(raw: str, mode: AnswerMode = "tactic") -> TacticAnswer:
-    answer, steps = _extract(raw, mode)
+def read_answer(raw: str, mode: AnswerMode = "tactic", site: Site | None = None) -> TacticAnswer:
+    """The answer in `raw`; with `site` (the source the model was shown and the target sorry in
+    it), an answer that restates that source is read as what replaced the sorry (fill.py)."""
+    answer, steps, refusal = _extract(raw, mode, site)
     answer = answer.strip("\n").rstrip()
     nonempty = bool(answer.strip())
     has_sorry = contains_forbidden(answer)
-    valid = nonempty and not has_sorry and balanced(answer) and is_lean_tactic(answer)
+    valid = nonempty and not has_sorry and balanced(answer) and is_lean_tactic(answer) and refusal is None
     fmt = "+".join(dict.fromkeys(s for s in steps if s)) or "none"
-    return TacticAnswer(answer, nonempty, has_sorry, valid, fmt if nonempty else f"{fmt}+empty")
+    return TacticAnswer(answer, nonempty, has_sorry, valid, fmt if nonempty else f"{fmt}+empty", refusal)
 
 
 def read_tactic(raw: str) -> TacticAnswer:

@@ -21,7 +21,7 @@ from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec, read_suite_text, render
 from pytest_lsrb.engine.summary import GroupCounts
 from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task
-from pytest_lsrb.tactic.answer import ANSWER_MODES, read_answer
+from pytest_lsrb.tactic.answer import ANSWER_MODES, Site, read_answer
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
 from pytest_lsrb.tactic.records import TacticAttemptRecord, TacticFields
@@ -110,8 +110,18 @@ def build_messages(
     return tuple(msgs)
 
 
-# messages, their hash, and the same as JSON-ready dicts
-_Prompt = tuple[tuple[Message, ...], str, list[dict[str, str]]]
+# messages, their hash, the same as JSON-ready dicts, and where the target sorry stands in the
+# source the prompt shows (None: it shows none)
+_Prompt = tuple[tuple[Message, ...], str, list[dict[str, str]], Site | None]
+
+
+def context_site(context: str | None, row: TacticRow) -> Site | None:
+    """The target sorry in the file context shown (`--lsrb-context file`: the file up to and
+    including the sorry's last line): the answer reader finds what replaced it there."""
+    if not context:
+        return None
+    lines = row.end_line - row.start_line + 1
+    return Site.at_end(context, lines, row.start_column, row.end_column)
 
 
 class TacticTask(Task[TacticRow]):
@@ -178,7 +188,7 @@ class TacticTask(Task[TacticRow]):
                 context = ctx.verifier.source_context(row, lines)
         messages = build_messages(suite, row, context, answer_mode(ctx.options))
         as_dicts = [{"role": m.role, "content": m.content} for m in messages]
-        prompt = (messages, prompt_hash(messages), as_dicts)
+        prompt = (messages, prompt_hash(messages), as_dicts, context_site(context, row))
         self._last.prompt = (row, suite, prompt)
         return prompt
 
@@ -196,8 +206,8 @@ class TacticTask(Task[TacticRow]):
 
             return cast(TacticFields, search_attempt(self.name, ctx))
         row = ctx.case.row
-        messages, hashed, prompt = self._prompt(ctx, row)
-        fields, said = self._answer_once(ctx, row, messages, hashed, prompt)
+        messages, hashed, prompt, site = self._prompt(ctx, row)
+        fields, said = self._answer_once(ctx, row, messages, hashed, prompt, site)
         rounds = int(ctx.options.get("feedback_rounds") or 0)
         if rounds <= 0:
             return fields
@@ -217,7 +227,7 @@ class TacticTask(Task[TacticRow]):
             tried.append(feedback.Tried(code, error))
             asked = feedback.with_feedback(messages, tried)
             as_dicts = [{"role": m.role, "content": m.content} for m in asked]
-            fields, said = self._answer_once(ctx, row, asked, prompt_hash(asked), as_dicts)
+            fields, said = self._answer_once(ctx, row, asked, prompt_hash(asked), as_dicts, site)
             done.append(fields)
         out: TacticFields = feedback.combined(first, done)  # type: ignore[assignment]
         out["feedback_rounds"] = kept
@@ -230,9 +240,11 @@ class TacticTask(Task[TacticRow]):
         messages: tuple[Message, ...],
         hashed: str,
         prompt: list[dict[str, str]],
+        site: Site | None = None,
     ) -> tuple[TacticFields, tuple[str, ...]]:
         """One request, its answer read and checked: the fields, and what the checker said of it
-        in full (Lean's messages: a feedback round shows them)."""
+        in full (Lean's messages: a feedback round shows them). With `site` (the file context
+        shown), an answer that restates it is read as what replaced the target sorry."""
         said: tuple[str, ...] = ()
         request = GenerationRequest(
             messages=messages,
@@ -261,7 +273,8 @@ class TacticTask(Task[TacticRow]):
         }
         fields.update(cast(TacticFields, result_fields(result)))  # (usage fields are record fields)
         mode = answer_mode(ctx.options)
-        answer = read_answer(result.text, "proof" if mode == "proof" else "tactic") if result.ok else None
+        read_mode = "proof" if mode == "proof" else "tactic"
+        answer = read_answer(result.text, read_mode, site) if result.ok else None
         if answer is not None and result.ok and not answer.nonempty:
             fields["generation_error_kind"] = "empty_output"
             fields["generation_error_domain"] = "model_output"
@@ -278,11 +291,13 @@ class TacticTask(Task[TacticRow]):
                 "answer_mode": mode,
             }
         )
-        if result.ok and answer is not None and answer.nonempty and not answer.contains_sorry:
+        refused = answer is not None and (answer.contains_sorry or answer.refusal is not None)
+        if result.ok and answer is not None and answer.nonempty and not refused:
             verdict = ctx.verifier.verify(row, tactic, attempt_seed=ctx.case.attempt_seed)
             said = verdict.messages
             fields.update(verdict_fields(verdict))  # type: ignore[typeddict-item]
-        elif answer is not None and answer.contains_sorry and ctx.verifier.mode != "none":
+        elif answer is not None and refused and ctx.verifier.mode != "none":
+            # refused before Lean, the model's failure: a sorry in it, or another statement proved
             fields.update(
                 {
                     "verification_attempted": False,
@@ -292,12 +307,18 @@ class TacticTask(Task[TacticRow]):
                     "verification_error_domain": "model",
                 }
             )
+            if answer.refusal is not None and not answer.contains_sorry:
+                fields["verification_error_subkind"] = "changed_statement"
+                fields["verification_detail"] = answer.refusal
+                said = (answer.refusal,)
         return fields, said
 
     def judge(self, record: AttemptRecord) -> Judgement:
         tactic = record.get("tactic") or ""
         if record.get("contains_sorry"):
             return Judgement("fail", f"the tactic {tactic!r} contains a forbidden token")
+        if record.get("verification_error_subkind") == "changed_statement":
+            return Judgement("fail", str(record.get("verification_detail")))
         if record.get("verification_attempted") and record.get("verification_success"):
             return PASS  # Lean closed it: Lean's word over the tactic list's (a project's own macro)
         if not record.get("valid"):

@@ -26,10 +26,14 @@ from pytest_lsrb.tactic.answer import Site, read_answer
     ("raw", "proof"),
     [
         # named argument (SorryDB's Example.lean, answered so by Claude Sonnet 4.5 and Gemini 3 Flash)
-        ("```lean\ntheorem neg_is_some_none : ¬IsSome (α := α) none := by intro h; cases h\n```", "intro h; cases h"),
+        (
+            "```lean\ntheorem neg_is_some_none : ¬IsSome (α := α) none := by intro h; cases h\n```",
+            "intro h; cases h",
+        ),
         # a structure instance in the statement (the example SorryDB's own TODO names)
         (
-            "```lean\ntheorem proof : { data := #[1.0, 2.0, 3.0] }.toByteArray.size % 8 = 0 := by\n  decide\n```",
+            "```lean\ntheorem proof : { data := #[1.0, 2.0, 3.0] }.toByteArray.size % 8 = 0 := by\n"
+            "  decide\n```",
             "decide",
         ),
         # `let` in the statement: its `:=` is the let's, its `;` ends it
@@ -54,7 +58,7 @@ def test_the_proof_starts_at_the_declarations_own_assignment(raw: str, proof: st
 def test_a_definition_is_no_proof() -> None:
     """`def two := 2` defines data: it is not `exact 2`."""
     for mode in ("proof", "tactic"):
-        answer = read_answer("```lean\ndef two := 2\n```", mode)  # type: ignore[arg-type]
+        answer = read_answer("```lean\ndef two := 2\n```", mode)
         assert answer.tactic == "" and not answer.valid, mode
 
 
@@ -114,7 +118,7 @@ def test_brackets_and_calc_decide_where_a_tactic_ends(raw: str, tactic: str) -> 
 )
 def test_a_goal_display_is_no_tactic(raw: str) -> None:
     for mode in ("tactic", "proof"):
-        answer = read_answer(raw, mode)  # type: ignore[arg-type]
+        answer = read_answer(raw, mode)
         assert answer.tactic == "" and not answer.valid, (mode, answer)
         assert "goal_display" in answer.answer_format
 
@@ -145,12 +149,7 @@ def test_a_nested_sorry_filled_in_yields_its_replacement() -> None:
     assert read_answer(raw, "tactic", site=RCASES_SITE).tactic == "omega"
 
 
-BULLETS = (
-    "theorem t (a b : ℕ) : a + b = a → b = 0 := by\n"
-    "  induction b with d hd\n"
-    "  · intro h\n"
-    "    sorry\n"
-)
+BULLETS = "theorem t (a b : ℕ) : a + b = a → b = 0 := by\n  induction b with d hd\n  · intro h\n    sorry\n"
 BULLETS_SITE = Site(BULLETS.rstrip("\n"), (4, 4), (4, 9))
 
 
@@ -175,12 +174,9 @@ def test_a_fill_under_a_bullet_is_that_bullets_block(raw: str, fill: str) -> Non
     assert read_answer(raw, "proof", site=BULLETS_SITE).tactic == fill
 
 
-CALC = (
-    "theorem c (a b : ℕ) (h : a = b) : a + 0 = b := by\n"
-    "  calc a + 0 = a := by sorry\n"
-    "    _ = b := h"
-)
-CALC_SITE = Site("\n".join(CALC.split("\n")[:2]), (2, 22), (2, 27))
+CALC = "theorem c (a b : ℕ) (h : a = b) : a + 0 = b := by\n  calc a + 0 = a := by sorry\n    _ = b := h"
+_CALC_COLUMN = CALC.split("\n")[1].index("sorry")
+CALC_SITE = Site("\n".join(CALC.split("\n")[:2]), (2, _CALC_COLUMN), (2, _CALC_COLUMN + 5))
 
 
 def test_a_calc_step_filled_in_yields_that_steps_proof() -> None:

@@ -27,8 +27,7 @@ SOURCE = (
     "  rcases n with _ | n'\n"
     "  · left; rfl\n"
     "  -- Need to handle the successor case!\n"
-    "  sorry\n\n"
-    "theorem after : True := trivial\n"
+    "  sorry\n"
 )
 ROW = {
     "item_id": "rcases",
@@ -100,9 +99,12 @@ def test_a_nested_sorry_filled_in_closes_with_its_replacement(run_suite: Any, tm
     attempts = res.attempts()
     assert len(attempts) == 1, res.stdout[-3000:] + res.stderr[-3000:]
     attempt = attempts[0]
-    assert "  · left; rfl\n  -- Need to handle the successor case!\n  sorry" in chats[0].body["messages"][-1]["content"]
-    assert attempt["tactic"] == "omega" and "fill" in attempt["answer_format"]
+    assert (
+        "  · left; rfl\n  -- Need to handle the successor case!\n  sorry"
+        in chats[0].body["messages"][-1]["content"]
+    )
     assert attempt["verification_outcome"] == "closed", attempt.get("verification_detail")
+    assert attempt["tactic"] == "omega" and "fill" in attempt["answer_format"]
 
 
 def test_a_changed_statement_is_the_models_failure_before_lean(run_suite: Any, tmp_path: Path) -> None:
