@@ -80,6 +80,7 @@ class RunOptions(TypedDict, total=False):
     answer: Literal["tactic", "proof", "search"]
     search_iterations: int
     search_failures: int
+    search_parse: Literal["sorrydb", "lenient"]
     screen: Literal["on", "off"]
     feedback_rounds: int
     forbid_search_tactics: bool

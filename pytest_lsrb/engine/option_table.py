@@ -250,9 +250,22 @@ OPTIONS: list[Option] = [
     Option(
         "search-iterations",
         _int,
-        100,
-        "--lsrb-answer search: at most N model calls per attempt, one tactic each",
+        10,
+        "--lsrb-answer search: at most N model calls per attempt, one tactic each (SorryDB's "
+        "TacticByTacticStrategy and run_tactic_agent.py default: 10)",
         identity=False,  # in a search run's identity (TacticTask.configure), no other's
+        tasks=TACTIC,
+    ),
+    Option(
+        "search-parse",
+        str,
+        "sorrydb",
+        "--lsrb-answer search: how a step is read from an answer: sorrydb (SorryDB's parser: the "
+        "first fenced block with a leading `lean` cut off, so a ```lean4 block is not of the form "
+        "`[n] tactic` and the search stops) or lenient (reasoning dropped, any fence tag removed: "
+        "prover models answer in ```lean4 fences by training)",
+        identity=False,  # in a search run's identity (TacticTask.configure), no other's
+        choices=("sorrydb", "lenient"),
         tasks=TACTIC,
     ),
     Option(

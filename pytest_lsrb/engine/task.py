@@ -205,16 +205,15 @@ def record_type_named(task_name: str) -> type[Any]:
         return record_type_of(None)
 
 
-# `[suite] task` of a suite.toml: a built-in name, an entry point of `pytest_lsrb.tasks`, or a
+# `[suite] task` of a suite.toml: an entry point of `pytest_lsrb.tasks` (the built-in families'
+# are pytest-lsrb's own, in pyproject.toml, so the engine names no family), or a
 # "pkg.mod:Class" spec.
 TASKS: Final = Registry(
-    {
-        "goal_to_tactic_proposal_v1": "pytest_lsrb.tactic.task:TacticTask",
-        "llm_srbench": "pytest_lsrb.srbench.task:SrbenchTask",
-    },
+    {},
     group=TASKS_GROUP,
     what="task",
     where="suite.toml [suite] task",
+    own_entry_points=True,
 )
 
 

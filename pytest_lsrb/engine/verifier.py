@@ -156,17 +156,14 @@ class Verifier(Protocol[RowT_contra]):
     def close(self) -> None: ...
 
 
-# `--lsrb-verification NAME`: a built-in, an entry point of `pytest_lsrb.verifiers`, or a spec.
+# `--lsrb-verification NAME`: an entry point of `pytest_lsrb.verifiers` (the built-in modes are
+# pytest-lsrb's own, in pyproject.toml: `none` and each family's), or a "pkg.mod:Class" spec.
 VERIFIERS: Final = Registry(
-    {
-        "none": "pytest_lsrb.engine.no_verifier:NoVerifier",
-        "synthetic": "pytest_lsrb.tactic.verifiers.synthetic:SyntheticVerifier",
-        "repo_replay": "pytest_lsrb.tactic.verifiers.repo_replay:RepoReplayVerifier",
-        "equation": "pytest_lsrb.srbench.scoring.verifier:EquationVerifier",
-    },
+    {},
     group=VERIFIERS_GROUP,
     what="mode",
     where="--lsrb-verification",
+    own_entry_points=True,
 )
 
 

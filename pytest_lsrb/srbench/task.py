@@ -206,6 +206,15 @@ class SrbenchTask(Task[Problem]):
                 else "none"
             )
             rows.append((f"fit time-limit hits{each}", shown))
+        refused = summary.get("sr_unsupported_candidates")
+        if refused:  # our limit, not the model's parse errors: said apart from them
+            rows.append(
+                (
+                    "unsupported forms",
+                    f"{refused} candidate(s) in {summary.get('sr_unsupported_attempts') or 0} attempt(s): "
+                    "valid programs the equation language cannot express (not the model's errors)",
+                )
+            )
         return rows
 
     def terminal_lines(self, summary: Mapping[str, Any]) -> list[str]:

@@ -9,9 +9,16 @@
   the new state and its goals, or Lean's error;
 - it stops when a step completes the proof (the REPL's `proofStatus` "Completed"), after
   `--lsrb-search-failures` consecutive failed steps (SorryDB: 3), after
-  `--lsrb-search-iterations` model calls (100: the issue's and SorryDB's leaderboard setting; the
-  class's own default is 10), when no state is open, or - as SorryDB does - at an answer not of
-  the form `[n] tactic` or naming a state that is not open.
+  `--lsrb-search-iterations` model calls (default 10: SorryDB's class and its CLI,
+  `sorrydb/cli/run_tactic_agent.py --max-iterations`), when no state is open, or - as SorryDB
+  does - at an answer not of the form `[n] tactic` or naming a state that is not open.
+
+Answers are read as SorryDB's `_generate_tactic` reads them (`parse_choice`, `--lsrb-search-parse
+sorrydb`, the default): the text stripped; with a fence, the first fenced block, a leading `lean`
+cut off its tag (so a ```lean4 block keeps a `4` before its `[n]` and is not of the form); then
+`[n]` at the start and the rest of that line. `--lsrb-search-parse lenient` (`parse_lenient`)
+drops reasoning blocks and takes any fence's whole tag off: prover models answer in ```lean4
+fences by training, and under SorryDB's parser their search stops at the first answer.
 
 The path of tactics from the sorry's state to the completed one is the found proof (each state
 holds all its goals, so the path is a script); it is re-checked as a whole file by the acceptance
@@ -32,7 +39,9 @@ from typing import Any, Final
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, Message
 from pytest_lsrb.adapters.usage import CallTally
+from pytest_lsrb.engine.option_table import choices_of
 from pytest_lsrb.engine.outcomes import unanswered_kind
+from pytest_lsrb.engine.prompt import prompt_hash
 from pytest_lsrb.engine.task import AttemptContext
 from pytest_lsrb.engine.verifier import VerificationResult, verification_fields
 from pytest_lsrb.tactic.guard import refuse
@@ -75,16 +84,40 @@ Examples of good responses:
 ```"""
 NO_CONTEXT: Final = "No file context available."
 HISTORY_CHARS: Final = 16000
+DEFAULT_ITERATIONS: Final = 10  # SorryDB's TacticByTacticStrategy(max_iterations=10) and CLI default
+# `[n]` with nothing after it: SorryDB sends the empty tactic, which Lean cannot parse (a failure).
+EMPTY_TACTIC: Final = "an empty tactic (nothing after the state id)"
 ERROR_CHARS: Final = 500  # of one Lean error, in the history and the record
 _CHOICE: Final = re.compile(r"\[(\d+)\]\s*(.*)")
 _FENCED: Final = re.compile(r"```[^\n`]*\n?(.*?)```", re.S)
 _REASONING: Final = re.compile(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.S | re.I)
+# `--lsrb-search-parse`: how a step's answer is read (the first is the default).
+SEARCH_PARSERS: Final = choices_of("search-parse")
 
 
 def parse_choice(text: str) -> tuple[int, str] | None:
-    """(state id, tactic) from an answer `[n] tactic`, or None. As SorryDB reads it: the first
-    fenced block if there is one, then `[n]` at the start and the rest of that line (reasoning
-    blocks are dropped first; a fence's language tag, `lean4` included, is not the answer)."""
+    """(state id, tactic) from an answer, read as SorryDB's `TacticByTacticStrategy._generate_tactic`
+    reads it (sorrydb/strategies/tactic_strategy.py at 71959ed), or None where SorryDB's returns
+    None (the search then stops). The answer is stripped; with a "```" in it, the text is split on
+    "```", the blocks inside fences are taken with a leading `lean` cut off (only those four
+    letters: ```lean4 leaves `4`), and the first one is read; then `[n]` must start the text and
+    the tactic is the rest of that line (an empty tactic is SorryDB's too)."""
+    text = text.strip()
+    if not text:
+        return None
+    if "```" in text:
+        blocks = [b[4:] if b.startswith("lean") else b for b in text.split("```")[1::2]]
+        if blocks:
+            text = blocks[0].strip()
+    match = _CHOICE.match(text)
+    if match is None:
+        return None
+    return int(match.group(1)), match.group(2).strip()
+
+
+def parse_lenient(text: str) -> tuple[int, str] | None:
+    """`--lsrb-search-parse lenient`: as `parse_choice`, but reasoning blocks are dropped first and
+    a fence's whole language tag (`lean4`, `tactic`) is not the answer; an empty tactic is None."""
     text = _REASONING.sub("", text).strip()
     fenced = _FENCED.search(text)
     if fenced:
@@ -93,6 +126,11 @@ def parse_choice(text: str) -> tuple[int, str] | None:
     if match is None or not match.group(2).strip():
         return None
     return int(match.group(1)), match.group(2).strip()
+
+
+def parser_for(name: str | None) -> Callable[[str], tuple[int, str] | None]:
+    """The step reader `--lsrb-search-parse` names (None: the default, SorryDB's)."""
+    return parse_lenient if name == "lenient" else parse_choice
 
 
 def format_goals(goals: tuple[str, ...] | list[str]) -> str:
@@ -151,10 +189,11 @@ def search(
     max_iterations: int,
     max_failures: int,
     refuse: Callable[[str], str | None],
+    parse: Callable[[str], tuple[int, str] | None] = parse_choice,
 ) -> Searched:
     """Run the search from `start`. `ask(prompt, state, goal)` calls the model (the newest open
     state and its goals ride along for adapters that answer without a model); `refuse(tactic)`
-    is the guard's reason to refuse a tactic, or None."""
+    is the guard's reason to refuse a tactic, or None; `parse` reads a step from an answer."""
     root = start.proof_state
     open_states: dict[int, tuple[str, ...]] = {root: (start.goal,)}
     parents: dict[int, tuple[int, str]] = {}
@@ -174,7 +213,7 @@ def search(
         if not asked.ok:
             out.stop = "model_error"
             break
-        choice = parse_choice(asked.text)
+        choice = parse(asked.text)
         if choice is None:
             out.stop = "unparsed"
             out.steps.append({"answer": asked.text[:200]})
@@ -187,7 +226,7 @@ def search(
             break
         entry: dict[str, Any] = {"state": state, "tactic": tactic}
         out.steps.append(entry)
-        refused = refuse(tactic)
+        refused = refuse(tactic) or (EMPTY_TACTIC if not tactic else None)
         step = None if refused else start.step(tactic, state)
         if step is not None and not isinstance(step, TacticStep):  # the REPL's trouble, not the model's
             out.stop, out.failed_run = "repl_failed", step
@@ -251,7 +290,6 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
     call added up. No proof found is the model's `lean_error`/`no_proof_found` (the detail says
     why the search stopped); a search whose every model call failed outside the model, or whose
     REPL failed, says nothing about the model (the judging rule, engine/outcomes.py)."""
-    from pytest_lsrb.tactic.task import prompt_hash  # (the task imports this module)
     from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase, from_failed_run
 
     row = ctx.case.row
@@ -314,9 +352,10 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
         start,
         ask,
         file_context=file_context,
-        max_iterations=int(ctx.options.get("search_iterations") or 100),
+        max_iterations=int(ctx.options.get("search_iterations") or DEFAULT_ITERATIONS),
         max_failures=int(ctx.options.get("search_failures") or 3),
         refuse=refused,
+        parse=parser_for(ctx.options.get("search_parse")),
     )
     fields.update(tally.record_fields())
     fields["prompt"] = prompts[0] if prompts else []

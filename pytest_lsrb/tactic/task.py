@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from json.encoder import encode_basestring as _json_string  # json's, ensure_ascii=False
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -17,6 +15,7 @@ from pytest_lsrb.adapters.usage import result_fields
 from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.core.rows import stream_jsonl
 from pytest_lsrb.engine.outcomes import JUDGED, answered, verdict
+from pytest_lsrb.engine.prompt import prompt_hash
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec, read_suite_text, render
 from pytest_lsrb.engine.summary import GroupCounts
@@ -26,7 +25,7 @@ from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
 from pytest_lsrb.tactic.records import TacticAttemptRecord, TacticFields
 from pytest_lsrb.tactic.rows import TacticRow, repo_name
-from pytest_lsrb.tactic.search import verdict_fields
+from pytest_lsrb.tactic.search import DEFAULT_ITERATIONS, SEARCH_PARSERS, verdict_fields
 from pytest_lsrb.tactic.slices import goal_slice_predicate
 
 if TYPE_CHECKING:
@@ -51,30 +50,6 @@ def _proof_templates(root: Path, prompt: str, system: str | None) -> tuple[str |
     """The suite's `[answer_proof]` templates (read once per suite folder)."""
     system_text = read_suite_text(root, system, "answer_proof.system_prompt") if system else None
     return system_text, read_suite_text(root, prompt, "answer_proof.prompt")
-
-
-def prompt_hash(messages: tuple[Message, ...]) -> str:
-    """SHA-256 of `json.dumps([[role, content], ...], ensure_ascii=False)` (default separators).
-
-    Spelled out with json's own string encoder: the same text without an encoder object, its
-    circular-reference table and a list of lists per prompt (tests/tactic/test_prompt_hash.py
-    holds it equal to json.dumps). Every prompt of a suite starts with the same system message,
-    so the hash of everything before the last message is taken once and continued from a copy."""
-    if not messages:
-        return hashlib.sha256(b"[]").hexdigest()
-    hashed = _hashed_head(messages[:-1]).copy()
-    hashed.update(f"{_json_message(messages[-1])}]".encode())
-    return str(hashed.hexdigest())
-
-
-def _json_message(message: Message) -> str:
-    return f"[{_json_string(message.role)}, {_json_string(message.content)}]"
-
-
-@functools.lru_cache(maxsize=64)
-def _hashed_head(head: tuple[Message, ...]) -> Any:
-    """SHA-256 fed with the prompt's JSON text up to its last message (copy it before adding)."""
-    return hashlib.sha256("".join(["[", *(f"{_json_message(m)}, " for m in head)]).encode())
 
 
 def build_messages(
@@ -145,8 +120,11 @@ class TacticTask(Task[TacticRow]):
         - with Lean verification, `profiles_sha256`: the replay profiles' contents are part of the
           config hash, so resuming after editing a profile is refused as another config;
         - with --lsrb-answer search, `search`: the protocol and its budgets (only a search run's
-          identity holds them, so adding them changed no other run's hash).
+          identity holds them, so adding them changed no other run's hash);
+        - with SorryDB's reference strategies (`--lsrb-adapter sorrydb-tactics`/`sorrydb-rfl`),
+          their own samples per sorry (12: one per tactic; 1), another count refused.
         """
+        config = _reference_samples(config)
         if config.verification in ("synthetic", "repo_replay"):
             path = resolve_profiles_path(config.values.get("profiles"), config.suite.root)
             extra = {**config.extra_identity, "profiles_sha256": profiles_digest(path)}
@@ -156,8 +134,9 @@ class TacticTask(Task[TacticRow]):
         ):  # the protocol and its budgets, in a search's identity only
             search = {
                 "protocol": "sorrydb-tactic-by-tactic",
-                "iterations": int(config.values.get("search_iterations") or 100),
+                "iterations": int(config.values.get("search_iterations") or DEFAULT_ITERATIONS),
                 "failures": int(config.values.get("search_failures") or 3),
+                "parse": str(config.values.get("search_parse") or SEARCH_PARSERS[0]),
             }
             config = dataclasses.replace(config, extra_identity={**config.extra_identity, "search": search})
         short = int(config.values.get("max_tokens") or 0) < PROOF_MAX_TOKENS
@@ -195,7 +174,7 @@ class TacticTask(Task[TacticRow]):
     def calls_per_attempt(self, values: Mapping[str, Any]) -> int:
         """One call; a search makes up to `--lsrb-search-iterations`."""
         if answer_mode(values) == "search":
-            return max(1, int(values.get("search_iterations") or 100))
+            return max(1, int(values.get("search_iterations") or DEFAULT_ITERATIONS))
         return 1
 
     def run_attempt(self, ctx: AttemptContext[TacticRow]) -> TacticFields:
@@ -352,10 +331,21 @@ class TacticTask(Task[TacticRow]):
         return TacticSummary(samples_per_item)
 
     def summary_fields(self, config: RunConfig) -> dict[str, Any]:
+        from pytest_lsrb.adapters.reference import REFERENCE_ADAPTERS
         from pytest_lsrb.tactic.profiles import profile_config_path
 
         path = profile_config_path(config["verification"], config["profiles"], config.suite.root)
-        return {"profile_config_path": path}
+        fields: dict[str, Any] = {"profile_config_path": path}
+        reference = REFERENCE_ADAPTERS.get(str(config["adapter"]))
+        if reference is not None:  # the strategy's own figure: a sorry counts when any sample does
+            k = reference.samples_per_item()
+            fields["headline"] = {
+                "metric": f"verification_pass_at_k_{k}",
+                "label": f"pass@{k}",
+                "protocol": f"SorryDB {reference.strategy}@{reference.commit}",
+                "row": reference.row or None,
+            }
+        return fields
 
     def score_label(self, values: Mapping[str, Any]) -> str:
         """The progress line's running score: answers Lean closed, or valid ones unverified."""
@@ -381,6 +371,25 @@ class TacticTask(Task[TacticRow]):
         if "search_state" in context:  # a search step: `[state_id] tactic` (tactic/search.py)
             return f"[{context['search_state']}] {read_answer(answer).tactic.split(chr(10))[0]}"
         return answer
+
+
+def _reference_samples(config: RunConfig) -> RunConfig:
+    """A SorryDB reference strategy's run: its own samples per sorry (one per tactic), or a usage
+    error when `--lsrb-samples` asks for another count."""
+    from pytest_lsrb.adapters.reference import REFERENCE_ADAPTERS
+
+    reference = REFERENCE_ADAPTERS.get(str(config.values.get("adapter")))
+    if reference is None:
+        return config
+    k = reference.samples_per_item()
+    if "samples" in config.from_command_line and config.samples != k:
+        from pytest_lsrb.core.errors import LsrbUsageError
+
+        raise LsrbUsageError(
+            f"--lsrb-adapter {reference.name} tries SorryDB's {reference.strategy} tactics, one per "
+            f"sample: its run has {k} sample(s) per sorry (got --lsrb-samples {config.samples})."
+        )
+    return dataclasses.replace(config, values={**config.values, "samples": k})
 
 
 class TacticSummary:

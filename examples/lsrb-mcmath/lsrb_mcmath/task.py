@@ -58,6 +58,9 @@ class McMathTask(Task[McRow]):
         fields.update(
             {"proposal": letter or "", "valid": letter is not None, "nonempty": bool(result.text.strip())}
         )
+        chosen, right = (row.number(letter), row.number(row.answer)) if letter else (None, None)
+        if chosen is not None and right is not None:  # read by the metric `mean_abs_error`
+            fields["abs_error"] = abs(chosen - right)  # type: ignore[typeddict-unknown-key]
         verdict = ctx.verifier.verify(row, letter or "", attempt_seed=ctx.case.attempt_seed)
         fields.update(verification_fields(verdict))  # type: ignore[typeddict-item]
         return fields
