@@ -57,6 +57,11 @@ _OPENS_BLOCK: Final = re.compile(r"(?:\bby|=>|:=|\bfrom|\bthen|\belse|\bdo|<\||\
 _OPEN: Final = "([{⟨⦃⟦"
 _CLOSE: Final = ")]}⟩⦄⟧"
 _SUBSTANTIAL_PREFIX: Final = 8  # non-blank characters of a sorry's line that identify it alone
+# How much the alignment reads (a line diff is quadratic on repetitive text): the source's last
+# lines before the sorry, the answer's first lines, the changed text's tail.
+_ALIGNED_SOURCE_LINES: Final = 200
+_ALIGNED_ANSWER_LINES: Final = 4000
+_DIFFED_CHARS: Final = 2000
 _SHOWN_LIMIT: Final = 100
 
 
@@ -99,9 +104,10 @@ def _key(line: str) -> str:
     return " ".join(line.split())
 
 
-def _depth(text: str) -> int:
-    depth = 0
-    for ch in code_view(text):
+def _depth(text: str, depth: int = 0) -> int:
+    """The bracket depth after `text`'s code, starting at `depth`."""
+    code = code_view(text) if any(c in text for c in "\"'-«") else text  # (no literal: as is)
+    for ch in code:
         if ch in _OPEN:
             depth += 1
         elif ch in _CLOSE:
@@ -144,7 +150,7 @@ def _aligned(before: list[str], answer: list[str], first_line: int) -> tuple[int
     inside = [i for i, _ in pairs if i >= max(first_line, 0)]
     if len(inside) < 2 and first_line not in inside:  # (the declaration's own keyword line counts)
         return None
-    return pairs[-1]
+    return max(pairs)
 
 
 def _prefix_line(lines: list[str], prefix: str, after: int | None) -> Pos | None:
@@ -168,11 +174,12 @@ def _diffed(window: str, lines: list[str], first: int) -> Pos | None:
     """Where the answer's text from line `first` stops sharing `window` (the source from the last
     shared line to the sorry, a line the model changed in it): the end of the last stretch of
     characters both hold, as SorryDB's diff finds it."""
+    window = window[-_DIFFED_CHARS:]
     wanted, last = window.count("\n") + 3, first
     while last < len(lines) and wanted:  # as many lines of code as the window has, and some
         wanted -= bool(lines[last].strip())
         last += 1
-    text = "\n".join(lines[first:last])
+    text = "\n".join(lines[first:last])[: 2 * _DIFFED_CHARS]
     blocks = [b for b in SequenceMatcher(None, window, text, autojunk=False).get_matching_blocks() if b.size]
     if not blocks:
         return None
@@ -192,8 +199,11 @@ def find_fill(code: str, site: Site) -> Fill | None:
     prefix, suffix = _key(source[sl - 1][:sc]), _key(source[el - 1][ec:])
     decl = find_declaration(site.text, sl)
     first_line = decl.keyword_line - 1 if decl is not None else -1
-    shared = _aligned([_key(x) for x in source[: sl - 1]], [_key(x) for x in lines], first_line)
-    after = shared[1] + 1 if shared is not None else None
+    # bounded work: the source's last lines before the sorry against the answer's first lines
+    low = max(sl - 1 - _ALIGNED_SOURCE_LINES, 0)
+    before = [_key(x) if i >= low else "" for i, x in enumerate(source[: sl - 1])]
+    shared = _aligned(before, [_key(x) for x in lines[:_ALIGNED_ANSWER_LINES]], first_line)
+    after = shared[1] + 1 if shared is not None and shared[1] + 1 < len(lines) else None
     gap = [x for x in source[shared[0] + 1 : sl - 1] if x.strip()] if shared is not None else []
     start: Pos | None = None
     if not gap and prefix:
@@ -246,16 +256,17 @@ def _fill_text(lines: list[str], start: Pos, suffix: str, *, own_line: bool, blo
         belongs_from = _indent(lines[j]) + 1
     rel = min(ref, belongs_from)  # later lines keep their indentation from here
     body = [first.strip()]
+    depth = _depth(first)
     for line in lines[j + 1 :]:
         if not line.strip():
             body.append("")
             continue
         indent = _indent(line)
-        inside = _depth("\n".join(body)) > 0
         ends = indent < belongs_from or (indent <= ref and _COMMAND_START.match(line.strip()) is not None)
-        if ends and not inside:
+        if ends and not depth:
             break
         body.append(line[rel:] if indent >= rel else line.strip())
+        depth = _depth(line, depth)
     while body and not body[-1].strip():
         body.pop()
     if suffix and body and _key(body[-1]).endswith(suffix):

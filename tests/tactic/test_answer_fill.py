@@ -16,6 +16,8 @@ a nested sorry filled; a fence inside a comment; a goal display; a definition th
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_lsrb.tactic.answer import Site, read_answer
 
@@ -256,3 +258,92 @@ def test_an_answer_that_restates_nothing_is_read_as_before() -> None:
         plain = read_answer(raw, "proof")
         with_site = read_answer(raw, "proof", site=TARGET_SITE)
         assert (with_site.tactic, with_site.refusal) == (plain.tactic, None)
+
+
+# -- laws ----------------------------------------------------------------------------------------
+
+_TACTICS = ("simp", "omega", "rfl", "linarith", "exact h", "norm_num", "constructor", "intro x")
+_HYPS = ("(h : a = b)", "(n : ℕ)", "(f : ℕ → ℕ := id)", "(s : Set ℕ := {x | x = 0})", "[inst : Foo (α := ℕ)]")
+
+
+@st.composite
+def _restated(draw: st.DrawFn) -> tuple[Site, str, str]:
+    """A declaration whose proof is a bullet tree with the target sorry somewhere in it, and an
+    answer that restates it with only that sorry replaced (a fill of one to three lines), maybe
+    in a fence, maybe followed by the model's guess at the lines after it (shallower)."""
+    hyps = " ".join(draw(st.lists(st.sampled_from(_HYPS), max_size=3)))
+    head = f"theorem t {hyps} : a = b := by"
+    depth = draw(st.integers(0, 2))
+    lines = [head]
+    for level in range(depth + 1):
+        pad = "  " * (level + 1)
+        lines += [pad + t for t in draw(st.lists(st.sampled_from(_TACTICS), max_size=2))]
+        if level < depth:
+            lines.append(pad + "· " + draw(st.sampled_from(_TACTICS)))
+    column = 2 * (depth + 1)
+    context = "\n".join([*lines, " " * column + "sorry"])
+    fill = draw(st.lists(st.sampled_from(_TACTICS), min_size=1, max_size=3))
+    guessed = draw(st.lists(st.sampled_from(_TACTICS), max_size=2)) if depth else []
+    after = [" " * (column - 2) + "· " + t for t in guessed]  # the enclosing block's next bullet
+    code = "\n".join([*lines, *(" " * column + t for t in fill), *after])
+    raw = draw(st.sampled_from(["{}", "```lean\n{}\n```", "Here it is:\n\n```lean4\n{}\n```\nDone."])).format(
+        code
+    )
+    site = Site(context, (len(lines) + 1, column), (len(lines) + 1, column + 5))
+    return site, raw, "\n".join(fill)
+
+
+@given(_restated())
+def test_restating_the_source_with_only_the_sorry_replaced_yields_the_replacement(
+    case: tuple[Site, str, str],
+) -> None:
+    """Law: an answer that is the source with only the target sorry replaced reads as that
+    replacement, the statement unchanged."""
+    site, raw, fill = case
+    answer = read_answer(raw, "proof", site=site)
+    assert answer.tactic == fill and answer.refusal is None
+    assert read_answer(raw, "tactic", site=site).tactic == fill.split("\n")[0]
+
+
+@given(_restated(), st.sampled_from(["a = b", "b = a", "a ≠ b"]))
+def test_a_statement_is_changed_exactly_when_its_text_is(
+    case: tuple[Site, str, str], conclusion: str
+) -> None:
+    """Law: with the conclusion rewritten, the answer is refused iff the statement differs."""
+    site, raw, _ = case
+    changed = raw.replace(": a = b := by", f": {conclusion} := by", 1)
+    answer = read_answer(changed, "proof", site=site)
+    assert (answer.refusal is not None) == (conclusion != "a = b")
+
+
+@given(
+    st.lists(
+        st.sampled_from(["h : p", "x y : ℕ", "hxy : x < y", "inst✝ : Fintype α", "f : ℕ →\n    ℕ"]),
+        max_size=4,
+    ),
+    st.sampled_from(["", "case inl\n", "case succ.h\n"]),
+    st.sampled_from(["p ∨ q", "x + y = y + x", "f 0 = 0"]),
+)
+def test_a_goal_as_lean_prints_it_is_never_a_tactic(hyps: list[str], case: str, target: str) -> None:
+    shown = case + "".join(h + "\n" for h in hyps) + f"⊢ {target}"
+    for raw in (shown, f"```\n{shown}\n```"):
+        answer = read_answer(raw)
+        assert answer.tactic == "" and "goal_display" in answer.answer_format
+
+
+@given(
+    st.text(max_size=300),
+    st.text(max_size=200),
+    st.sampled_from(["tactic", "proof"]),
+    st.sampled_from(["  sorry", "theorem t : p := by sorry", "  exact ⟨sorry, h⟩", "  · sorry"]),
+)
+def test_reading_with_a_site_never_crashes(raw: str, above: str, mode: str, line: str) -> None:
+    """Law: any answer reads against any source (hostile text is normal input); what it reads
+    holds no forbidden token when valid."""
+    context = f"{above}\n{line}"
+    row = context.count("\n") + 1
+    site = Site(context, (row, line.index("sorry")), (row, line.index("sorry") + 5))
+    answer = read_answer(raw, "proof" if mode == "proof" else "tactic", site=site)
+    assert not (answer.valid and answer.contains_sorry)
+    for text in (raw, f"```lean\n{context.replace('sorry', raw[:40] or 'simp')}\n```"):
+        read_answer(text, "proof", site=site)
