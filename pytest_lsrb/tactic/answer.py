@@ -60,7 +60,6 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from pytest_lsrb.engine.option_table import choices_of
 from pytest_lsrb.tactic.fill import Site, changed_statement, find_fill
 from pytest_lsrb.tactic.guard import contains_forbidden
 from pytest_lsrb.tactic.lean.keywords import COMMAND_KEYWORDS, IN_TACTICS
@@ -80,6 +79,7 @@ from pytest_lsrb.tactic.lines import (
     tactic_word,
     unwrap,
 )
+from pytest_lsrb.tactic.options import OPTIONS
 from pytest_lsrb.tactic.tactics import is_tactic_keyword
 
 __all__ = [
@@ -95,7 +95,7 @@ __all__ = [
     "restore_first_indent",
 ]
 
-ANSWER_MODES: Final = choices_of("answer")  # the first is the default
+ANSWER_MODES: Final = OPTIONS.choices_of("answer")  # the first is the default
 
 _REASONING_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.S | re.I)
 _REASONING_OPEN = re.compile(r"<(?:think|thinking|reasoning)>", re.I)

@@ -7,11 +7,13 @@ import dataclasses
 import json
 import typing
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.calls import counted_attempt
 from pytest_lsrb.engine.outcomes import judgement, status, success
 from pytest_lsrb.engine.records import strip_timing
 from pytest_lsrb.equations import parse_expression
@@ -252,7 +254,7 @@ def _attempt(problem: Problem, seed: int, **options: object) -> SrbenchFields:
             **options,
         },
     )
-    return SrbenchTask().run_attempt(ctx)
+    return cast(SrbenchFields, counted_attempt(SrbenchTask(), ctx))
 
 
 def test_attempts_are_deterministic_in_the_seed(builtin: list[Problem]) -> None:
@@ -279,7 +281,10 @@ def test_real_llmsr_data_in_the_task(shared_data: Path) -> None:
 def _prepare(*args: str) -> object:
     import argparse
 
-    from pytest_lsrb.engine.option_table import OPTIONS, dest
+    from pytest_lsrb.engine.option_sets import every_option
+    from pytest_lsrb.engine.option_table import dest
+
+    OPTIONS = every_option()
     from pytest_lsrb.session.prepare import prepare_suite_run
 
     values: dict[str, str | None] = {dest(o.name): None for o in OPTIONS}

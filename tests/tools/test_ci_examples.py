@@ -20,8 +20,10 @@ import pytest
 from fakes.ollama_server import FakeOllama
 from recipe_kit import checkout, lines, outcomes, run_until_recorded, user_environ, user_venv
 
-from pytest_lsrb.engine.option_table import OPTIONS
+from pytest_lsrb.engine.option_sets import every_option
 from pytest_lsrb.session.termination import EXIT_TERMINATED
+
+OPTIONS = every_option()
 
 yaml = pytest.importorskip("yaml")
 pytest.importorskip("hatchling", reason="installing from the checkout builds it with hatchling (dev extra)")

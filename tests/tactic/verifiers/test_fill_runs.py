@@ -58,7 +58,7 @@ RULES = [
 ]
 
 
-def _run(run_suite: Any, tmp_path: Path, reply: str) -> tuple[Any, list[Any]]:
+def _run(run_suite: Any, tmp_path: Path, reply: str, *extra: str) -> tuple[Any, list[Any]]:
     bin_dir = tmp_path / "bin"
     install_toolchain(bin_dir)
     tree = tmp_path / "tree"
@@ -81,6 +81,7 @@ def _run(run_suite: Any, tmp_path: Path, reply: str) -> tuple[Any, list[Any]]:
             "--lsrb-model=claude-sonnet-4-5",
             f"--lsrb-base-url={server.url}/v1",
             "--lsrb-outcome=record",
+            *extra,
             env={
                 "PATH": path_with(bin_dir),
                 "FAKE_GIT_TREE": str(tree),
@@ -119,3 +120,13 @@ def test_a_changed_statement_is_the_models_failure_before_lean(run_suite: Any, t
     assert "changes the statement" in attempt["verification_detail"]
     lean_calls = (tmp_path / "lean.log").read_text() if (tmp_path / "lean.log").exists() else ""
     assert "omega" not in lean_calls  # nothing of the answer went to Lean
+
+
+def test_in_sorrydbs_own_prompt_the_fill_is_read_the_same(run_suite: Any, tmp_path: Path) -> None:
+    """`--lsrb-prompt sorrydb` asks in SorryDB's words (its `llm` strategy's prompt, the file up to
+    the sorry): the answer it was written for is read as SorryDB's diff reads it."""
+    res, chats = _run(run_suite, tmp_path, RESTATED, "--lsrb-prompt=sorrydb")
+    attempts = res.attempts()
+    assert len(attempts) == 1, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "Output the ENTIRE code block" in chats[0].body["messages"][-1]["content"]
+    assert (attempts[0]["tactic"], attempts[0]["verification_outcome"]) == ("omega", "closed")
