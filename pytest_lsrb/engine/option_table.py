@@ -94,9 +94,10 @@ OPTIONS: list[Option] = [
         "retry-time",
         float,
         120.0,
-        "seconds a model call keeps retrying transient errors (connection refused or reset, 429, "
-        "502/503/504, timeouts) after its first one, with capped jittered backoff honouring "
-        "Retry-After: long enough for a server to restart; 0: no retries",
+        "seconds of failed calls after which the model's server is taken for down and the run "
+        "stops what is left (resumable); until then transient errors (connection refused or "
+        "reset, 429, 502/503/504, timeouts) are retried with capped jittered backoff that a "
+        "Retry-After may lengthen: long enough for a local server to restart; 0: no retries",
         identity=False,
         bounds=Bounds(0, DAY_S, whole=False, unit="seconds"),
         group="model",

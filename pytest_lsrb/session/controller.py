@@ -233,8 +233,11 @@ class ControllerSession(LsrbSession):
             self.lock = None
 
     def before_attempt(self, runner: Runner) -> None:
-        """A child of `lsrb run` whose parent died: no more requests (`output.owner`)."""
+        """A child of `lsrb run` whose parent died, or a run whose lock file was deleted or
+        replaced under it: no more requests (`output.owner`)."""
         problem = self.owner.parent_problem() if self.owner is not None else None
+        if problem is None and self.lock is not None:
+            problem = self.lock.problem()
         if problem is not None:
             runner.stop(problem, everywhere=False)
 
@@ -392,7 +395,8 @@ class ControllerSession(LsrbSession):
         extra = self.run.config.extra_identity
         named = {key: str(extra[key]) for key in IDENTITY_KEYS if key in extra}
         holder = self.lock.holder if self.lock is not None else None
-        xdist.give_run_dir(node, self.run.config.output_dir, self.run.config.resume, named, holder)
+        identity = self.lock.identity if self.lock is not None else None
+        xdist.give_run_dir(node, self.run.config.output_dir, self.run.config.resume, named, holder, identity)
         if fastpath(self.config):  # else workers send xdist's own per-event messages
             xdist.unpack_batches(node, self.queue_depth)
         self.following = True
