@@ -214,6 +214,29 @@ def cmd_import_sorrydb(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def cmd_import_sorrydb_results(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb import sorrydb-results FILE|DIR -o OUT`: SorryDB's agent output as a run folder."""
+    from pytest_lsrb.tools.sorrydb_runs import import_results
+
+    summary = import_results(Path(args.source_path), Path(args.output), overwrite=args.overwrite)
+    samples = (summary.get("config") or {}).get("samples")
+    print(
+        f"wrote {summary['attempts']} attempts of {summary['items']} sorries ({samples} per sorry) "
+        f"to {args.output}: SorryDB's recorded verdicts, pass@1 {summary.get('verification_pass_at_k_1')}"
+    )
+    return 0
+
+
+def cmd_export_sorrydb(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb export sorrydb RUN -o FILE`: a run as SorryDB's agent output."""
+    from pytest_lsrb.tools.sorrydb_runs import export_run
+
+    index = Path(args.index) if args.index else None
+    counts = export_run(follow_latest(Path(args.run)), Path(args.output), index=index)
+    print(f"wrote {counts['sorries']} sorries ({counts['verified']} with a verified proof) to {args.output}")
+    return 0
+
+
 def cmd_split(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb split INDEX --out DIR`: freeze splits and write the contamination report."""
     from pytest_lsrb.tools import contamination, splits
@@ -389,6 +412,33 @@ def build_parser(run_options: bool = True) -> argparse.ArgumentParser:
         help="keep records whose repo.remote is a path on this machine (refused by default)",
     )
     sorrydb.set_defaults(func=cmd_import_sorrydb)
+    results = imp_sub.add_parser(
+        "sorrydb-results",
+        help="SorryDB's agent output or experiment folder -> a run folder (SorryDB's verdicts)",
+        description="Read SorryDB's agent output (a JSON list of results, doc/AGENTS.md) or one "
+        "experiment folder (result.json, run_summary.json, logs/) and write a run folder: its index, "
+        "one record per sorry and attempt with the answer read by this project's reader and "
+        "SorryDB's recorded verdict, and its summary; `lsrb compare` and `lsrb report` pair it with "
+        "a run here by sorry id.",
+    )
+    results.add_argument("source_path", metavar="FILE|DIR", help="result.json, or an experiment folder")
+    results.add_argument("-o", "--output", required=True, help="run folder to write")
+    results.add_argument("--overwrite", action="store_true", help="replace a run already in -o")
+    results.set_defaults(func=cmd_import_sorrydb_results)
+
+    export = sub.add_parser("export", help="write a run in another tool's format")
+    export_sub = export.add_subparsers(dest="target", required=True, metavar="FORMAT")
+    to_sorrydb = export_sub.add_parser(
+        "sorrydb",
+        help="a run -> SorryDB's agent output (each sorry with its proof or null)",
+        description="Write every sorry of a run as SorryDB's agent output (doc/AGENTS.md: the sorry "
+        "record and `proof`, the first verified sample's proof or null, with SorryDB's SorryResult "
+        "fields), for SorryDB's own verifier or leaderboard.",
+    )
+    to_sorrydb.add_argument("run", help="the run's output directory")
+    to_sorrydb.add_argument("-o", "--output", required=True, help="JSON file to write")
+    to_sorrydb.add_argument("--index", default=None, help="the run's index (default: the one run.json names)")
+    to_sorrydb.set_defaults(func=cmd_export_sorrydb)
 
     from pytest_lsrb.tools.splits import DEFAULT_FRACTIONS
 
