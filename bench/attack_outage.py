@@ -28,7 +28,15 @@ Usage: python bench/attack_outage.py CHECKOUT ATTACK   (CHECKOUT: the code that 
 Measured (2 shared cores, load from other jobs; before = d5cc7e2, after = this script's commit):
 - hint0, `retry-after: 0`: before 693 requests in the first 15 s, 4,766 in all, 216.8 s, exit 1
   (each of the 64 attempts waited out its own 15 s window); after the backoff floor 236 in the
-  first 15 s (64 calls x ~4 floors each: 0.25-0.5, 0.5-1, 1-2, 2-4 s), 444 in all, 54.3 s.
+  first 15 s (64 calls x ~4 floors each: 0.25-0.5, 0.5-1, 1-2, 2-4 s), 444 in all, 54.3 s; with
+  the run-level outage (dea15f4) 213 in the first 15 s, 214 in all, and the run stops, exit 2, in
+  33.6 s (start-up under `-n 2` included), its last line naming the server down since when.
+- dead, 2 in flight: before 48.7 s (a healthy one-item run: 8.8 s), every one of the 20 attempts
+  recorded as an error after its own 4 s; after 13.2 s (9.4 s), 1 attempt recorded, the rest
+  left to the printed resume. Under `-n 2`: before 38.7 s (15.4 s), after 21.3 s (20.3 s).
+- restart, down 20 s: before the outage cost 37.9 s (whole run +38.2 s), after 21.9 s (+21.0 s).
+- llama, down 20 s: before the outage cost 29.4 s, after 22.1 s (whole runs of 88-188 s moved by
+  more than that with the machine's load: load average 8-14 on 2 cores).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pytest_lsrb.core.errors import LsrbUsageError, OutputWriteError
 from pytest_lsrb.core.nofollow import create_nofollow
 from pytest_lsrb.engine.plan import SuiteRun
 from pytest_lsrb.engine.schedule import queue_depth
-from pytest_lsrb.session import xdist
+from pytest_lsrb.session import budgets, xdist
 from pytest_lsrb.session.base import LsrbSession
 from pytest_lsrb.session.cases import keys_of_nodeids
 from pytest_lsrb.session.seams import fastpath
@@ -55,46 +55,6 @@ def checked(adapter: Adapter, users: bool) -> None:
 FOLLOW_EVERY_S = 0.5  # the controller of xdist workers reads their new records this often
 
 
-def open_budget(run: SuiteRun) -> None:
-    """A run with a budget (`engine.budget`): open this session's ledger. A new run starts from
-    nothing; a resumed one from what its earlier sessions spent (the ledger's, every request in
-    flight at a crash counted at its worst case until it is settled: `engine.ledger`), or what its
-    records say the requests cost (a run begun without a budget), whichever is more."""
-    from pytest_lsrb.engine.budget import Ledger, limits_of
-
-    if not limits_of(run.config.values).any:
-        return
-    ledger = Ledger(run.config.output_dir)
-    at_least = None
-    if run.config.resume:
-        from pytest_lsrb.output.files import ATTEMPTS_FILE, iter_attempts
-
-        prompt = completion = 0
-        path = run.config.output_dir / ATTEMPTS_FILE
-        for record in iter_attempts(path) if path.is_file() else ():
-            if not record.get("cached"):  # every record, superseded ones too: each was paid for
-                prompt += int(record.get("prompt_tokens") or 0)
-                completion += int(record.get("completion_tokens") or 0)
-        at_least = (prompt, completion)
-    ledger.open_session(time.time(), at_least)
-
-
-def budget_uncounted(run: SuiteRun) -> str | None:
-    """A sentence when a cost or token budget could not count some answers (no `usage`)."""
-    from pytest_lsrb.engine.budget import Ledger, limits_of
-
-    limits = limits_of(run.config.values)
-    if limits.max_cost is None and limits.max_total_tokens is None:
-        return None
-    unreported = Ledger(run.config.output_dir).read().unreported
-    if not unreported:
-        return None
-    return (
-        f"{unreported} answer(s) came without token usage from the server; the run's cost and "
-        "token budgets counted nothing for them."
-    )
-
-
 def notes_of(*notes: Callable[[], str | None] | None) -> Callable[[], str | None]:
     """The progress line's extra parts, each asked when the line is shown."""
 
@@ -103,29 +63,6 @@ def notes_of(*notes: Callable[[], str | None] | None) -> Callable[[], str | None
         return " · ".join(said) or None
 
     return note
-
-
-def budget_note_of(run: SuiteRun) -> Callable[[], str | None] | None:
-    """What the progress line says of the run's budgets (read from the ledger when shown)."""
-    from pytest_lsrb.engine.budget import Ledger, SessionClock, budget_note, limits_of
-
-    limits = limits_of(run.config.values)
-    if not limits.any:
-        return None
-    ledger, clock = Ledger(run.config.output_dir), SessionClock()
-    return lambda: budget_note(limits, ledger.read(), clock)
-
-
-def budget_stop(run: SuiteRun) -> BudgetStop | None:
-    """The budget that stopped this session of the run, if one did, with what was spent when
-    every request in flight then had settled."""
-    from pytest_lsrb.engine.budget import BudgetStop, Ledger, limits_of, settled_stop
-
-    limits = limits_of(run.config.values)
-    if not limits.any:
-        return None
-    spent = Ledger(run.config.output_dir).read()
-    return settled_stop(BudgetStop.from_json(spent.stopped), limits, spent)
 
 
 class ControllerSession(LsrbSession):
@@ -202,7 +139,7 @@ class ControllerSession(LsrbSession):
                 outage.clear(run.config.output_dir)  # nor its server's outage
                 if not run.config.resume:  # nor, in a new run, its answers (adapters.cache)
                     drop_rounds(run.config.output_dir)
-                open_budget(run)  # before any worker asks it
+                budgets.open_budget(run)  # before any worker asks it
                 xdist.clear_crash_files(run.config.output_dir)  # nor an earlier run's crashes
                 self.progress = self._progress_reporter(run)
                 self.term.install()
@@ -308,7 +245,7 @@ class ControllerSession(LsrbSession):
             interval_s=interval_for(run.config.progress, sys.stdout.isatty()),
             price=parse_price(run.config.price),
             score_label=run.task.score_label(run.config.values),
-            note=notes_of(budget_note_of(run), lambda: outage_note(run_dir) or WAITING.note()),
+            note=notes_of(budgets.budget_note_of(run), lambda: outage_note(run_dir) or WAITING.note()),
         )
         progress.resumed = resumed
         reporter = ProgressReporter(progress, self.config.pluginmanager.get_plugin("terminalreporter"))
@@ -468,7 +405,7 @@ class ControllerSession(LsrbSession):
         wall = (datetime.now(timezone.utc) - self.started).total_seconds()
         self.summary = self.output.finish(wall_time_s=wall, selection=self.selection)
         self.term.saved = True
-        self.budget_stop = budget_stop(self.run)
+        self.budget_stop = budgets.budget_stop(self.run)
         self.next_step = next_step_line(
             self.summary,
             self.term.received or session.exitstatus == pytest.ExitCode.INTERRUPTED,
@@ -527,7 +464,9 @@ class ControllerSession(LsrbSession):
             terminalreporter.write_line(f"lsrb: {self.output.write_error}", red=True, bold=True)
         for warning in self.output.warnings if self.output is not None else ():
             terminalreporter.write_line(f"lsrb: {warning}", yellow=True)
-        uncounted = budget_uncounted(self.run) if self.run is not None and self.output is not None else None
+        uncounted = (
+            budgets.budget_uncounted(self.run) if self.run is not None and self.output is not None else None
+        )
         if uncounted:
             terminalreporter.write_line(f"lsrb: WARNING: {uncounted}", yellow=True)
         if self.run is not None and self.config.option.collectonly:
