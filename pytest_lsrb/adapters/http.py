@@ -293,7 +293,8 @@ class HttpEndpoint:
         `watch_outage`: whether this call tells and follows the server's outage state (a
         generation call does; a check before the run does not)."""
         policy = self.retry if max_retries is None else replace(self.retry, max_retries=max_retries)
-        outage = self.outage if watch_outage else None
+        # (--lsrb-retry-time 0: no retries, so no outage either: each call fails on its own)
+        outage = self.outage if watch_outage and policy.total_s > 0 else None
         rng = random.Random(stable_hash("backoff", seed))  # deterministic jitter per attempt
         start = time.perf_counter()
         first_failure: float | None = None  # the retry time counts from here

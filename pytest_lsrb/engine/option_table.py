@@ -98,7 +98,8 @@ OPTIONS: list[Option] = [
         "seconds of failed calls after which the model's server is taken for down and the run "
         "stops what is left (resumable); until then transient errors (connection refused or "
         "reset, 429, 502/503/504, timeouts) are retried with capped jittered backoff that a "
-        "Retry-After may lengthen: long enough for a local server to restart; 0: no retries",
+        "Retry-After may lengthen: long enough for a local server to restart; 0: no retries (each "
+        "call fails on its own)",
         identity=False,
         bounds=Bounds(0, DAY_S, whole=False, unit="seconds"),
         group="model",

@@ -234,3 +234,14 @@ def test_a_refused_connection_is_tried_again_at_least_every_two_seconds() -> Non
     waits = [policy.next_wait(n, 0.0, None, random.Random(n), refused=True) for n in range(12)]
     assert all(w is not None and w <= REFUSED_MAX_DELAY_S for w in waits)
     assert max(w for w in waits if w is not None) >= REFUSED_MAX_DELAY_S / 2
+
+
+def test_no_retry_time_means_no_outage_either(tmp_path: Path) -> None:
+    """`--lsrb-retry-time 0` (no retries): each call fails on its own; the run is never stopped for
+    an outage it did not wait for."""
+    http = endpoint(f"http://127.0.0.1:{closed_port()}/v1", tmp_path, total_s=0.0)
+    outcome = http.call("POST", "/chat/completions", {}, parse=lambda d: d, seed=0)
+    http.close()
+    assert outcome.failure is not None and outcome.http_attempts == 1
+    assert "has been down" not in outcome.failure.message
+    assert read_state(tmp_path) is None and run_outage(tmp_path) is None

@@ -45,26 +45,28 @@ def records(out: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-OPTIONS = ("--lsrb-max-items=20", "--lsrb-retry-time=4", "--lsrb-concurrency=2")
-
-
 @pytest.mark.parametrize(
-    "workers",
+    ("items", "workers"),
     [
-        # the feature's one end-to-end test in the default run
-        pytest.param([], id="serial", marks=pytest.mark.smoke),
-        pytest.param(["-n", "2"], id="n2"),
+        # the feature's one end-to-end test in the default run (a lighter one)
+        pytest.param(10, [], id="serial", marks=pytest.mark.smoke),
+        pytest.param(20, ["-n", "2"], id="n2"),
     ],
 )
 def test_a_dead_server_stops_what_is_left_at_once_and_the_resume_finishes_it(
-    tmp_path: Path, workers: list[str]
+    tmp_path: Path, items: int, workers: list[str]
 ) -> None:
+    options = (
+        f"--lsrb-max-items={items}",
+        f"--lsrb-retry-time={2 if not workers else 4}",
+        "--lsrb-concurrency=2",
+    )
     port = free_port()
     server = RestartableServer(port, tmp_path / "chats.log", die=True)  # dies at the first chat
     out = tmp_path / "out"
     try:
         done = subprocess.run(
-            command(server.url, out, *OPTIONS, *workers),
+            command(server.url, out, *options, *workers),
             cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=300,
         )  # fmt: skip
     finally:
@@ -89,14 +91,14 @@ def test_a_dead_server_stops_what_is_left_at_once_and_the_resume_finishes_it(
     back = RestartableServer(port, tmp_path / "again.log")  # the server is back: the printed resume
     try:
         resumed = subprocess.run(
-            command(server.url, out, *OPTIONS, *workers, "--lsrb-resume", "--lsrb-retry-errors"),
+            command(server.url, out, *options, *workers, "--lsrb-resume", "--lsrb-retry-errors"),
             cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=300,
         )  # fmt: skip
     finally:
         back.kill()
     assert resumed.returncode == 0, (resumed.stdout + resumed.stderr)[-3000:]
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert summary["complete"] is True and summary["attempts"] == 20
+    assert summary["complete"] is True and summary["attempts"] == items
     assert summary["infrastructure_attempts"] == 0
 
 
