@@ -28,9 +28,22 @@ from pytest_lsrb.srbench.scoring.agreement_options import MEASURED, PAIRS_DIR
 from pytest_lsrb.srbench.scoring.symbolic import SymbolicVerdict, symbolic_match
 
 preload("pytest_lsrb.srbench.scoring.symbolic")
-SETS: Final = ("dev", "heldout", "fresh")
+# `adversarial` and its blind third `adversarial_heldout` (issue #48): function swaps, narrow-domain
+# approximations, PySR floats, rows on a line (tests/srbench/data/build_adversarial_pairs.py).
+SETS: Final = ("dev", "heldout", "fresh", "adversarial", "adversarial_heldout")
 # Categories whose label is "not the same form": a match there is a false accept.
-REJECTED: Final = frozenset({"superset", "subset", "approximation", "near_miss", "exponent_value"})
+REJECTED: Final = frozenset(
+    {
+        "superset",
+        "subset",
+        "approximation",
+        "near_miss",
+        "exponent_value",
+        "function_swap",
+        "narrow_approximation",
+        "line_only",
+    }
+)
 POINTS: Final = 300
 MAX_PAIRS: Final = 5000
 
@@ -44,6 +57,8 @@ class Pair:
     ranges: dict[str, tuple[float, float]]
     source: str = ""
     note: str = ""
+    # rows on a line, as a release's: variable -> (other, a, b) makes it a + b*other on every row
+    line: dict[str, tuple[str, float, float]] = field(default_factory=dict)
 
     # What `judge.llm_judge` reads of a problem (its `JudgedProblem`).
     @property
@@ -63,7 +78,10 @@ class Pair:
 
     def columns(self) -> dict[str, np.ndarray]:
         rng = np.random.default_rng(0)
-        return {k: rng.uniform(lo, hi, POINTS) for k, (lo, hi) in self.ranges.items()}
+        cols = {k: rng.uniform(lo, hi, POINTS) for k, (lo, hi) in self.ranges.items()}
+        for k, (other, a, b) in self.line.items():
+            cols[k] = a + b * cols[other]
+        return cols
 
 
 def load_pairs(which: str) -> list[Pair]:
@@ -82,6 +100,10 @@ def load_pairs(which: str) -> list[Pair]:
         try:
             row = json.loads(line)
             ranges = {str(k): (float(v[0]), float(v[1])) for k, v in row["ranges"].items()}
+            on_line = {str(k): (str(v[0]), float(v[1]), float(v[2])) for k, v in row.get("line", {}).items()}
+            free = set(ranges) - set(on_line)
+            if not set(on_line) <= set(ranges) or {v[0] for v in on_line.values()} - free:
+                raise ValueError("a line names a variable the ranges do not")
             pairs.append(
                 Pair(
                     truth=str(row["truth"]),
@@ -91,6 +113,7 @@ def load_pairs(which: str) -> list[Pair]:
                     ranges=ranges,
                     source=str(row.get("source", "")),
                     note=str(row.get("note", "")),
+                    line=on_line,
                 )
             )
         except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
