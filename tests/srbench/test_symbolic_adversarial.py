@@ -16,10 +16,15 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_lsrb.equations import parse_expression
 from pytest_lsrb.srbench.scoring.agreement import REJECTED, Pair, load_pairs, measure
+from pytest_lsrb.srbench.scoring.maximal import Written, maximal_form, written
+from pytest_lsrb.srbench.scoring.probes import TRUSTED, rounding_bound
 from pytest_lsrb.srbench.scoring.symbolic import SymbolicVerdict, symbolic_match
 
 ADVERSARIAL = load_pairs("adversarial")
@@ -166,6 +171,78 @@ def test_rows_on_a_line_decide_nothing_about_the_form(proposal: str, same: bool)
     truth = "136.0*epsilon + 88.3*epsilon**0.224 + 4.09*epsilon**2*sqrt(T)"
     got = _verdict(truth, proposal, MATSCI, LINE)
     assert got.match is same, got
+
+
+# -- the rule's parts ------------------------------------------------------------------------------
+
+
+def test_a_constant_is_in_the_form_only_where_a_side_writes_it() -> None:
+    prog = parse_expression("x**2 + sin(w*t)", ["x", "w", "t"])
+    assert written(prog) == Written(additive=False, phases=frozenset(), exponents=(1.0, 2.0))
+    phased = written(parse_expression("x**2 + 1.2 + cos(w*t - 0.3)", ["x", "w", "t"]))
+    assert phased.additive and phased.phases == frozenset({frozenset({"w", "t"})})
+    # the coefficients and the argument's scale, no offset, no phase
+    assert maximal_form(prog).program.n_params == 3
+    # an additive constant and a phase the other side writes
+    assert maximal_form(prog, other=phased).program.n_params == 5
+    # a proposal's exponent within 1e-3 of the truth's is the truth's: one skeleton
+    pysr = maximal_form(parse_expression("1.0001*x**2.0009", ["x"]), other=Written(exponents=(1.0, 2.0)))
+    assert pysr.skeleton == maximal_form(parse_expression("3*x**2", ["x"])).skeleton
+
+
+def test_rounding_is_bounded_where_a_difference_cancels() -> None:
+    x = {"x": np.array([1e-6, 1e-3, 1.0])}
+    value, error = rounding_bound(parse_expression("1 - cos(x)", ["x"]), x)
+    assert error[0] / value[0] > TRUSTED > error[2] / value[2]  # 1 - cos(1e-6): only rounding left
+    value, error = rounding_bound(parse_expression("2*sin(x/2)**2", ["x"]), x)
+    assert (error / value < TRUSTED).all()  # the same function, written without the cancellation
+
+
+# -- laws ------------------------------------------------------------------------------------------
+
+SIBLINGS = [("sin", "cos"), ("cos", "sin"), ("sinh", "cosh"), ("arcsin", "arccos"), ("tanh", "arctan")]
+values = st.floats(0.3, 3.0).map(lambda v: round(v, 3))
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from(SIBLINGS), values, values, st.floats(0.05, 0.9))
+def test_a_function_for_its_sibling_never_matches(
+    swap: tuple[str, str], a: float, b: float, hi: float
+) -> None:
+    f, g = swap
+    ranges = {"x": (hi / 10, hi), "y": (0.5, 2.0)}
+    got = _verdict(f"{a}*{f}({b}*x)*y", f"c0*{g}(c1*x)*y", ranges)
+    assert got.match is False, (swap, a, b, hi, got)
+
+
+TAYLOR = {
+    "sin(x)": "c0*x + c1*x**3 + c2*x**5 + c3*x**7",
+    "exp(x)": "c0 + c1*x + c2*x**2 + c3*x**3 + c4*x**4 + c5*x**5",
+    "log(1 + x)": "c0*x + c1*x**2 + c2*x**3 + c3*x**4 + c4*x**5",
+    "tanh(x)": "c0*x + c1*x**3 + c2*x**5 + c3*x**7",
+    "1/sqrt(1 - x**2)": "c0 + c1*x**2 + c2*x**4 + c3*x**6",
+}
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from(sorted(TAYLOR)), st.floats(-3.0, -1.0))
+def test_a_series_never_matches_however_narrow_the_domain(truth: str, log_hi: float) -> None:
+    hi = 10**log_hi
+    got = _verdict(truth, TAYLOR[truth], {"x": (hi / 10, hi)})
+    assert got.match is False, (truth, hi, got)
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    st.sampled_from([2.0, 3.0, 0.5, 1.5, -2.0, 0.333333]),
+    st.floats(-9e-4, 9e-4),
+    values,
+)
+def test_an_exponent_a_relative_1e_3_away_is_the_same(exponent: float, shift: float, a: float) -> None:
+    got = _verdict(
+        f"{a}*x**{exponent}*y", f"c0*x**{exponent * (1 + shift):.6g}*y", {"x": (0.5, 3.0), "y": (1, 2)}
+    )
+    assert got.match is True, (exponent, shift, got)
 
 
 @pytest.mark.slow
