@@ -3,6 +3,7 @@
 # pytest-lsrb (or set LSRB_PACKAGE to a wheel built from it, or to a pinned VCS URL such as
 # "pytest-lsrb @ git+https://github.com/<owner>/pytest-lsrb@<commit>") with
 #   sbatch examples/slurm-array.sh
+# (on nodes with fewer than the 4 CPUs a task asks below: sbatch --cpus-per-task=1 ...)
 # and, once all tasks finished (or chained: sbatch --dependency=afterok:<jobid> ...):
 #   lsrb merge lsrb-out/shards/shard-* --out lsrb-out/merged
 #

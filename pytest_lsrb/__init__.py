@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, GenerationResult, Message
     from pytest_lsrb.core.errors import LsrbUsageError
     from pytest_lsrb.core.selection import Case
+    from pytest_lsrb.engine.metric_declaration import Metric, every
+    from pytest_lsrb.engine.outcomes import answered, judged
     from pytest_lsrb.engine.records import AttemptRecord
     from pytest_lsrb.engine.runner import Attempt
     from pytest_lsrb.engine.task import AttemptContext, Judgement, Task
@@ -37,6 +39,10 @@ _EXPORTS = {
     "LsrbUsageError": "pytest_lsrb.core.errors",
     "Case": "pytest_lsrb.core.selection",
     "AttemptRecord": "pytest_lsrb.engine.records",
+    "Metric": "pytest_lsrb.engine.metric_declaration",
+    "every": "pytest_lsrb.engine.metric_declaration",
+    "answered": "pytest_lsrb.engine.outcomes",
+    "judged": "pytest_lsrb.engine.outcomes",
     "Attempt": "pytest_lsrb.engine.runner",
     "AttemptContext": "pytest_lsrb.engine.task",
     "Judgement": "pytest_lsrb.engine.task",
@@ -58,11 +64,15 @@ __all__ = [
     "Judgement",
     "LsrbUsageError",
     "Message",
+    "Metric",
     "Task",
     "VerificationResult",
     "Verifier",
     "VerifierConfig",
     "__version__",
+    "answered",
+    "every",
+    "judged",
 ]
 
 

@@ -71,6 +71,18 @@ class GenerationResult:
     def error_domain(self) -> str | None:
         return None if self.error_kind is None else generation_domain(self.error_kind)
 
+    def error_fields(self) -> dict[str, str | None]:
+        """The attempt record's `generation_error_*` fields for this call's failure (empty when it
+        answered): for a task that judges a call of its own (a feedback round); the engine writes
+        the attempt's from all its calls (`engine.calls`)."""
+        if self.error_kind is None:
+            return {}
+        return {
+            "generation_error_kind": self.error_kind,
+            "generation_error_domain": self.error_domain,
+            "generation_error_message": self.error_message,
+        }
+
     @classmethod
     def failure(cls, kind: str, message: str, latency_ms: float, http_attempts: int = 1) -> GenerationResult:
         return cls(
@@ -109,6 +121,9 @@ class AdapterConfig:
     # Backoff between retries of transient errors: base * 2**n seconds, capped.
     backoff_base_s: float = 0.5
     backoff_max_s: float = 20.0
+    # The run's directory, where its processes share the server's outage state (adapters.outage);
+    # None: this process keeps it alone (a judge's endpoint, an adapter made outside a run).
+    outage_dir: str | None = None
     # The mock adapter's answers (the others ignore it); not a choice of the user, so not compared.
     answers: MockAnswers | None = field(default=None, compare=False, repr=False)
 

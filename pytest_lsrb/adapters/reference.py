@@ -21,6 +21,11 @@ The answers are fixed text, so the reader, the guard and the acceptance rule jud
 a model's: a run with these adapters reproduces the strategies' method on any index, and `lsrb
 compare` or the report puts a model's numbers next to them. The adapter's name is the protocol
 and part of the run's identity.
+
+Each strategy has its own number of samples per sorry (`samples_per_item`: 12 for multi_tactic,
+one per tactic; 1 for rfl): a run takes it when `--lsrb-samples` is not given and refuses another
+in one sentence (tactic/task.py), and its headline is pass@k at that k (`headline_k`): the share
+of sorries one of the tactics proved, the figure the leaderboard's row reports.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ class ReferenceAdapter(Adapter):
     strategy = ""
     commit = ""
     tactics: tuple[str, ...] = ()
+    row = ""  # the leaderboard row the strategy stands for, if any
     default_concurrency = 1  # answers in microseconds
     cacheable = False  # answering is cheaper than a cache lookup
     runs_ahead = 32
@@ -76,12 +82,18 @@ class ReferenceAdapter(Adapter):
     def close(self) -> None:
         return None
 
+    @classmethod
+    def samples_per_item(cls) -> int:
+        """Samples per sorry: one per tactic of the strategy, each tried once."""
+        return len(cls.tactics)
+
 
 class SorryDBTacticsAdapter(ReferenceAdapter):
     name = "sorrydb-tactics"
     strategy = "multi_tactic"
     commit = "71959ed"
     tactics = MULTI_TACTIC
+    row = "Tactics"
 
 
 class SorryDBRflAdapter(ReferenceAdapter):
@@ -89,3 +101,9 @@ class SorryDBRflAdapter(ReferenceAdapter):
     strategy = "rfl"
     commit = "83bd197"
     tactics = RFL
+
+
+# `--lsrb-adapter` name -> its class, for the run's options (tactic/task.py) without loading one.
+REFERENCE_ADAPTERS: Final[dict[str, type[ReferenceAdapter]]] = {
+    cls.name: cls for cls in (SorryDBTacticsAdapter, SorryDBRflAdapter)
+}

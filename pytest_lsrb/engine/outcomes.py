@@ -21,6 +21,12 @@ skeleton, PySR's own best); one answer, even an empty or unusable one, makes it 
 
 Rates over the model's answers (valid_rate, nonempty_rate) count **answered** attempts: all but
 generation infrastructure errors. Rates over verdicts (pass@k, success rates) count judged ones.
+
+A generation error kind on a record names one of two things, never both, and every reader says
+them apart with the same words: a **generation error** (`generation_infrastructure`: no usable
+answer came from the endpoint, a transport, provider or harness failure, infrastructure) or an
+**unreadable answer** (`unreadable`: the endpoint answered, but nothing the task can use was in it,
+an empty text or prose with no answer found: the model's own, counted against it).
 """
 
 from __future__ import annotations
@@ -62,10 +68,30 @@ def subset_note(summary: Mapping[str, Any]) -> str:
     return f"; {left} not restatable or not reconstructible" if left else ""
 
 
+def unreadable_note(count: int, answered: Any) -> str:
+    """`2 of 81 answered (2.5%): empty, or no answer found in the text; the model's own, not a
+    generation error`: one phrase for the terminal and the report."""
+    share = f" ({100 * count / answered:.1f}%)" if isinstance(answered, int) and answered > 0 else ""
+    of_what = f" of {answered} answered" if isinstance(answered, int) else ""
+    return (
+        f"{count}{of_what}{share}: empty, or no answer found in the text; "
+        "the model's own, not a generation error"
+    )
+
+
 def generation_infrastructure(record: Record) -> bool:
     """Generation failed for a reason outside the model (transport, provider, harness)."""
     return bool(record.get("generation_error_kind")) and (
         record.get("generation_error_domain") not in MODEL_DOMAINS
+    )
+
+
+def unreadable(record: Record) -> bool:
+    """The model answered, but nothing usable could be read from it (an empty text, prose with no
+    tactic or equation found): its own failure (`generation_error_domain` a model domain), never
+    a generation error of the endpoint's."""
+    return bool(record.get("generation_error_kind")) and (
+        record.get("generation_error_domain") in MODEL_DOMAINS
     )
 
 

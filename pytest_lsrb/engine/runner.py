@@ -23,7 +23,9 @@ a test's duration is its own answer's, not other attempts' queueing). The time a
 for a slot is recorded apart, as `queue_ms`, in attempts that asked an endpoint with a limit.
 
 A quota or auth refusal stops the run: queued attempts are cancelled (the adapter itself sends
-nothing more) and a `StopSignal` in the output directory tells the other xdist workers. A spent
+nothing more) and a `StopSignal` in the output directory tells the other xdist workers. So does an
+outage of the model's server (`adapters.outage`): once every call has failed for the retry time,
+the attempts in flight end as infrastructure errors (recorded) and the rest are not run. A spent
 budget (`engine.budget`, asked before each request and each attempt) stops it the same way; the
 attempt whose request it refused is not recorded (a resume makes it whole).
 """
@@ -35,14 +37,17 @@ import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.adapters.base import Adapter, SamplingConfig, interrupt, runs_ahead
 from pytest_lsrb.adapters.concurrency import CURRENT, Line, Ticket
+from pytest_lsrb.adapters.outage import down_sentence, run_outage
 from pytest_lsrb.core.clock import utc_now_millis
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.budget import BudgetedAdapter, BudgetGuard
+from pytest_lsrb.engine.calls import AttemptCalls
 from pytest_lsrb.engine.options import RunConfig
 from pytest_lsrb.engine.outcomes import answered, judgement
 from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION, AttemptFields, AttemptRecord
@@ -98,8 +103,10 @@ class Runner:
         stop_signal: StopSignal | None = None,
         adapter_fields: Mapping[str, str] | None = None,
         budget: BudgetGuard | None = None,
+        outage_dir: Path | None = None,
     ) -> None:
         self.task = task
+        self._outage_dir = outage_dir  # where the run's processes share the server's outage state
         self.budget = budget
         if budget is not None:  # every request asks the run's budget first
             adapter = BudgetedAdapter(adapter, budget, on_stop=self.stop)
@@ -110,6 +117,8 @@ class Runner:
         self.concurrency = max(1, concurrency)
         self.finished = dict(finished or {})
         self.task_options = dict(task_options or {})
+        # The most model calls one attempt may make: the harness refuses more (`engine.calls`).
+        self.call_limit = task.calls_per_attempt(self.task_options)
         temperature = config["temperature"]  # None: a task asked for the provider's default
         self.sampling = SamplingConfig(
             temperature=None if temperature is None else float(temperature),
@@ -137,7 +146,7 @@ class Runner:
         self._line = Line()
         # Attempts made ahead on this thread (see the module's doc), by case, until their test.
         cheap = runs_ahead(adapter) if self.concurrency == 1 and verifier.mode == "none" else 0
-        self.batch = cheap if cheap > 1 and task.calls_per_attempt(self.task_options) == 1 else 0
+        self.batch = cheap if cheap > 1 and self.call_limit == 1 else 0
         if budget is not None:  # a budget is asked before each attempt: none are made ahead in bulk
             self.batch = 0
         self._ready: dict[tuple[str, int], AttemptRecord] = {}
@@ -155,9 +164,10 @@ class Runner:
         `ticket`: its place in line for a model slot (None: the running test's, at the front)."""
         ticket = ticket or Ticket(order=-1.0)
         token = CURRENT.set(ticket)
+        calls = AttemptCalls(self.adapter, self.call_limit)  # counts and limits its calls
         ctx = AttemptContext(
             case=case,
-            adapter=self.adapter,
+            adapter=calls,
             verifier=self.verifier,
             sampling=self.sampling,
             suite=self.config.suite,
@@ -184,6 +194,7 @@ class Runner:
         if self.budget is not None and self.budget.refused_in_attempt():
             # the budget refused one of its requests: the attempt is not whole, so not recorded
             raise RunStopped(self.fatal or "stopping the run: its budget is spent.")
+        fields = calls.record(fields, self.verifier.mode)  # the calls as the harness counted them
         if ticket.permits:  # it asked an endpoint that queues for slots: what it waited there
             fields["queue_ms"] = round(ticket.queued_s * 1000.0, 3)
         record: AttemptRecord = {
@@ -212,12 +223,17 @@ class Runner:
 
     @property
     def fatal(self) -> str | None:
-        """Why the run must stop (this process's refusal or another worker's), else None."""
+        """Why the run must stop (this process's refusal or another worker's, or the server's
+        outage), else None."""
         if self._fatal is None and self._stop_signal is not None:
             message = self._stop_signal.message()
             if message is not None:
                 self._fatal = message
                 self._cancel_queued()
+        if self._fatal is None and self._outage_dir is not None:
+            down = run_outage(self._outage_dir)  # one access(2) while the server is up
+            if down is not None:
+                self.stop(down_sentence(down))
         return self._fatal
 
     def out_of_budget(self) -> bool:

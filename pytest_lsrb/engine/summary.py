@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from pytest_lsrb.core.metrics import latency_stats, pass_at_k_curve, pass_at_k_ladder, rate
+from pytest_lsrb.engine.metric import summary_metrics
+from pytest_lsrb.engine.metric_declaration import Metric, quantile
 from pytest_lsrb.engine.outcomes import (
     JUDGED,
     SKIPPED,
@@ -22,6 +24,9 @@ from pytest_lsrb.engine.outcomes import (
 )
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.task import SummaryAccumulator
+
+if TYPE_CHECKING:
+    from pytest_lsrb.engine.task import Task
 
 SUMMARY_SCHEMA_VERSION: Final = 1
 # Summary keys that measure time; excluded when comparing runs.
@@ -48,9 +53,16 @@ class Summarizer:
     model.
     """
 
-    def __init__(self, samples_per_item: int, task_acc: SummaryAccumulator | None = None) -> None:
+    def __init__(
+        self,
+        samples_per_item: int,
+        task_acc: SummaryAccumulator | None = None,
+        metrics: Sequence[Metric] = (),
+    ) -> None:
         self.samples_per_item = samples_per_item
         self.task_acc = task_acc
+        # the declared metrics the engine does not write itself (a plug-in's): `summary_metrics`
+        self.tallies = [MetricTally(m, samples_per_item) for m in metrics]
         self.n = 0
         self.answered = 0
         self.judged = 0
@@ -66,8 +78,13 @@ class Summarizer:
         self.cached_tokens = [0, 0]
         self.tokens_reported = 0  # attempts whose calls reported any token count
         self.served_models: Counter[str] = Counter()
+        # answers whose endpoint said why it stopped, and those it cut at the token limit
+        self.finished = [0, 0]
+        # generation errors (the endpoint's: infrastructure) and, apart, unreadable answers (the
+        # model's own: `outcomes.unreadable`), each counted once
         self.gen_kinds: Counter[str] = Counter()
         self.gen_domains: Counter[str] = Counter()
+        self.unreadable = 0
         self.successes = 0  # judged attempts the rule calls a success (`outcomes.verdict`)
         self.ver_attempted = 0
         self.ver_success = 0
@@ -94,6 +111,9 @@ class Summarizer:
         served = rec.get("served_model")
         if served:
             self.served_models[str(served)] += 1
+        said, cut = finish_counts(rec)
+        self.finished[0] += said
+        self.finished[1] += cut
         p_tok, c_tok = rec.get("prompt_tokens"), rec.get("completion_tokens")
         if p_tok is not None or c_tok is not None:
             self.tokens_reported += 1
@@ -104,9 +124,11 @@ class Summarizer:
                 self.cached_tokens[0] += counted[0]
                 self.cached_tokens[1] += counted[1]
         kind = rec.get("generation_error_kind")
-        if kind:
+        if kind and not answered:
             self.gen_kinds[kind] += 1
             self.gen_domains[str(rec.get("generation_error_domain"))] += 1
+        elif kind:
+            self.unreadable += 1
         if not self.any_verification and verifying(rec):
             self.any_verification = True
         vkind = rec.get("verification_error_kind")
@@ -129,6 +151,8 @@ class Summarizer:
             self.infrastructure += 1
         if self.task_acc is not None:
             self.task_acc.add(rec)
+        for tally in self.tallies:
+            tally.add(rec)
 
     def finish(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -149,9 +173,13 @@ class Summarizer:
             "cached_completion_tokens": self.cached_tokens[1],
             "token_counted_attempts": self.tokens_reported,
             "served_models": dict(sorted(self.served_models.items())),
+            "answers_with_finish_reason": self.finished[0],
+            "answers_cut_by_max_tokens": self.finished[1],
             "generation_error_rate": rate(sum(self.gen_kinds.values()), self.n),
             "generation_error_kinds": dict(sorted(self.gen_kinds.items())),
             "generation_error_domains": dict(sorted(self.gen_domains.items())),
+            "unreadable_answers": self.unreadable,
+            "unreadable_answer_rate": rate(self.unreadable, self.answered),
             "verification_attempted_rate": rate(self.ver_attempted, self.n),
             "success_rate": rate(self.successes, self.judged),
             # Verification success does not apply to a run without a verifier: null, never 0.
@@ -174,7 +202,81 @@ class Summarizer:
         out["verification_pass_at_k_items"] = curve.items
         if self.task_acc is not None:
             out.update(self.task_acc.finish())
+        for tally in self.tallies:  # (a key the engine or the task writes is theirs)
+            out.setdefault(tally.metric.key, tally.value())
         return out
+
+
+# The finish reason of an answer the endpoint cut at the request's token limit (OpenAI's
+# `finish_reason`, Ollama's `done_reason`; llama.cpp and vLLM say the same).
+CUT_AT_LIMIT: Final = "length"
+
+
+def finish_counts(rec: AttemptRecord) -> tuple[int, int]:
+    """(answers of the attempt whose endpoint said why it stopped, those cut at the token limit):
+    one call's `finish_reason`, or a multi-call attempt's `finish_reasons` tally."""
+    reasons = rec.get("finish_reasons")
+    if isinstance(reasons, Mapping):
+        counts = [int(n) for n in reasons.values() if isinstance(n, int)]
+        cut = reasons.get(CUT_AT_LIMIT)
+        return sum(counts), int(cut) if isinstance(cut, int) else 0
+    reason = rec.get("finish_reason")
+    if not isinstance(reason, str):
+        return 0, 0
+    return 1, int(reason == CUT_AT_LIMIT)
+
+
+def summarizer_for(task: Task[Any], samples_per_item: int) -> Summarizer:
+    """The summary of a run of `task`: the engine's metrics, the task's sections and every
+    declared metric of the run's that neither writes (a plug-in's)."""
+    return Summarizer(
+        samples_per_item, task.summary_accumulator(samples_per_item), summary_metrics(task.name)
+    )
+
+
+class MetricTally:
+    """One declared metric's value over a run, from its records one at a time: what
+    `Metric.value` gives on the same records grouped by item (tests/engine/test_metric_plugins.py
+    holds the two equal), without keeping the records. Pooled rates and means keep a sum, quantiles
+    the values, pass@k each item's (attempts, counted)."""
+
+    def __init__(self, metric: Metric, samples_per_item: int) -> None:
+        self.metric = metric
+        self.samples = samples_per_item
+        self.total = 0.0
+        self.count = 0
+        self.pooled = array("d")  # (quantiles only)
+        self.per_item: dict[str, tuple[int, int]] = {}  # (pass@k only)
+
+    def add(self, record: AttemptRecord) -> None:
+        metric = self.metric
+        if metric.per_record is None or not metric.population(record):
+            return
+        value = metric.per_record(record)
+        if value is None or value != value:  # (None and NaN are no value: `Metric.values`)
+            return
+        if metric.k is not None:
+            item = str(record["item_id"])
+            n, c = self.per_item.get(item, (0, 0))
+            self.per_item[item] = (n + 1, c + (value != 0))
+        elif metric.quantile is not None:
+            self.pooled.append(float(value))
+        else:
+            self.total += float(value)
+            self.count += 1
+
+    def value(self) -> float | None:
+        metric = self.metric
+        if metric.k is not None:
+            scores = [
+                s
+                for _, (n, c) in sorted(self.per_item.items())
+                if (s := metric.score_counts(n, c, self.samples)) is not None
+            ]
+            return sum(scores) / len(scores) if scores else None
+        if metric.quantile is not None:
+            return quantile(self.pooled, metric.quantile) if self.pooled else None
+        return self.total / self.count if self.count else None
 
 
 # Per item, its judged samples and their successes as one int: judged << 32 | successes. An item

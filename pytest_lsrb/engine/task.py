@@ -108,6 +108,12 @@ class Task(ABC, Generic[RowT]):
         """Refuse (`LsrbUsageError`) a bad task-specific option before any model call."""
         return None
 
+    def option_owners(self, values: Mapping[str, Any]) -> Mapping[str, str]:
+        """The parts this run plugs in whose declared options then apply, by kind (an
+        `OptionSet`'s `kind`): llm_srbench's `{"method": <--lsrb-sr-method>}`. `values` hold the
+        every-suite options and this task's; none by default."""
+        return {}
+
     def row_keywords(self, row: RowT) -> Iterable[str]:
         """Words `-k` can select this row's tests by (repository, path, tags, ...)."""
         return ()
@@ -205,16 +211,15 @@ def record_type_named(task_name: str) -> type[Any]:
         return record_type_of(None)
 
 
-# `[suite] task` of a suite.toml: a built-in name, an entry point of `pytest_lsrb.tasks`, or a
+# `[suite] task` of a suite.toml: an entry point of `pytest_lsrb.tasks` (the built-in families'
+# are pytest-lsrb's own, in pyproject.toml, so the engine names no family), or a
 # "pkg.mod:Class" spec.
 TASKS: Final = Registry(
-    {
-        "goal_to_tactic_proposal_v1": "pytest_lsrb.tactic.task:TacticTask",
-        "llm_srbench": "pytest_lsrb.srbench.task:SrbenchTask",
-    },
+    {},
     group=TASKS_GROUP,
     what="task",
     where="suite.toml [suite] task",
+    own_entry_points=True,
 )
 
 

@@ -53,7 +53,7 @@ Input names that are Python keywords (`lambda`, a wavelength) are parsed under a
 """
 
 from pytest_lsrb.equations.compiler import BoundProgram
-from pytest_lsrb.equations.errors import EQUATION_ERROR_KINDS, EquationError
+from pytest_lsrb.equations.errors import EQUATION_ERROR_KINDS, UNSUPPORTED_KINDS, EquationError
 from pytest_lsrb.equations.parser import MAX_PARAMS, alias_keywords, keyword_aliases, parse_python
 from pytest_lsrb.equations.program import Program, parse_equation, parse_expression, parse_function
 from pytest_lsrb.equations.sympy_bridge import from_sympy
@@ -61,6 +61,7 @@ from pytest_lsrb.equations.sympy_bridge import from_sympy
 __all__ = [
     "EQUATION_ERROR_KINDS",
     "MAX_PARAMS",
+    "UNSUPPORTED_KINDS",
     "BoundProgram",
     "EquationError",
     "Program",

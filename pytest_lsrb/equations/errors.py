@@ -17,7 +17,13 @@ EQUATION_ERROR_KINDS: Final[dict[str, str]] = {
     "body has no final return",
     "bad_call": "a whitelisted function called with the wrong number of arguments or keywords",
     "bad_constant": "a numeric literal that is not a finite real number",
+    # Not the model's: a program the reference (LLM-SR runs it with numpy) would run, in a form
+    # the safe equation language does not express; counted apart from the model's own errors.
+    "unsupported_form": "valid numpy/Python the reference would run, in a form this equation "
+    "language does not express (a loop, a numpy function not in the language, ...)",
 }
+# The kinds that are the harness's limits, not the model's mistakes.
+UNSUPPORTED_KINDS: Final = frozenset({"unsupported_form"})
 
 
 class EquationError(ValueError):

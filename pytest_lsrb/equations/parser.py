@@ -11,6 +11,7 @@ Everything not explicitly allowed is refused with a classified `EquationError`.
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import keyword
 import math
@@ -76,6 +77,20 @@ _DANGEROUS_BUILTINS = frozenset(
     }
 )
 _ALLOWED_IMPORTS = frozenset({"numpy", "math"})
+
+# What LLM-SR programs write that is sugar for the language's own operations: parsed into them,
+# never run. `clip(x, lo, hi)` = minimum(maximum(x, lo), hi); `reciprocal(x)` = 1/x;
+# `heaviside(x, h0)` = 0 below 0, h0 at 0, 1 above; the casts (`np.float64(2.0)`, `float(p)`,
+# `np.asarray(x)`) leave a number a number. Keyword spellings of clip's bounds: numpy's old
+# `a_min`/`a_max` and its 2.1 `min`/`max`.
+_SUGAR_ARITY: dict[str, int] = {"clip": 3, "reciprocal": 1, "heaviside": 2}
+_CLIP_KEYWORDS: dict[str, int] = {"a_min": 1, "a_max": 2, "min": 1, "max": 2}
+_CASTS = frozenset({"float", "float64", "float32", "float16", "double", "longdouble", "asarray", "array"})
+# Python's builtins a program may call that the language does not express (`round`, `sum`,
+# `range`...): the reference runs them, so refusing one is our limit, not the model's error.
+_OTHER_BUILTINS = frozenset(
+    name for name in dir(builtins) if not name.startswith("_") and name not in _DANGEROUS_BUILTINS
+)
 
 _BINOPS: dict[type[ast.operator], str] = {
     ast.Add: "add",
@@ -248,6 +263,8 @@ class _Builder:
             return Op(cmp, (self.expr(node.left, d), self.expr(node.comparators[0], d)))
         if isinstance(node, ast.IfExp):
             return Op("where", (self.expr(node.test, d), self.expr(node.body, d), self.expr(node.orelse, d)))
+        if isinstance(node, _RUNNABLE_EXPRESSIONS):
+            raise _unsupported(_describe(node), node)
         raise _forbid(_describe(node), node)
 
     def constant(self, node: ast.Constant) -> Num:
@@ -280,6 +297,8 @@ class _Builder:
 
     def call(self, node: ast.Call, depth: int) -> Node:
         fname = self.function_name(node.func)
+        if fname in _SUGAR_ARITY or fname in _CASTS or fname == "len":
+            return self.sugar(fname, node, depth)
         if node.keywords:
             raise EquationError("bad_call", f"keyword arguments to {fname}()")
         if any(isinstance(a, ast.Starred) for a in node.args):
@@ -298,17 +317,73 @@ class _Builder:
             ident = func.id
             if ident.startswith("__") or ident in _DANGEROUS_BUILTINS:
                 raise _forbid(f"calling '{ident}'", func)
-            if ident in FUNCTION_ALIASES:
+            if ident in FUNCTION_ALIASES or ident in ("float", "len"):
                 return ident
+            if ident in _OTHER_BUILTINS and ident not in self.env:
+                raise _unsupported(f"Python's '{ident}()'", func)
             raise EquationError("unknown_name", f"'{ident}' is not a whitelisted function")
         if isinstance(func, ast.Attribute):
             module = _module_attr(func)
             if module is None or func.attr.startswith("_"):
                 raise _forbid(f"calling the attribute '.{func.attr}'", func)
-            if func.attr in FUNCTION_ALIASES:
+            if func.attr in FUNCTION_ALIASES or func.attr in _SUGAR_ARITY or func.attr in _CASTS:
                 return func.attr
+            if _module_has(module, func.attr):
+                raise _unsupported(f"'{module}.{func.attr}()'", func)
             raise EquationError("unknown_name", f"'{module}.{func.attr}' is not a whitelisted function")
         raise _forbid(f"calling {_describe(func)}", func)
+
+    def sugar(self, fname: str, node: ast.Call, depth: int) -> Node:
+        """clip, reciprocal, heaviside, the casts and `len(params)`, in the language's own terms."""
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            raise _forbid("a starred argument", node)
+        if fname == "len":
+            (arg,) = node.args if len(node.args) == 1 and not node.keywords else (None,)
+            if isinstance(arg, ast.Name) and arg.id == PARAMS_NAME:
+                # The reference calls the program with a params array of its full length.
+                return Num(float(self.max_params))
+            raise _unsupported("len() of anything but params", node)
+        args: list[ast.expr | None] = list(node.args)
+        if fname == "clip":
+            args += [None] * (3 - len(args))
+            for kw in node.keywords:
+                slot = _CLIP_KEYWORDS.get(kw.arg or "")
+                if slot is None or args[slot] is not None:
+                    raise EquationError("bad_call", f"clip() got an unexpected keyword {kw.arg!r}")
+                args[slot] = kw.value
+        elif node.keywords:
+            raise EquationError("bad_call", f"keyword arguments to {fname}()")
+        arity = 1 if fname in _CASTS else _SUGAR_ARITY[fname]
+        if len(args) != arity or any(a is None for a in args):
+            raise EquationError("bad_call", f"{fname}() takes {arity} argument(s), got {len(node.args)}")
+        if fname in _CASTS and isinstance(args[0], (ast.List, ast.Tuple)):
+            raise _unsupported(f"{fname}() of a sequence", node)
+        values = [self.expr(a, depth) for a in args if a is not None]
+        if fname in _CASTS:
+            return values[0]
+        if fname == "reciprocal":
+            return Op("div", (Num(1.0), values[0]))
+        if fname == "clip":
+            x, lo, hi = values
+            return Op("minimum", (Op("maximum", (x, lo)), hi))
+        x, at_zero = values  # heaviside
+        zero = Num(0.0)
+        return Op("where", (Op("gt", (x, zero)), Num(1.0), Op("where", (Op("lt", (x, zero)), zero, at_zero))))
+
+
+def _unsupported(what: str, node: ast.AST | None = None) -> EquationError:
+    line = getattr(node, "lineno", None)
+    where = f" (line {line})" if line is not None else ""
+    return EquationError("unsupported_form", f"{what}{where} is not in the equation language")
+
+
+def _module_has(module: str, attr: str) -> bool:
+    """Whether `module.attr` exists in the real module (numpy or math): a name the reference
+    would find, as opposed to one the model made up."""
+    import numpy
+
+    real = math if module == "math" else numpy
+    return hasattr(real, attr)
 
 
 def _module_attr(node: ast.Attribute) -> str | None:
@@ -337,6 +412,10 @@ def _constant_value(node: Node) -> float | None:
     from pytest_lsrb.equations.compiler import fold_constant
 
     return fold_constant(node)
+
+
+# Python the reference would run (LLM-SR executes the program) but the language has no node for.
+_RUNNABLE_EXPRESSIONS = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def _describe(node: ast.AST) -> str:
@@ -555,14 +634,30 @@ def parse_function_ir(
     body = list(func.body)
     if body and _is_docstring(body[0]):
         body = body[1:]
-    root: Node | None = None
-    for stmt in body:
-        if root is not None:
-            raise EquationError("bad_signature", "statements after the return")
+    root = _block(builder, body, top=True)
+    if root is None:
+        raise EquationError("bad_signature", "the function never returns a value")
+    return _finish(builder, root, variables, "function")
+
+
+# Statements the reference runs that the language cannot follow (the number of iterations, or
+# which branch, can depend on anything).
+_RUNNABLE_STATEMENTS = (ast.For, ast.While, ast.With, ast.Try)
+
+
+def _block(builder: _Builder, body: list[ast.stmt], *, top: bool = False) -> Node | None:
+    """Bind a block's assignments in `builder.env`; the value of its `return`, if it reaches one."""
+    for i, stmt in enumerate(body):
         if isinstance(stmt, ast.Return):
+            if i != len(body) - 1 and top:
+                raise EquationError("bad_signature", "statements after the return")
             if stmt.value is None:
                 raise EquationError("bad_signature", "the return has no value")
-            root = builder.expr(stmt.value)
+            return builder.expr(stmt.value)
+        if isinstance(stmt, ast.If):
+            returned = _branch(builder, stmt)
+            if returned is not None:  # an early return: what follows never runs
+                return returned
         elif isinstance(stmt, ast.Assign):
             _assign(builder, stmt.targets, stmt.value, stmt)
         elif isinstance(stmt, ast.AnnAssign):
@@ -579,13 +674,49 @@ def parse_function_ir(
             if op == "pow":
                 _check_exponent(value)
             _bind(builder, stmt.target.id, Op(op, (current, value)), stmt)
+        elif isinstance(stmt, ast.Raise):
+            raise _forbid("a raise that the program always reaches", stmt)
         elif isinstance(stmt, ast.Pass) or _is_docstring(stmt):
             continue
+        elif isinstance(stmt, _RUNNABLE_STATEMENTS):
+            raise _unsupported(f"a {type(stmt).__name__.lower()} statement", stmt)
         else:
             raise _forbid(f"a {type(stmt).__name__} statement", stmt)
-    if root is None:
-        raise EquationError("bad_signature", "the function never returns a value")
-    return _finish(builder, root, variables, "function")
+    return None
+
+
+def _branch(builder: _Builder, stmt: ast.If) -> Node | None:
+    """An `if` statement. Its test decided by constants alone (`len(params) < 3`, with the
+    reference's full-length params) takes its branch; a test on parameters only is a `where` of
+    both branches (they must both return, or bind the same names); a test on the data's values
+    raises in the reference (numpy's truth value of an array is ambiguous): the model's error."""
+    test = builder.expr(stmt.test)
+    decided = _constant_value(test)
+    if decided is not None:
+        return _block(builder, stmt.body if decided != 0 else stmt.orelse)
+    if any(isinstance(n, Var) for n in dag_nodes(test)):
+        raise _forbid("an if statement on the data's values (numpy cannot take an array's truth value)", stmt)
+    before = dict(builder.env)
+    then_value = _block(builder, stmt.body)
+    then_env, builder.env = builder.env, dict(before)
+    else_value = _block(builder, stmt.orelse)
+    else_env = builder.env
+    if then_value is not None and else_value is not None:
+        return Op("where", (test, then_value, else_value))
+    if then_value is not None or else_value is not None:
+        raise _unsupported("an if statement that returns in one branch only", stmt)
+    merged = dict(before)
+    for name in set(then_env) | set(else_env):
+        a, b = then_env.get(name), else_env.get(name)
+        if a is b:
+            if a is not None:
+                merged[name] = a
+            continue
+        if a is None or b is None:
+            raise _unsupported(f"an if statement that binds '{name}' in one branch only", stmt)
+        merged[name] = Op("where", (test, a, b))
+    builder.env = merged
+    return None
 
 
 def _assign(builder: _Builder, targets: list[ast.expr], value: ast.expr, stmt: ast.stmt) -> None:

@@ -118,11 +118,17 @@ class Summary(BaseModel):
     latency_ms_p95: float | None
     """Its 95th percentile."""
     generation_error_rate: Rate | None
-    """Attempts with a generation error, of all attempts."""
+    """Attempts with a generation error (no usable answer from the endpoint: transport, provider,
+    harness; infrastructure), of all attempts."""
     generation_error_kinds: Counts
-    """Generation errors: kind -> attempts."""
+    """Generation errors: kind -> attempts (infrastructure only; unreadable answers are apart)."""
     generation_error_domains: Counts
     """Generation errors: domain -> attempts."""
+    unreadable_answers: int | None = Field(None, ge=0)
+    """Answered attempts with nothing usable in the answer (an empty text, prose with no answer
+    found): the model's own failure, counted against it, never a generation error."""
+    unreadable_answer_rate: Rate | None = None
+    """unreadable_answers, of answered attempts"""
     verification_attempted_rate: Rate | None
     """Attempts the checker ran on and decided, of all attempts."""
     success_rate: Rate | None = None

@@ -32,10 +32,10 @@ from typing import Any, Final
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.nofollow import open_nofollow
+from pytest_lsrb.core.processes import RUNNING_UNKNOWN_START, process_start
 
 LOCK_FILE: Final = ".lsrb-lock"
 MAX_LOCK_BYTES: Final = 4096
-RUNNING_UNKNOWN_START: Final = -1  # `start_of`: a process runs with that pid, its start is unknown
 # errno values of a file system that has no flock (then the file's content decides)
 NO_FLOCK: Final = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL})
 
@@ -99,25 +99,6 @@ def is_stale(holder: Holder | None, here: str, start_of: Callable[[int], int | N
     if holder.since_boot is None or start == RUNNING_UNKNOWN_START:
         return False
     return start != holder.since_boot
-
-
-def process_start(pid: int) -> int | None:
-    """The start of process `pid` in clock ticks after boot (Linux: field 22 of /proc/PID/stat),
-    `RUNNING_UNKNOWN_START` when it runs but that cannot be read, None when no process has it."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-        # the command name (field 2) is in parentheses and may hold spaces and ')'
-        return int(stat[stat.rindex(b")") + 2 :].split()[19])
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except OSError:  # EPERM: it runs, as another user
-        return RUNNING_UNKNOWN_START
-    return RUNNING_UNKNOWN_START
 
 
 def this_host() -> str:

@@ -18,7 +18,7 @@ from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.textfiles import shown
 from pytest_lsrb.engine.records import AttemptRecord, check_record, record_key
 from pytest_lsrb.engine.summary import Summarizer
-from pytest_lsrb.engine.task import SummaryAccumulator, record_type_named
+from pytest_lsrb.engine.task import record_type_named
 from pytest_lsrb.output.files import (
     ATTEMPTS_FILE,
     RUN_FILE,
@@ -60,13 +60,12 @@ def latest_records(
 
 def summarize_file(
     path: Path,
-    samples_per_item: int,
-    task_acc: SummaryAccumulator | None = None,
+    summarizer: Summarizer,
     keys: set[tuple[str, int]] | None = None,
     record_type: type[Any] = AttemptRecord,
 ) -> dict[str, Any]:
-    """Metrics over the latest record of each attempt in `path` (restricted to `keys` if given)."""
-    summarizer = Summarizer(samples_per_item, task_acc)
+    """`summarizer`'s metrics over the latest record of each attempt in `path` (restricted to
+    `keys` if given)."""
     for rec in latest_records(path, record_type=record_type):
         if keys is None or record_key(rec) in keys:
             summarizer.add(rec)

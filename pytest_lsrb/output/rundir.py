@@ -22,7 +22,7 @@ from pytest_lsrb.core.rows import describe_validation_error
 from pytest_lsrb.engine.cost import parse_price, summary_cost
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, judgement, status
 from pytest_lsrb.engine.records import AttemptRecord, record_key
-from pytest_lsrb.engine.summary import SUMMARY_SCHEMA_VERSION, Summarizer
+from pytest_lsrb.engine.summary import SUMMARY_SCHEMA_VERSION, Summarizer, summarizer_for
 from pytest_lsrb.engine.task import Judgement, record_type_of
 from pytest_lsrb.output.files import (
     ATTEMPTS_FILE,
@@ -119,7 +119,7 @@ class RunOutput:
         except OSError as exc:
             raise LsrbUsageError(write_failure(target, exc, running=False)) from None
         samples = run.config.samples
-        live = None if run.config["resume"] else Summarizer(samples, run.task.summary_accumulator(samples))
+        live = None if run.config["resume"] else summarizer_for(run.task, samples)
         output = cls(dir=out, run=run, writer=writer, header=header, live=live, warnings=read.warnings)
         output.followed = attempts.stat().st_size
         return output
@@ -219,9 +219,11 @@ class RunOutput:
             if selection is not None:
                 keys &= selection
         else:
-            acc = run.task.summary_accumulator(run.config.samples)
             metrics = summarize_file(
-                self.dir / ATTEMPTS_FILE, run.config.samples, acc, keys, record_type_of(run.task)
+                self.dir / ATTEMPTS_FILE,
+                summarizer_for(run.task, run.config.samples),
+                keys,
+                record_type_of(run.task),
             )
             if selection is not None:  # a resume: its selection, and whatever earlier ones recorded
                 path = self.dir / ATTEMPTS_FILE

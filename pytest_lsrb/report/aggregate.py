@@ -11,9 +11,9 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
-from pytest_lsrb.core.errors import MODEL_DOMAINS
 from pytest_lsrb.core.metrics import pass_at_k_curve as curve_over_items
 from pytest_lsrb.engine import outcomes
 from pytest_lsrb.engine.records import AttemptRecord
@@ -91,6 +91,60 @@ def latencies(scored: Iterable[Scored]) -> list[float]:
     return out
 
 
+def attempt_tokens(rec: AttemptRecord) -> int | None:
+    """An attempt's prompt + completion tokens; None when its calls reported none."""
+    p, c = rec.get("prompt_tokens"), rec.get("completion_tokens")
+    if p is None and c is None:
+        return None
+    return int(p or 0) + int(c or 0)
+
+
+def tokens_per_item(scored: Iterable[Scored]) -> list[float]:
+    """Each item's tokens (prompt + completion over its samples), for the items whose calls
+    reported any."""
+    per_item: dict[str, int] = {}
+    for s in scored:
+        tokens = attempt_tokens(s.record)
+        if tokens is not None:
+            per_item[s.item_id] = per_item.get(s.item_id, 0) + tokens
+    return [float(v) for v in per_item.values()]
+
+
+def finished_at(record: AttemptRecord) -> datetime | None:
+    """When the attempt finished (`finished_at`), or None when the record has no readable time."""
+    return _when(record.get("finished_at"))
+
+
+def _when(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+
+
+def timeline(scored: Sequence[Scored], started: Any = None) -> list[tuple[float, int, int]]:
+    """(minutes since the run started, attempts finished, of them successes) after each attempt,
+    in the order they finished: a run's pace, its stalls (an outage) and its score over time.
+    `started`: run.json's `started_at` (else the first attempt's time)."""
+    times = sorted(
+        ((t, s.judged and s.success) for s in scored if (t := finished_at(s.record)) is not None),
+        key=lambda p: p[0],
+    )
+    if not times:
+        return []
+    origin = _when(started)
+    if origin is None or origin > times[0][0]:
+        origin = times[0][0]
+    out, won = [], 0
+    for done, (when, success) in enumerate(times, 1):
+        won += bool(success)
+        out.append(((when - origin).total_seconds() / 60.0, done, won))
+    return out
+
+
 @dataclass(frozen=True)
 class KindCount:
     kind: str
@@ -99,24 +153,20 @@ class KindCount:
 
 
 def generation_errors(scored: Iterable[Scored]) -> list[KindCount]:
-    """Failed model calls (transport, provider, harness): the model's own empty answers are its
-    output, not an error (`empty_answers`), as the terminal summary says."""
+    """Generation errors: no usable answer from the endpoint (transport, provider, harness). The
+    model's unreadable answers are its output, not an error (`unreadable_answers`), as summary.json
+    and the terminal count them (`outcomes.unreadable`)."""
     counts: Counter[tuple[str, str]] = Counter()
     for s in scored:
-        kind = s.record.get("generation_error_kind")
-        domain = str(s.record.get("generation_error_domain") or "unknown")
-        if kind and domain not in MODEL_DOMAINS:
-            counts[(str(kind), domain)] += 1
+        if outcomes.generation_infrastructure(s.record):
+            kind = str(s.record.get("generation_error_kind"))
+            counts[(kind, str(s.record.get("generation_error_domain") or "unknown"))] += 1
     return _sorted_counts(counts)
 
 
-def empty_answers(scored: Iterable[Scored]) -> int:
-    """Attempts whose answer the model itself left empty (a model_output kind)."""
-    return sum(
-        bool(s.record.get("generation_error_kind"))
-        and s.record.get("generation_error_domain") in MODEL_DOMAINS
-        for s in scored
-    )
+def unreadable_answers(scored: Iterable[Scored]) -> int:
+    """Answered attempts with nothing usable in the answer (`outcomes.unreadable`)."""
+    return sum(outcomes.unreadable(s.record) for s in scored)
 
 
 def verification_errors(scored: Iterable[Scored]) -> list[KindCount]:

@@ -265,7 +265,11 @@ def line_chart(
     percent: bool = True,
     width: int = 520,
     height: int = 280,
+    x_name: str = "k",
+    whole_x: bool = True,
 ) -> str:
+    """Lines through each series' points; `x_name` names x in the points' tooltips, `whole_x`
+    keeps only whole-number ticks on x (samples), else any (minutes since the start)."""
     series = [s for s in series if s.points]
     if not series:
         return empty_chart(f"{title}: no data")
@@ -274,17 +278,20 @@ def line_chart(
     if x1 == x0:
         x0, x1 = x0 - 1, x1 + 1
     frame = Frame(width, height, x0, x1, *y_range)
-    x_ticks = [t for t in nice_ticks(x0, x1, min(10, int(x1 - x0) or 1)) if t == int(t)]
+    if whole_x:
+        x_ticks = [t for t in nice_ticks(x0, x1, min(10, int(x1 - x0) or 1)) if t == int(t)]
+    else:
+        x_ticks = nice_ticks(x0, x1, 6)
     body = frame.axes(x_label, y_label, x_ticks, nice_ticks(*y_range, 5), "pct" if percent else "num")
     for s in series:
         pts = " ".join(f"{frame.sx(x):.1f},{frame.sy(y):.1f}" for x, y in s.points)
         dash = " stroke-dasharray='5 4'" if s.dashed else ""
         body.append(f"<polyline points='{pts}' fill='none' stroke='{esc(s.color)}' stroke-width='2'{dash}/>")
-        for x, y in s.points:
+        for x, y in s.points if len(s.points) <= 60 else ():  # (a long series: the line alone)
             value = f"{y * 100:.1f}%" if percent else fmt_num(y)
             body.append(
                 f"<circle cx='{frame.sx(x):.1f}' cy='{frame.sy(y):.1f}' r='3.5' "
-                f"fill='{esc(s.color)}'><title>{esc(s.name)}: k={fmt_num(x)} → {value}</title>"
+                f"fill='{esc(s.color)}'><title>{esc(s.name)}: {esc(x_name)}={fmt_num(x)} → {value}</title>"
                 "</circle>"
             )
     if len(series) > 1:
@@ -314,8 +321,10 @@ def histogram(
     baseline: Sequence[float] | None = None,
     width: int = 520,
     height: int = 260,
+    y_label: str = "attempts",
 ) -> str:
-    """Counts per bin; bins are logarithmic when the values span more than two decades."""
+    """Counts per bin (of `y_label`); bins are logarithmic when the values span more than two
+    decades."""
     finite = [v for v in values if math.isfinite(v) and v >= 0]
     base = [v for v in (baseline or []) if math.isfinite(v) and v >= 0]
     every = finite + base
@@ -351,7 +360,7 @@ def histogram(
         else nice_ticks(lo, hi, 6)
     )
     y_ticks = [t for t in nice_ticks(0, top, 4) if t == int(t)]
-    body = frame.axes(x_label + (" (log scale)" if log else ""), "attempts", x_ticks, y_ticks)
+    body = frame.axes(x_label + (" (log scale)" if log else ""), y_label, x_ticks, y_ticks)
     for i in range(bins):
         x_a, x_b = frame.sx(edges[i]), frame.sx(edges[i + 1])
         tip = f"{fmt_num(edges[i])}–{fmt_num(edges[i + 1])}: {cur[i]}" + (

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_lsrb.core.durations import latency
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.metric import Kind, Metric, declared, resolve_metric
 from pytest_lsrb.engine.outcomes import item_direction
@@ -124,9 +125,9 @@ def fmt_value(value: float | None, kind: Kind) -> str:
     if kind in ("count", "tokens"):
         return f"{value:.0f}"
     if kind == "ms":
-        return f"{value:.1f}"
+        return latency(value)  # `412 ms`, `2.41 s`, `3m34s`: never a bare 213901.9
     if kind == "s":
-        return f"{value:.2f}"
+        return latency(value * 1000.0)
     if kind == "number" and (abs(value) >= 1e4 or (value != 0 and abs(value) < 1e-3)):
         return f"{value:.3g}"
     return f"{value:.3f}"

@@ -38,16 +38,15 @@ def load_run(path: Path) -> RunDir:
         )
     if run.summary is None and records:
         run.summary = provisional_summary(run)
+    elif run.summary is not None and records and "unreadable_answers" not in run.summary:
+        # written before generation errors and unreadable answers were counted apart (#50): the
+        # rates are counted again from the records, by today's rule, so the page says one thing
+        run.summary = {**run.summary, **counted_again(run)}
     return run
 
 
 def provisional_summary(run: RunDir) -> dict[str, Any]:
     """What summary.json would say about the records so far (for a run that did not finish)."""
-    from pytest_lsrb.engine.summary import Summarizer
-
-    summarizer = Summarizer(run.samples)
-    for rec in run.records:
-        summarizer.add(rec)
     keys = (
         "suite",
         "config",
@@ -59,7 +58,19 @@ def provisional_summary(run: RunDir) -> dict[str, Any]:
         "attempts_expected",
     )
     head = {k: run.header[k] for k in keys if k in run.header}
-    return {**head, **summarizer.finish(), "complete": False}
+    return {**head, **counted_again(run), "complete": False}
+
+
+def counted_again(run: RunDir) -> dict[str, Any]:
+    """The summary's counts and rates, counted from the records by today's rule (the engine's
+    metrics and the declared ones; the task's own sections need its code)."""
+    from pytest_lsrb.engine.metric import summary_metrics
+    from pytest_lsrb.engine.summary import Summarizer
+
+    summarizer = Summarizer(run.samples, metrics=summary_metrics(run.task_name))
+    for rec in run.records:
+        summarizer.add(rec)
+    return summarizer.finish()
 
 
 def find_index(config: Mapping[str, Any], suite: str) -> Path | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.output.files import finite_or_none
-from pytest_lsrb.report.aggregate import Scored
+from pytest_lsrb.report.aggregate import Scored, attempt_tokens
 from pytest_lsrb.report.compare import Flip
 
 # Long texts are cut so one runaway output cannot bloat the page (the full text is in attempts.jsonl).
@@ -247,14 +247,6 @@ def search_text(tree: Any) -> str | None:
         else:
             lines.append(f"{head} -> state {step.get('result')} ({step.get('goals')} goal(s) left)")
     return clean_text("\n".join(lines), 8000)
-
-
-def attempt_tokens(rec: AttemptRecord) -> int | None:
-    """An attempt's prompt + completion tokens; None when its calls reported none."""
-    p, c = rec.get("prompt_tokens"), rec.get("completion_tokens")
-    if p is None and c is None:
-        return None
-    return int(p or 0) + int(c or 0)
 
 
 def json_for_script(obj: Any) -> str:

@@ -72,9 +72,16 @@ def table1(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     )
 
 
-def progress_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+def _drawn(series: Sequence[CategorySeries]) -> bool:
+    """Whether any series has a value to draw (an empty panel is not drawn)."""
+    return any(v is not None for s in series for v in s.values)
+
+
+def progress_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str | None:
     curves = [(label, m, c) for label, s in runs for m, c in (s.get("sr_search_progress") or {}).items()]
     calls = sorted({int(x) for _, _, c in curves for x in c.get("calls", [])})
+    if not calls:
+        return None
     series = []
     for i, (label, method, curve) in enumerate(curves):
         color = PALETTE[i % len(PALETTE)]
@@ -89,6 +96,8 @@ def progress_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
                     dashed,
                 )
             )
+    if not _drawn(series):
+        return None
     return category_chart(
         [str(c) for c in calls],
         series,
@@ -98,7 +107,7 @@ def progress_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     )
 
 
-def id_vs_ood_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+def id_vs_ood_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str | None:
     groups = sorted({g for _, s in runs for g in (s.get("sr_id_vs_ood") or {})})
     series = []
     for i, (label, summary) in enumerate(runs):
@@ -110,6 +119,8 @@ def id_vs_ood_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
                     f"{label} {kind}", [(data.get(g) or {}).get(key) for g in groups], color, dashed
                 )
             )
+    if not _drawn(series):
+        return None
     return category_chart(
         [g.removeprefix("lsr_synth_") for g in groups],
         series,
@@ -119,7 +130,7 @@ def id_vs_ood_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     )
 
 
-def symbolic_vs_ood_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+def symbolic_vs_ood_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str | None:
     points = []
     for i, (label, summary) in enumerate(runs):
         for g, row in (summary.get("sr_symbolic_vs_ood") or {}).items():
@@ -128,6 +139,8 @@ def symbolic_vs_ood_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
                 points.append(
                     LabelledPoint(float(x), float(y), f"{label} · {g}", PALETTE[i % len(PALETTE)], label)
                 )
+    if not points:
+        return None
     return labelled_scatter(
         points,
         "Symbolic accuracy vs OOD accuracy (Fig. 6)",
@@ -147,7 +160,7 @@ def complexity_chart(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str | Non
             rows = data.get(problem_set) or {}
             values = [(rows.get(b) or {}).get("symbolic_accuracy_pct") for b in buckets]
             series.append(CategorySeries(f"{label} {problem_set}", values, PALETTE[i % len(PALETTE)], dashed))
-    if not series:
+    if not _drawn(series):
         return None
     return category_chart(
         buckets,
@@ -163,23 +176,31 @@ def methods_section(runs: Sequence[RunDir]) -> str:
     labelled = _labelled(runs)
     if not labelled:
         return ""
-    fig4 = complexity_chart(labelled)
-    figures = [
+    drawn = [
         ("Search progress", progress_chart(labelled)),
         ("In-domain vs OOD", id_vs_ood_chart(labelled)),
         ("Symbolic vs OOD accuracy", symbolic_vs_ood_chart(labelled)),
+        ("Complexity", complexity_chart(labelled)),
     ]
-    if fig4 is not None:
-        figures.append(("Complexity", fig4))
-    else:
-        figures.append(
-            ("Complexity", "<p class='note'>Fig. 4 needs both an LSR-Transform and a Feynman set.</p>")
+    # A panel with nothing to draw is not drawn; one line says which and why.
+    figures = [(caption, svg) for caption, svg in drawn if svg is not None]
+    missing = [caption for caption, svg in drawn if svg is None]
+    why = (
+        f"<p class='note'>Not drawn, no data in these runs: {esc(', '.join(missing))}"
+        + (
+            " (Fig. 4 needs symbolic verdicts on both an LSR-Transform and a Feynman set)"
+            if "Complexity" in missing
+            else ""
         )
+        + ".</p>"
+        if missing
+        else ""
+    )
     figs = "".join(f"<figure><figcaption>{esc(c)}</figcaption>{svg}</figure>" for c, svg in figures)
     return (
         "<section id='methods'><h2>Discovery methods side by side (LLM-SRBench Table 1 and analyses)</h2>"
         "<p class='note'>One column group per run. SA: symbolic accuracy; Acc0.1: share of attempts with "
         "every prediction within 10 %; NMSE: median. Curves: the best hypothesis by training loss after "
         "each number of model calls (solid: test NMSE, dashed: training NMSE).</p>"
-        f"{table1(labelled)}<div class='charts'>{figs}</div></section>"
+        f"{table1(labelled)}<div class='charts'>{figs}</div>{why}</section>"
     )

@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pytest_lsrb.engine.outcomes import subset_note
+from pytest_lsrb.engine.outcomes import subset_note, unreadable_note
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.output.reader import RunDir
 from pytest_lsrb.report import aggregate as agg
@@ -30,7 +30,7 @@ from pytest_lsrb.report.compare import (
     metric_deltas,
 )
 from pytest_lsrb.report.data import answer_field
-from pytest_lsrb.report.items import attempt_tokens, item_payload, json_for_script
+from pytest_lsrb.report.items import item_payload, json_for_script
 from pytest_lsrb.report.methods import methods_section
 from pytest_lsrb.srbench.tables.table import COLUMNS as TABLE1_COLUMNS
 from pytest_lsrb.srbench.tables.table import group_label, ordered_groups, table1
@@ -185,9 +185,10 @@ class Page:
         )
 
     def headline_section(self) -> str:
-        """One card per number the run measured: what it did not measure (verification without a
-        verifier, tokens an endpoint never reported) has no card, and metrics that show the same
-        number (a run without a verifier: valid rate = success) share one card."""
+        """One card per metric the run measured, under the metric's own label (`engine.metric`):
+        two metrics that happen to show the same number keep their own cards (one number, one
+        meaning). What the run did not measure (verification without a verifier, tokens an
+        endpoint never reported) has no card."""
         summary = self.cur.summary or {}
         passed = sum(s.judgement.outcome == "pass" for s in self.scored)
         errored = sum(s.judgement.outcome == "error" for s in self.scored)
@@ -196,29 +197,22 @@ class Page:
         deltas = {
             d.metric.key: d for d in metric_deltas(self.base.summary if self.base else None, self.cur.summary)
         }
-        cards: list[tuple[str, str, str, str]] = []  # (merge key, label, value, sub)
+        cards: list[tuple[str, str, str]] = []  # (label, value, sub)
         for key, d in deltas.items():
             if d.current is None or not measured(key, summary):
                 continue
             if key in (*TOKEN_KEYS, "cost"):
                 continue  # their own cards, below
             value = pct(d.current) if d.metric.kind == "rate" else fmt_value(d.current, d.metric.kind)
-            sub = _delta_html(d) if self.base is not None else (counts if key == "success_rate" else "")
-            merge = f"{d.metric.kind}:{value}" if d.metric.kind == "rate" and self.base is None else key
-            cards.append((merge, d.metric.label, value, sub))
+            sub = _delta_html(d) if self.base is not None else esc(self._card_note(key, counts))
+            cards.append((d.metric.label, value, sub))
             if key == "items" and not summary.get("complete", True):
-                cards.append(("complete", "complete", "no", "the run did not finish all attempts"))
+                cards.append(("complete", "no", "the run did not finish all attempts"))
         if measured("prompt_tokens", summary):
-            cards.append(("tokens", *tokens_card(summary, self.base.summary if self.base else None)))
+            cards.append(tokens_card(summary, self.base.summary if self.base else None))
         if summary.get("cost") is not None:
-            cards.append(("cost", "cost", f"{float(summary['cost']):.4g}", price_note(summary)))
-        merged: dict[str, tuple[list[str], str, str]] = {}
-        for merge, label, value, sub in cards:
-            if merge in merged:
-                merged[merge][0].append(label)
-            else:
-                merged[merge] = ([label], value, sub)
-        html = "".join(_card(" · ".join(labels), value, sub) for labels, value, sub in merged.values())
+            cards.append(("cost", f"{float(summary['cost']):.4g}", price_note(summary)))
+        html = "".join(_card(label, value, sub) for label, value, sub in cards)
         note = (
             "<p class='note'>success: judged attempts the task judged a pass. pass@k: item-level, "
             "every k over the same items (those with all their samples judged); infrastructure errors "
@@ -233,6 +227,21 @@ class Page:
         return (
             f"<section id='headline'><h2>Headline metrics</h2><div class='cards'>{html}</div>{note}</section>"
         )
+
+    def _card_note(self, key: str, counts: str) -> str:
+        """The line under a card without a baseline: what the number counts."""
+        summary = self.cur.summary or {}
+        if key == "success_rate":
+            return counts
+        if key == "generation_error_rate":
+            kinds = summary.get("generation_error_kinds")
+            shown = ", ".join(f"{k} {n}" for k, n in kinds.items()) if isinstance(kinds, dict) else ""
+            return (shown or "none") + ": no usable answer from the endpoint (infrastructure)"
+        if key == "unreadable_answer_rate":
+            return unreadable_note(
+                int(summary.get("unreadable_answers") or 0), summary.get("answered_attempts")
+            )
+        return ""
 
     def comparison_section(self) -> str:
         if self.base is None:
@@ -289,43 +298,60 @@ class Page:
         )
 
     def charts_section(self) -> str:
+        """The charts this run has data for; a panel with nothing to draw is not drawn (one line
+        says what is missing instead): pass@k only where k goes past 1, tokens only when the
+        endpoint reported them, error bars only when there were errors."""
         figs = []
+        notes = []
         verified = self.cur.verification_on
-        curve = agg.pass_at_k_curve(self.scored, self.cur.samples) or agg.curve_from_summary(self.cur.summary)
-        series = [charts.Series(self.cur.label, curve, charts.PALETTE[0])]
-        if self.base is not None:
-            base_curve = agg.pass_at_k_curve(self.base_scored, self.base.samples) or agg.curve_from_summary(
-                self.base.summary
+        most = max(self.cur.samples, self.base.samples if self.base is not None else 1)
+        if most > 1:
+            curve = agg.pass_at_k_curve(self.scored, self.cur.samples) or agg.curve_from_summary(
+                self.cur.summary
             )
-            series.append(charts.Series("baseline " + self.base.label, base_curve, "#888", dashed=True))
-        what = "verified" if verified else "judged pass (no verifier ran)"
-        figs.append(
-            _figure(
-                f"pass@k over k — {what}",
-                charts.line_chart(series, "pass@k", x_label="k (samples)", y_label="pass@k"),
+            series = [charts.Series(self.cur.label, curve, charts.PALETTE[0])]
+            if self.base is not None:
+                base_curve = agg.pass_at_k_curve(
+                    self.base_scored, self.base.samples
+                ) or agg.curve_from_summary(self.base.summary)
+                series.append(charts.Series("baseline " + self.base.label, base_curve, "#888", dashed=True))
+            what = "verified" if verified else "judged pass (no verifier ran)"
+            figs.append(
+                _figure(
+                    f"pass@k over k — {what}",
+                    charts.line_chart(series, "pass@k", x_label="k (samples)", y_label="pass@k"),
+                )
             )
-        )
-        figs.append(
-            _figure(
-                "Generation latency",
-                charts.histogram(
-                    agg.latencies(self.scored),
-                    "latency histogram",
-                    x_label="latency (ms)",
-                    baseline=agg.latencies(self.base_scored) if self.base is not None else None,
-                ),
+        lat = agg.latencies(self.scored)
+        base_lat = agg.latencies(self.base_scored) if self.base is not None else None
+        if lat or base_lat:
+            seconds = max([*lat, *(base_lat or [])], default=0.0) >= 10_000  # long calls: in seconds
+            scale = 1000.0 if seconds else 1.0
+            figs.append(
+                _figure(
+                    "Generation latency",
+                    charts.histogram(
+                        [v / scale for v in lat],
+                        "latency histogram",
+                        x_label="latency (s)" if seconds else "latency (ms)",
+                        baseline=[v / scale for v in base_lat] if base_lat is not None else None,
+                    ),
+                )
             )
-        )
-        errors = _figure("Generation errors", self._kind_bars(agg.generation_errors, "generation errors"))
-        empty = agg.empty_answers(self.scored)
-        if empty:  # the model's own output, not an error: said beside the chart, never in it
-            errors = errors.replace(
-                "</figure>",
-                f"<p class='note'>and {empty} empty answer(s): the model's own output, counted "
-                "against it, not an infrastructure error</p></figure>",
-                1,
+        figs += self._time_and_token_figures()
+        if agg.generation_errors(self.scored) or agg.generation_errors(self.base_scored):
+            figs.append(
+                _figure(
+                    "Generation errors (no usable answer from the endpoint)",
+                    self._kind_bars(agg.generation_errors, "generation errors"),
+                )
             )
-        figs.append(errors)
+        else:
+            notes.append("generation errors: none (every call got an answer from the endpoint)")
+        unread = agg.unreadable_answers(self.scored)
+        if unread:  # the model's own output, not an error: said apart, never in the errors' chart
+            answered = (self.cur.summary or {}).get("answered_attempts")
+            notes.append("unreadable answers: " + unreadable_note(unread, answered))
         if verified or any(s.record.get("verification_error_kind") for s in self.scored):
             figs.append(
                 _figure(
@@ -333,12 +359,68 @@ class Page:
                     self._kind_bars(agg.verification_outcomes, "verification outcomes"),
                 )
             )
+            if agg.verification_errors(self.scored) or agg.verification_errors(self.base_scored):
+                figs.append(
+                    _figure(
+                        "Verification errors",
+                        self._kind_bars(agg.verification_errors, "verification errors"),
+                    )
+                )
+        said = "".join(f"<p class='note'>{esc(n)}</p>" for n in notes)
+        return (
+            f"<section id='charts'><h2>Charts</h2><div class='charts'>{''.join(figs)}</div>{said}</section>"
+        )
+
+    def _time_and_token_figures(self) -> list[str]:
+        """The run over time (attempts finished and successes, minutes since its start) and the
+        tokens each item took; the baseline's beside them, dashed."""
+        figs = []
+        runs = [(self.cur, self.scored, charts.PALETTE[0], False, "")]
+        if self.base is not None:
+            runs.append((self.base, self.base_scored, "#888", True, "baseline "))
+        series = []
+        top = 1
+        for run, scored, color, dashed, prefix in runs:
+            line = agg.timeline(scored, run.header.get("started_at"))
+            if len(line) < 2:
+                continue
+            top = max(top, line[-1][1])
+            series.append(charts.Series(f"{prefix}attempts", [(m, d) for m, d, _ in line], color, dashed))
+            series.append(
+                charts.Series(f"{prefix}successes", [(m, w) for m, _, w in line], charts.PALETTE[2], dashed)
+            )
+        if series:
             figs.append(
                 _figure(
-                    "Verification errors", self._kind_bars(agg.verification_errors, "verification errors")
+                    "Over time: attempts finished and successes",
+                    charts.line_chart(
+                        series,
+                        "attempts over time",
+                        x_label="minutes since the run started",
+                        y_label="attempts",
+                        y_range=(0.0, float(top)),
+                        percent=False,
+                        x_name="minute",
+                        whole_x=False,
+                    ),
                 )
             )
-        return f"<section id='charts'><h2>Charts</h2><div class='charts'>{''.join(figs)}</div></section>"
+        tokens = agg.tokens_per_item(self.scored)
+        base_tokens = agg.tokens_per_item(self.base_scored) if self.base is not None else None
+        if tokens or base_tokens:
+            figs.append(
+                _figure(
+                    "Tokens per item (prompt + completion, all samples)",
+                    charts.histogram(
+                        tokens,
+                        "tokens per item",
+                        x_label="tokens",
+                        baseline=base_tokens or None,
+                        y_label="items",
+                    ),
+                )
+            )
+        return figs
 
     def _kind_bars(self, counter: Callable[[Sequence[agg.Scored]], list[agg.KindCount]], title: str) -> str:
         cur = counter(self.scored)
@@ -423,10 +505,11 @@ class Page:
             "outcome": "outcome",
             "answer": answer_field(self.cur.task_name),
             "verdict": "verdict",
-            "latency": "ms",
+            "latency": "latency",
             "tokens": "tokens",
             "group": "group",
             "base": "baseline",
+            "base_answer": "baseline " + answer_field(self.cur.task_name),
         }
         widths = [
             "minmax(140px,2fr)",
@@ -437,12 +520,12 @@ class Page:
             "78px",
             "minmax(90px,1fr)",
         ]
-        if any(attempt_tokens(s.record) is not None for s in self.scored):  # as report.js shows it
+        if any(agg.attempt_tokens(s.record) is not None for s in self.scored):  # as report.js shows it
             cols.insert(cols.index("latency") + 1, "tokens")
             widths.insert(cols.index("tokens"), "78px")
-        if self.base is not None:
-            cols.append("base")
-            widths.append("80px")
+        if self.base is not None:  # the baseline's outcome and answer beside this run's
+            cols += ["base", "base_answer"]
+            widths += ["80px", "minmax(160px,3fr)"]
         head = "".join(
             f"<button type='button' data-col='{c}' role='columnheader'>{esc(labels[c])}</button>"
             for c in cols

@@ -22,24 +22,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS, MODEL_DOMAINS
+from pytest_lsrb.core.durations import duration
 from pytest_lsrb.engine.cost import Price
-from pytest_lsrb.engine.outcomes import JUDGED, UNJUDGED_VERIFICATION_DOMAINS, verdict
+from pytest_lsrb.engine.outcomes import JUDGED, UNJUDGED_VERIFICATION_DOMAINS, unreadable, verdict
 from pytest_lsrb.engine.records import AttemptRecord
 
 TTY_INTERVAL_S: Final = 5.0
 LOG_INTERVAL_S: Final = 30.0
 # Verification outcomes that say nothing about the model (see engine.outcomes): errors too.
-
-
-def duration(seconds: float) -> str:
-    """`42s`, `3m07s`, `2h05m`."""
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
 def tokens(n: int) -> str:
@@ -68,7 +58,7 @@ class Progress:
         self.last_shown: float | None = None
         self.done = 0
         self.errors: Counter[str] = Counter()
-        self.empty = 0  # answers the model left empty (model_output kinds)
+        self.unreadable = 0  # answers with nothing usable in them (`outcomes.unreadable`)
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.spent = [0, 0]  # tokens not answered from the cache: what the price applies to
@@ -89,8 +79,8 @@ class Progress:
                 self.judged += 1
                 self.succeeded += won
         kind = record.get("generation_error_kind")
-        if kind and GENERATION_ERROR_DOMAINS.get(str(kind)) in MODEL_DOMAINS:
-            self.empty += 1  # the model's own (empty) answer: a result, not an error
+        if unreadable(record):
+            self.unreadable += 1  # the model's own answer: a result, not an error
         elif kind:
             self.errors[str(kind)] += 1
         elif record.get("verification_error_domain") in UNJUDGED_VERIFICATION_DOMAINS:
@@ -135,8 +125,8 @@ class Progress:
                 parts.append(f"ETA {duration((total - self.done) / rate)}")
         if self.errors:
             parts.append("errors: " + ", ".join(f"{k} {n}" for k, n in sorted(self.errors.items())))
-        if self.empty:
-            parts.append(f"empty answers {self.empty}")
+        if self.unreadable:
+            parts.append(f"unreadable answers {self.unreadable}")
         if self.prompt_tokens or self.completion_tokens:
             parts.append(f"tokens {tokens(self.prompt_tokens)} in / {tokens(self.completion_tokens)} out")
         if self.price is not None:
@@ -173,6 +163,12 @@ class ProgressReporter:
         with self._lock:
             if self.terminal is not None and self.progress.due():
                 self.write(self.progress.line())
+
+    def say(self, line: str) -> None:
+        """One line of its own between pytest's dots (the server's outage: `session.outage_line`)."""
+        with self._lock:
+            if self.terminal is not None:
+                self.write(line)
 
     def collected(self, count: int) -> None:
         """The attempts this session will run, once collection (and `-k`) has settled it."""

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS, MODEL_DOMAINS, LsrbUsageError
-from pytest_lsrb.engine.outcomes import subset_note
+from pytest_lsrb.engine.metric import summary_metrics
+from pytest_lsrb.engine.outcomes import subset_note, unreadable_note
 from pytest_lsrb.engine.task import Task, get_task
 
 if TYPE_CHECKING:
@@ -71,16 +72,51 @@ def token_totals(summary: dict[str, Any]) -> str:
     return text
 
 
-def generation_rows(kinds: Any) -> list[tuple[str, Any]]:
-    """`generation errors` (infrastructure: transport, provider, harness) and, apart, the answers
-    the model itself left empty: its output, not an error."""
+def generation_rows(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """`generation errors` (no usable answer from the endpoint: transport, provider, harness) and,
+    apart, `unreadable answers` (the endpoint answered; nothing usable was in it: the model's own),
+    each counted once (`outcomes.unreadable`), as summary.json, the report and the gate count them."""
+    kinds = summary.get("generation_error_kinds")
     kinds = kinds if isinstance(kinds, dict) else {}
-    errors = {k: n for k, n in kinds.items() if GENERATION_ERROR_DOMAINS.get(k) not in MODEL_DOMAINS}
-    rows: list[tuple[str, Any]] = [("generation errors", errors or "none")]
-    empty = sum(n for k, n in kinds.items() if GENERATION_ERROR_DOMAINS.get(k) in MODEL_DOMAINS)
-    if empty:
-        rows.append(("empty answers", f"{empty} (the model's own output, not an infrastructure error)"))
+    unread = summary.get("unreadable_answers")
+    if unread is None:  # a summary written before the two were apart: its kinds hold both
+        unread = sum(n for k, n in kinds.items() if GENERATION_ERROR_DOMAINS.get(k) in MODEL_DOMAINS)
+        kinds = {k: n for k, n in kinds.items() if GENERATION_ERROR_DOMAINS.get(k) not in MODEL_DOMAINS}
+    rows: list[tuple[str, Any]] = [("generation errors", kinds or "none")]
+    if unread:
+        rows.append(("unreadable answers", unreadable_note(int(unread), summary.get("answered_attempts"))))
     return rows
+
+
+def cut_rows(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The share of answers the endpoint cut at --lsrb-max-tokens, when any was: a cut answer is
+    the model's (it answered), but a limit too small for the task makes every score meaningless."""
+    cut, said = summary.get("answers_cut_by_max_tokens") or 0, summary.get("answers_with_finish_reason") or 0
+    if not cut or not said:
+        return []
+    limit = (summary.get("config") or {}).get("max_tokens")
+    at = f" of {limit}" if limit else ""
+    return [
+        (
+            "cut by max tokens",
+            f"{cut} of {said} answers ({100.0 * cut / said:.1f} %) stopped at the limit{at} tokens: "
+            "raise --lsrb-max-tokens if the task needs longer answers",
+        )
+    ]
+
+
+def headline_rows(summary: Mapping[str, Any], verified: bool) -> list[tuple[str, Any]]:
+    """The run's own figure where its protocol names one (`headline` in summary.json: SorryDB's
+    multi_tactic counts a sorry when any of its 12 tactics verifies, so its row is pass@12 and the
+    `success` above is one tactic's share)."""
+    head = summary.get("headline")
+    if not isinstance(head, Mapping) or not isinstance(head.get("metric"), str):
+        return []
+    value, items = summary.get(head["metric"]), summary.get("verification_pass_at_k_items")
+    row = f'; the leaderboard\'s "{head["row"]}" row' if head.get("row") else ""
+    checked = "" if verified else ", valid answers, not verified"
+    text = f"{_fmt(value)} (of {items} items{checked}): {head.get('protocol')}'s figure{row}"
+    return [(f"headline {head.get('label')}", text)]
 
 
 def attempts_line(summary: dict[str, Any], samples: Any) -> str:
@@ -105,8 +141,9 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
             "latency_ms p50/p95",
             f"{_fmt(summary.get('latency_ms_p50'))} / {_fmt(summary.get('latency_ms_p95'))}",
         ),
-        *generation_rows(summary.get("generation_error_kinds")),
+        *generation_rows(summary),
         ("tokens in/out", token_totals(summary)),
+        *cut_rows(summary),
     ]
     served = summary.get("served_models") or {}
     asked = cfg.get("model")
@@ -118,6 +155,7 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
     success = summary.get("success_rate", summary.get("verification_success_rate"))
     shown = of(success, judged, "judged" + left_out)
     rows.append(("success", shown if verified else f"{shown}: valid answers, not verified"))
+    rows += headline_rows(summary, verified)
     if verified:
         rows.append(("verification errors", summary.get("verification_error_kinds")))
     items = summary.get("verification_pass_at_k_items")
@@ -131,6 +169,8 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
         rows.append(("NOT JUDGED", unjudged))
     task = task_of(summary)
     rows += task.terminal_rows(summary) if task is not None else []
+    # the declared metrics the engine does not write itself (a plug-in's), as summary.json has them
+    rows += [(m.label, summary[m.key]) for m in summary_metrics(cfg.get("task")) if m.key in summary]
     try:
         shown = os.path.relpath(out_dir)
     except ValueError:

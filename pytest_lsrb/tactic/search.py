@@ -9,9 +9,16 @@
   the new state and its goals, or Lean's error;
 - it stops when a step completes the proof (the REPL's `proofStatus` "Completed"), after
   `--lsrb-search-failures` consecutive failed steps (SorryDB: 3), after
-  `--lsrb-search-iterations` model calls (100: the issue's and SorryDB's leaderboard setting; the
-  class's own default is 10), when no state is open, or - as SorryDB does - at an answer not of
-  the form `[n] tactic` or naming a state that is not open.
+  `--lsrb-search-iterations` model calls (default 10: SorryDB's class and its CLI,
+  `sorrydb/cli/run_tactic_agent.py --max-iterations`), when no state is open, or - as SorryDB
+  does - at an answer not of the form `[n] tactic` or naming a state that is not open.
+
+Answers are read as SorryDB's `_generate_tactic` reads them (`parse_choice`, `--lsrb-search-parse
+sorrydb`, the default): the text stripped; with a fence, the first fenced block, a leading `lean`
+cut off its tag (so a ```lean4 block keeps a `4` before its `[n]` and is not of the form); then
+`[n]` at the start and the rest of that line. `--lsrb-search-parse lenient` (`parse_lenient`)
+drops reasoning blocks and takes any fence's whole tag off: prover models answer in ```lean4
+fences by training, and under SorryDB's parser their search stops at the first answer.
 
 The path of tactics from the sorry's state to the completed one is the found proof (each state
 holds all its goals, so the path is a script); it is re-checked as a whole file by the acceptance
@@ -31,12 +38,14 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, Message
-from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.engine.outcomes import unanswered_kind
+from pytest_lsrb.engine.prompt import prompt_hash
 from pytest_lsrb.engine.task import AttemptContext
 from pytest_lsrb.engine.verifier import VerificationResult, verification_fields
 from pytest_lsrb.tactic.guard import refuse
 from pytest_lsrb.tactic.lean.proofstate import ProofStart, TacticStep
+from pytest_lsrb.tactic.options import OPTIONS
+from pytest_lsrb.tactic.prompts import file_context as cut_file
 from pytest_lsrb.tactic.rows import TacticRow
 
 # SorryDB's TACTIC_GENERATION_PROMPT (sorrydb/strategies/tactic_strategy.py), word for word.
@@ -75,16 +84,40 @@ Examples of good responses:
 ```"""
 NO_CONTEXT: Final = "No file context available."
 HISTORY_CHARS: Final = 16000
+DEFAULT_ITERATIONS: Final = 10  # SorryDB's TacticByTacticStrategy(max_iterations=10) and CLI default
+# `[n]` with nothing after it: SorryDB sends the empty tactic, which Lean cannot parse (a failure).
+EMPTY_TACTIC: Final = "an empty tactic (nothing after the state id)"
 ERROR_CHARS: Final = 500  # of one Lean error, in the history and the record
 _CHOICE: Final = re.compile(r"\[(\d+)\]\s*(.*)")
 _FENCED: Final = re.compile(r"```[^\n`]*\n?(.*?)```", re.S)
 _REASONING: Final = re.compile(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.S | re.I)
+# `--lsrb-search-parse`: how a step's answer is read (the first is the default).
+SEARCH_PARSERS: Final = OPTIONS.choices_of("search-parse")
 
 
 def parse_choice(text: str) -> tuple[int, str] | None:
-    """(state id, tactic) from an answer `[n] tactic`, or None. As SorryDB reads it: the first
-    fenced block if there is one, then `[n]` at the start and the rest of that line (reasoning
-    blocks are dropped first; a fence's language tag, `lean4` included, is not the answer)."""
+    """(state id, tactic) from an answer, read as SorryDB's `TacticByTacticStrategy._generate_tactic`
+    reads it (sorrydb/strategies/tactic_strategy.py at 71959ed), or None where SorryDB's returns
+    None (the search then stops). The answer is stripped; with a "```" in it, the text is split on
+    "```", the blocks inside fences are taken with a leading `lean` cut off (only those four
+    letters: ```lean4 leaves `4`), and the first one is read; then `[n]` must start the text and
+    the tactic is the rest of that line (an empty tactic is SorryDB's too)."""
+    text = text.strip()
+    if not text:
+        return None
+    if "```" in text:
+        blocks = [b[4:] if b.startswith("lean") else b for b in text.split("```")[1::2]]
+        if blocks:
+            text = blocks[0].strip()
+    match = _CHOICE.match(text)
+    if match is None:
+        return None
+    return int(match.group(1)), match.group(2).strip()
+
+
+def parse_lenient(text: str) -> tuple[int, str] | None:
+    """`--lsrb-search-parse lenient`: as `parse_choice`, but reasoning blocks are dropped first and
+    a fence's whole language tag (`lean4`, `tactic`) is not the answer; an empty tactic is None."""
     text = _REASONING.sub("", text).strip()
     fenced = _FENCED.search(text)
     if fenced:
@@ -93,6 +126,11 @@ def parse_choice(text: str) -> tuple[int, str] | None:
     if match is None or not match.group(2).strip():
         return None
     return int(match.group(1)), match.group(2).strip()
+
+
+def parser_for(name: str | None) -> Callable[[str], tuple[int, str] | None]:
+    """The step reader `--lsrb-search-parse` names (None: the default, SorryDB's)."""
+    return parse_lenient if name == "lenient" else parse_choice
 
 
 def format_goals(goals: tuple[str, ...] | list[str]) -> str:
@@ -151,10 +189,11 @@ def search(
     max_iterations: int,
     max_failures: int,
     refuse: Callable[[str], str | None],
+    parse: Callable[[str], tuple[int, str] | None] = parse_choice,
 ) -> Searched:
     """Run the search from `start`. `ask(prompt, state, goal)` calls the model (the newest open
     state and its goals ride along for adapters that answer without a model); `refuse(tactic)`
-    is the guard's reason to refuse a tactic, or None."""
+    is the guard's reason to refuse a tactic, or None; `parse` reads a step from an answer."""
     root = start.proof_state
     open_states: dict[int, tuple[str, ...]] = {root: (start.goal,)}
     parents: dict[int, tuple[int, str]] = {}
@@ -174,7 +213,7 @@ def search(
         if not asked.ok:
             out.stop = "model_error"
             break
-        choice = parse_choice(asked.text)
+        choice = parse(asked.text)
         if choice is None:
             out.stop = "unparsed"
             out.steps.append({"answer": asked.text[:200]})
@@ -187,7 +226,7 @@ def search(
             break
         entry: dict[str, Any] = {"state": state, "tactic": tactic}
         out.steps.append(entry)
-        refused = refuse(tactic)
+        refused = refuse(tactic) or (EMPTY_TACTIC if not tactic else None)
         step = None if refused else start.step(tactic, state)
         if step is not None and not isinstance(step, TacticStep):  # the REPL's trouble, not the model's
             out.stop, out.failed_run = "repl_failed", step
@@ -247,17 +286,16 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
     """One `--lsrb-answer search` attempt: the search, then its proof checked as a whole file.
 
     The record: `tactic`/`proposal` the proof found (empty: none), `search_tree` the steps,
-    `raw_output` the last answer, `prompt` the first prompt; calls, tokens and time of every
-    call added up. No proof found is the model's `lean_error`/`no_proof_found` (the detail says
-    why the search stopped); a search whose every model call failed outside the model, or whose
-    REPL failed, says nothing about the model (the judging rule, engine/outcomes.py)."""
-    from pytest_lsrb.tactic.task import prompt_hash  # (the task imports this module)
+    `raw_output` the last answer, `prompt` the first prompt (calls, tokens and time of every call
+    are the engine's count, `engine.calls`). No proof found is the model's
+    `lean_error`/`no_proof_found` (the detail says why the search stopped); a search whose every
+    model call failed outside the model, or whose REPL failed, says nothing about the model (the
+    judging rule, engine/outcomes.py)."""
     from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase, from_failed_run
 
     row = ctx.case.row
     verifier = ctx.verifier
     fields: dict[str, Any] = {
-        "verification_mode": verifier.mode,
         "repo_remote": row.repo_remote,
         "repo_lean_version": row.repo_lean_version,
         "answer_mode": "search",
@@ -268,23 +306,22 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
         "valid": False,
         "nonempty": False,
         "contains_sorry": False,
-        "latency_ms": 0.0,
-        "model_calls": 0,
-        "cached": False,
     }
     assert isinstance(verifier, LeanVerifierBase)  # check_options refuses --lsrb-verification none
     start = verifier.proof_start(row)
     if not isinstance(start, ProofStart):
         fields.update(verdict_fields(start))
         return fields
-    lines = int(ctx.options.get("context_lines") or 100)
-    file_context = verifier.source_context(row, lines) if lines > 0 else None
-    tally = CallTally()
+    source = verifier.source_file(row)  # SorryDB's cut: the file's last lines up to the sorry's
+    lines = ctx.options.get("context_lines")
+    file_context = cut_file(source.text, source.start_line, lines) if source is not None else None
+    calls = 0
     failed: Counter[str] = Counter()
     prompts: list[list[dict[str, str]]] = []
     last: list[GenerationResult] = []
 
     def ask(prompt: str, state: int, goal: str) -> Asked:
+        nonlocal calls
         messages = (Message("user", prompt),)
         if not prompts:
             prompts.append([{"role": m.role, "content": m.content} for m in messages])
@@ -292,49 +329,37 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
         request = GenerationRequest(
             messages=messages,
             # one seed per call: a sampled model answers each step afresh
-            seed=(ctx.case.attempt_seed + tally.calls) % 2**31,
+            seed=(ctx.case.attempt_seed + calls) % 2**31,
             sampling=ctx.sampling,
             task=task_name,
             context={"goal_text": goal, "search_state": state, "sample_index": ctx.case.sample_index},
         )
-        result = ctx.adapter.generate(request)
-        tally.add(result)
+        result = ctx.adapter.generate(request)  # (the engine counts its calls, time and tokens)
+        calls += 1
         last[:] = [result]
-        fields["latency_ms"] = round(fields["latency_ms"] + result.latency_ms, 3)
-        fields["model_calls"] += result.http_attempts if not result.cached else 0
         if not result.ok:
             failed[str(result.error_kind)] += 1
         return Asked(result.text if result.ok else "", result.ok)
 
     def refused(tactic: str) -> str | None:
-        refusal = refuse(tactic, forbid_search=verifier.config.forbid_search_tactics)
+        refusal = refuse(tactic, forbid_search=verifier.lean.forbid_search_tactics)
         return f"refused before Lean: {refusal.detail}" if refusal is not None else None
 
     searched = search(
         start,
         ask,
         file_context=file_context,
-        max_iterations=int(ctx.options.get("search_iterations") or 100),
+        max_iterations=int(ctx.options.get("search_iterations") or DEFAULT_ITERATIONS),
         max_failures=int(ctx.options.get("search_failures") or 3),
         refuse=refused,
+        parse=parser_for(ctx.options.get("search_parse")),
     )
-    fields.update(tally.record_fields())
     fields["prompt"] = prompts[0] if prompts else []
-    fields["cached"] = bool(last) and all(r.cached for r in last)
     fields["search_tree"] = searched.tree()
     if last:
         fields["raw_output"] = last[0].text
-    unanswered = unanswered_kind(tally.calls, failed)
-    if unanswered is not None:  # the model never answered: the search says nothing about it
-        result = last[0]
-        fields.update(
-            {
-                "generation_error_kind": result.error_kind,
-                "generation_error_domain": result.error_domain,
-                "generation_error_message": result.error_message,
-            }
-        )
-        return fields
+    if unanswered_kind(calls, failed) is not None:
+        return fields  # the model never answered: the search says nothing about it (the engine's error)
     fields["nonempty"] = searched.parsed > 0 or any(bool(s.get("answer")) for s in searched.steps)
     fields["valid"] = searched.parsed > 0
     if searched.proof is not None:

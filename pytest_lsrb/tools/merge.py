@@ -27,7 +27,7 @@ from pytest_lsrb.core.rows import describe_validation_error
 from pytest_lsrb.core.seeds import shard_of
 from pytest_lsrb.engine.options import identity_hash
 from pytest_lsrb.engine.records import AttemptRecord, record_key
-from pytest_lsrb.engine.summary import SUMMARY_SCHEMA_VERSION, SUMMARY_TIMING_KEYS, Summarizer
+from pytest_lsrb.engine.summary import SUMMARY_SCHEMA_VERSION, SUMMARY_TIMING_KEYS, summarizer_for
 from pytest_lsrb.engine.task import get_task
 from pytest_lsrb.output.files import (
     ATTEMPTS_FILE,
@@ -199,7 +199,7 @@ def merge_summary(
 ) -> dict[str, Any]:
     """The unsharded run's summary: recomputed metrics on a shard's header fields."""
     samples, task = shards[0].config.samples, get_task(shards[0].config.task)
-    summarizer = Summarizer(samples, task.summary_accumulator(samples))
+    summarizer = summarizer_for(task, samples)
     for rec in records:
         summarizer.add(rec)
     metrics = summarizer.finish()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from email.utils import formatdate
 
@@ -34,12 +35,16 @@ def test_backoff_jitter_is_deterministic_per_seed(seed: int) -> None:
     assert first == again
 
 
-@given(st.floats(0, 10_000), st.integers(0, 10))
-def test_retry_after_is_honoured_up_to_its_cap(hint: float, n: int) -> None:
+@given(st.floats(0, 10_000), st.integers(0, 10), st.integers(0, 2**31 - 1))
+def test_retry_after_lengthens_the_backoff_up_to_its_cap_and_never_shortens_it(
+    hint: float, n: int, seed: int
+) -> None:
     policy = RetryPolicy(max_retry_after_s=60.0)
-    delay = policy.delay(n, hint, random.Random(0))
-    wanted = min(hint, 60.0)
-    assert wanted <= delay <= wanted * 1.1 + 1e-9
+    floor = policy.floor(n, random.Random(seed))
+    delay = policy.delay(n, hint, random.Random(seed))
+    assert delay >= floor
+    assert delay >= min(hint, 60.0)
+    assert delay <= max(floor, 60.0)
 
 
 def test_retry_after_forms() -> None:
@@ -54,6 +59,51 @@ def test_retry_after_forms() -> None:
     assert parse_retry_after({"retry-after": "soon"}) is None
     assert parse_retry_after({"retry-after": "-4"}) is None
     assert parse_retry_after({}) is None
+
+
+# Hostile hints (issue #46 item 4): each is read as what it says, and none makes a wait shorter
+# than the backoff's floor; a hint asking for more than the time left ends the call.
+NOW = 1_700_000_000.0
+HOSTILE_HINTS = {
+    "zero": ({"retry-after": "0"}, 0.0),
+    "zero ms": ({"retry-after-ms": "0"}, 0.0),
+    "negative": ({"retry-after": "-5"}, None),
+    "negative ms": ({"retry-after-ms": "-5"}, None),
+    "NaN": ({"retry-after": "nan"}, None),
+    "NaN ms": ({"retry-after-ms": "NaN"}, None),
+    "inf": ({"retry-after": "inf"}, math.inf),
+    "-inf": ({"retry-after": "-inf"}, None),
+    "huge": ({"retry-after": "1e308"}, 1e308),
+    "overflowing": ({"retry-after": "1e999"}, math.inf),
+    "past date": ({"retry-after": formatdate(NOW - 3600, usegmt=True)}, 0.0),
+    "epoch date": ({"retry-after": "Thu, 01 Jan 1970 00:00:00 GMT"}, 0.0),
+    "future date": ({"retry-after": formatdate(NOW + 30, usegmt=True)}, 30.0),
+    "far future date": ({"retry-after": "Fri, 31 Dec 9999 23:59:59 GMT"}, 253402300799.0 - NOW),
+    "garbage": ({"retry-after": "soon, please"}, None),
+    "garbage ms": ({"retry-after-ms": "a while", "retry-after": "2"}, 2.0),
+    "empty": ({"retry-after": ""}, None),
+    "bad date": ({"retry-after": "Mon, 99 Foo 2024 99:99:99 GMT"}, None),
+    "long": ({"retry-after": "9" * 10_000}, None),
+    "control bytes": ({"retry-after": "\x00\x1b[2J"}, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_HINTS))
+def test_a_hostile_hint_is_read_as_what_it_says(name: str) -> None:
+    headers, expected = HOSTILE_HINTS[name]
+    assert parse_retry_after(headers, now=NOW) == expected
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_HINTS))
+@pytest.mark.parametrize("retry", [0, 3, 12])
+def test_no_hostile_hint_makes_a_wait_shorter_than_the_floor(name: str, retry: int) -> None:
+    hint = parse_retry_after(HOSTILE_HINTS[name][0], now=NOW)
+    policy = RetryPolicy(total_s=120.0)
+    floor = policy.floor(retry, random.Random(retry))
+    wait = policy.next_wait(retry, 0.0, hint, random.Random(retry))
+    if hint is not None and min(hint, policy.max_retry_after_s) > policy.total_s:
+        assert wait is None  # (the capped hint never passes 120 s here: no hint gives up)
+    assert wait is not None and floor <= wait <= policy.max_retry_after_s * 1.1
 
 
 @pytest.mark.parametrize(
@@ -93,7 +143,7 @@ def test_secrets_are_redacted_and_userinfo_stripped() -> None:
 
 # -- the schedule over a whole outage (adapters/retry.py: next_wait) ------------------------------
 
-hints = st.none() | st.floats(0, 200, allow_nan=False)
+hints = st.none() | st.floats(allow_nan=True, allow_infinity=True)
 policies = st.builds(
     RetryPolicy,
     max_retries=st.integers(0, 200),
@@ -134,18 +184,23 @@ def test_a_call_retries_for_its_total_time_and_no_longer(
 
 
 @given(policies, st.integers(0, 30), st.floats(0, 600), hints, st.integers(0, 2**31 - 1))
-def test_each_wait_is_capped_and_honours_retry_after(
+def test_each_wait_is_at_least_the_floor_and_at_most_the_cap(
     policy: RetryPolicy, n: int, spent: float, hint: float | None, seed: int
 ) -> None:
+    """The law of issue #46 item 4: floor <= wait <= cap, whatever the server hints. The floor is
+    the capped jittered backoff; the cap is the time left (and, for a hint, `max_retry_after_s`).
+    The one wait under the floor is a last one that ends exactly where the retry time ends."""
+    floor = policy.floor(n, random.Random(seed))
     wait = policy.next_wait(n, spent, hint, random.Random(seed))
     if wait is None:
         return
-    assert 0 <= wait <= policy.total_s - spent + 1e-9
-    if hint is None:
-        assert wait <= policy.max_delay_s
-    else:
-        asked = min(hint, policy.max_retry_after_s)
-        assert asked <= wait <= asked * 1.1 + 1e-9  # never sooner than the server asked
+    left = policy.total_s - spent
+    assert 0 < wait <= left + 1e-9
+    assert wait >= floor or wait == left
+    assert wait <= max(floor, policy.max_retry_after_s) + 1e-9
+    asked = policy.asked(hint)
+    if asked is not None:
+        assert wait >= min(asked, left)  # never sooner than the server asked (within the time left)
 
 
 @given(policies, st.integers(0, 30), st.floats(0, 600), hints, st.integers(0, 2**31 - 1))
@@ -154,8 +209,19 @@ def test_it_gives_up_only_when_the_count_or_the_time_is_spent(
 ) -> None:
     wait = policy.next_wait(n, spent, hint, random.Random(seed))
     left = policy.total_s - spent
-    asked = 0.0 if hint is None else min(hint, policy.max_retry_after_s)
+    asked = policy.asked(hint) or 0.0
     assert (wait is None) == (n >= policy.max_retries or left <= 0 or asked > left)
+
+
+def test_a_server_saying_retry_now_cannot_turn_the_backoff_off() -> None:
+    """`Retry-After: 0` on every answer (issue #46: 101 requests an attempt in 3 s before): a call
+    still waits its floor each time, so a 120 s outage costs it about as many requests as a
+    server that says nothing."""
+    policy = RetryPolicy()
+    silent, _ = _outage(policy, 7, [(0.0, None)] * 1000)
+    told_now, spent = _outage(policy, 7, [(0.0, 0.0)] * 1000)
+    assert len(told_now) == len(silent) and sum(told_now) == pytest.approx(sum(silent))
+    assert 8 <= len(told_now) <= 20 and 119 <= spent <= 120
 
 
 def test_the_default_rides_out_a_two_minute_restart() -> None:

@@ -175,9 +175,28 @@ def test_retry_after_ms_is_honoured(fake: FakeOllama, caplog: pytest.LogCaptureF
     fake.retry_after_ms = "40"
     fake.queue(["rate_429_ms"])
     with caplog.at_level(logging.INFO, logger="pytest_lsrb.http"):
-        assert ollama(fake, backoff_base_s=5.0, backoff_max_s=5.0).generate(make_request()).ok
+        assert ollama(fake, backoff_base_s=0.004, backoff_max_s=0.004).generate(make_request()).ok
     waits = [float(m) for m in re.findall(r"retry 1/3 in ([0-9.]+)s", caplog.text)]
-    assert len(waits) == 1 and 0.04 <= waits[0] <= 0.044 + 0.005  # not the 2.5-5 s backoff
+    assert len(waits) == 1 and 0.04 <= waits[0] <= 0.044 + 0.005  # longer than the 2-4 ms backoff
+
+
+@pytest.mark.parametrize(
+    ("header", "value"),
+    [("retry_after_ms", "0"), ("retry_after", "0"), ("retry_after", "Thu, 01 Jan 1970 00:00:00 GMT")],
+)
+def test_a_hint_to_retry_at_once_never_shortens_the_backoff(
+    fake: FakeOllama, caplog: pytest.LogCaptureFixture, header: str, value: str
+) -> None:
+    """Issue #46: `Retry-After: 0`, `retry-after-ms: 0` or a past date turned the backoff off (101
+    requests an attempt in 3 s). The server's hint may lengthen a wait, never shorten it."""
+    setattr(fake, header, value)
+    fake.queue(["rate_429_ms" if header == "retry_after_ms" else "rate_429"] * 3)
+    with caplog.at_level(logging.INFO, logger="pytest_lsrb.http"):
+        assert ollama(fake, backoff_base_s=0.1, backoff_max_s=0.4).generate(make_request()).ok
+    waits = [float(m) for m in re.findall(r"retry \d/3 in ([0-9.]+)s", caplog.text)]
+    assert len(waits) == 3 and len(fake.chat_requests()) == 4
+    for n, wait in enumerate(waits):  # the floor: half to all of min(0.4, 0.1 x 2^n)
+        assert min(0.4, 0.1 * 2**n) / 2 <= wait <= min(0.4, 0.1 * 2**n)
 
 
 @pytest.mark.parametrize(("fault", "kind"), [("quota_429", "quota"), ("auth_401", "auth")])

@@ -22,7 +22,7 @@ from pytest_lsrb.core.metrics import pass_at_k_ladder
 from pytest_lsrb.core.seeds import shard_of
 from pytest_lsrb.engine.options import identity_hash
 from pytest_lsrb.engine.outcomes import judged, status, success, verdict
-from pytest_lsrb.engine.summary import Summarizer
+from pytest_lsrb.engine.summary import summarizer_for
 from pytest_lsrb.engine.task import get_task
 from pytest_lsrb.report import aggregate as agg
 from pytest_lsrb.report.compare import compare as report_compare
@@ -360,7 +360,7 @@ def test_summary_compare_report_and_merge_agree_on_every_metric(drawn: Drawn) ->
     config_hash = identity_hash(config)
     records = [record(task_name, item, k, o, config_hash, verification) for item, k, o in cells]
     task = get_task(task_name)
-    summarizer = Summarizer(samples, task.summary_accumulator(samples))
+    summarizer = summarizer_for(task, samples)
     for rec in records:
         summarizer.add(rec)
     summary = summarizer.finish()

@@ -80,8 +80,7 @@ class WordTask(Task):
         result = ctx.adapter.generate(
             GenerationRequest((Message("user", ctx.case.row.word),), ctx.case.attempt_seed, ctx.sampling)
         )
-        fields = {"raw_output": result.text, "proposal": result.text, "valid": True, "nonempty": True,
-                  "verification_mode": ctx.verifier.mode}
+        fields = {"proposal": result.text, "valid": True, "nonempty": True}
         fields.update(verification_fields(ctx.verifier.verify(ctx.case.row, result.text, attempt_seed=0)))
         return fields
 
@@ -124,6 +123,7 @@ mock = fakeplug_mod:EchoAdapter
 
 [pytest_lsrb.tasks]
 word = fakeplug_mod:WordTask
+llm_srbench = fakeplug_mod:WordTask
 
 [pytest_lsrb.verifiers]
 mystery_check = fakeplug_mod:MysteryVerifier
@@ -182,6 +182,38 @@ def test_an_entry_point_loads_and_lsrb_list_names_its_package(installed: Path) -
     with pytest.raises(LsrbUsageError) as wrong:
         create_adapter(AdapterConfig(name="notadapter"))
     assert "is not a subclass of pytest_lsrb.adapters.base.Adapter" in one_sentence(wrong)
+
+
+def test_the_built_in_families_are_pytest_lsrbs_own_entry_points(installed: Path) -> None:
+    """The engine names no family: the built-in tasks and verifiers are entry points of
+    pytest-lsrb's own distribution (pyproject.toml), listed as built-in and winning over a
+    package's entry point of the same name, as a built-in adapter does."""
+    from pytest_lsrb.engine.task import TASKS
+    from pytest_lsrb.engine.verifier import VERIFIERS
+
+    assert TASKS.builtins == {} and VERIFIERS.builtins == {}
+    assert TASKS.builtin_names() == ["goal_to_tactic_proposal_v1", "llm_srbench"]
+    assert VERIFIERS.builtin_names() == ["equation", "none", "repo_replay", "synthetic"]
+    assert TASKS.load("llm_srbench").__module__ == "pytest_lsrb.srbench.task"
+    tasks = listing().split("\n\n")[0].splitlines()
+    assert [line.split()[:2] for line in tasks if line.startswith("  llm_srbench")] == [
+        ["llm_srbench", "built-in"],
+        ["llm_srbench", "entry"],
+    ]
+    assert [line.split()[0] for line in tasks if "shadowed by the built-in" in line] == ["llm_srbench"]
+
+
+def test_an_install_older_than_the_source_is_said_in_one_sentence() -> None:
+    """A registry whose built-ins are pytest-lsrb's own entry points, with none installed (the
+    metadata of an install made before they were added): one sentence saying to reinstall, not
+    'unknown task'."""
+    stale = Registry({}, group="pytest_lsrb.no_such_group", what="task", where="--x", own_entry_points=True)
+    with pytest.raises(LsrbUsageError) as old:
+        stale.load("goal_to_tactic_proposal_v1")
+    assert one_sentence(old) == (
+        "pytest-lsrb's own entry points of pytest_lsrb.no_such_group are missing: the installed "
+        "metadata is older than the source; install it again (`pip install -e .` in a clone)."
+    )
 
 
 def test_an_adapter_from_another_package_runs_a_suite(installed: Path, tmp_path: Path) -> None:

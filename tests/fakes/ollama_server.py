@@ -112,6 +112,9 @@ class FakeOllama:
     require_key: str | None = None  # when set, requests must carry `Authorization: Bearer <key>`
     serve_models: bool = True  # False: no /v1/models, like some OpenAI-compatible servers
     reply: str | None = None  # when set, every chat answer is this text (hostile output)
+    # Cut an answer longer than the request's token limit (`max_tokens`, Ollama's `num_predict`;
+    # a word a token here) and say `length`, as a real server does.
+    cut_at_max_tokens: bool = False
     # (marker, text): a chat whose messages contain the marker is answered with the text (the
     # first marker found wins; before `reply`): fixed answers per problem of a suite run.
     replies: tuple[tuple[str, str], ...] = ()
@@ -378,10 +381,14 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "missing_field":
             self._json(200, {"model": model, "done": True})
             return
-        self._json(200, self._completion(str(model), text, openai))
+        reason = "stop"
+        limit = options.get("max_tokens" if openai else "num_predict")
+        if fake.cut_at_max_tokens and isinstance(limit, int) and len(text.split()) > limit:
+            text, reason = " ".join(text.split()[:limit]), "length"
+        self._json(200, self._completion(str(model), text, openai, reason))
         fake.note_answer(seed)
 
-    def _completion(self, model: str, text: str, openai: bool) -> dict[str, Any]:
+    def _completion(self, model: str, text: str, openai: bool, reason: str = "stop") -> dict[str, Any]:
         if openai:
             return {
                 "id": "chatcmpl-1",
@@ -390,7 +397,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "model": model,
                 "system_fingerprint": "fp_ollama",
                 "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": reason}
                 ],
                 "usage": {"prompt_tokens": 20, "completion_tokens": 3, "total_tokens": 23},
             }
@@ -398,7 +405,7 @@ class _Handler(BaseHTTPRequestHandler):
             "model": model,
             "created_at": "2026-01-01T00:00:00Z",
             "message": {"role": "assistant", "content": text},
-            "done_reason": "stop",
+            "done_reason": reason,
             "done": True,
             "total_duration": 1,
             "prompt_eval_count": 20,

@@ -20,17 +20,16 @@ from hypothesis import strategies as st
 from pytest_lsrb import api
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.nofollow import create_nofollow, open_nofollow
+from pytest_lsrb.core.processes import RUNNING_UNKNOWN_START, process_start
 from pytest_lsrb.engine.budget import Ledger
 from pytest_lsrb.output.files import AttemptsWriter, truncate_torn_tail
 from pytest_lsrb.output.owner import (
     LOCK_FILE,
-    RUNNING_UNKNOWN_START,
     Holder,
     Owner,
     RunDirLock,
     is_stale,
     owner_problem,
-    process_start,
 )
 
 HERE = "node-a"

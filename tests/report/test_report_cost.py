@@ -1,6 +1,7 @@
 """The report shows what was spent and only what was measured (issue #42, item 5): tokens in/out
 and cost per run (a card), per attempt (a column) and per model (the lineup table); no card for a
-number the run did not measure; one card per distinct number."""
+number the run did not measure; one card per metric (issue #50: two metrics that show the same
+number are two cards, never one card with two labels)."""
 
 from __future__ import annotations
 
@@ -39,8 +40,8 @@ def test_a_priced_run_shows_tokens_and_cost(tmp_path: Path) -> None:
     assert shown["tokens in / out"] == "80 / 12"
     assert shown["cost"] == f"{summary['cost']:.4g}"
     assert not any(label.startswith("verification") for label in shown)  # nothing was verified
-    values = [v for label, v in shown.items() if "%" in v]
-    assert len(values) == len(set(values)), shown  # one card per distinct rate
+    assert not any(" · " in label for label in shown), shown  # one card per metric
+    assert shown["valid rate"] == shown["success"] == "100.0%"  # the same number, two metrics
     assert "data-col='tokens'" in html
     [row] = table_lines([("qwen", load_run(result.run_dir))])[1:]
     assert "80" in row and "12" in row and f"{summary['cost']:.3f}" in row
@@ -51,12 +52,14 @@ def test_a_run_without_usage_has_no_token_card_or_column(tmp_path: Path) -> None
     html = build_report(load_run(result.run_dir))
     assert "tokens in / out" not in cards(html) and "data-col='tokens'" not in html
     shown = cards(html)
-    assert any(" · " in label for label in shown), shown  # valid rate = success: one card
+    assert not any(" · " in label for label in shown), shown  # valid rate = success: still two cards
+    assert {"valid rate", "success", "pass@1"} <= set(shown)
 
 
 def test_empty_answers_are_not_generation_errors(tmp_path: Path) -> None:
-    """The model's own empty answer is its output (issue #42, papercut): the report's "Generation
-    errors" chart holds failed calls only and says the empty answers beside it."""
+    """The model's own empty answer is its output (issue #42, papercut; #50: counted once): the
+    summary's generation errors hold failed calls only, the empty answers are unreadable answers,
+    and the report's "Generation errors" chart holds failed calls only and says the rest apart."""
     with FakeOllama() as fake:
         fake.queue(["empty", "empty", "server_500"])
         result = api.run(
@@ -70,10 +73,12 @@ def test_empty_answers_are_not_generation_errors(tmp_path: Path) -> None:
             outcome="record",
             output_dir=tmp_path / "out",
         )
-    kinds = (result.summary or {})["generation_error_kinds"]
-    assert kinds == {"empty_output": 2, "server_error": 1}
+    summary = result.summary or {}
+    assert summary["generation_error_kinds"] == {"server_error": 1}
+    assert summary["generation_error_rate"] == 1 / 3
+    assert summary["unreadable_answers"] == 2 and summary["unreadable_answer_rate"] == 1.0  # of 2 answered
     html = build_report(load_run(result.run_dir))
     figure = html[html.index("<figcaption>Generation errors") :]
     figure = figure[: figure.index("</figure>")]
     assert "server_error" in figure and "empty_output" not in figure
-    assert "and 2 empty answer(s): the model's own output" in figure
+    assert "unreadable answers: 2 of 2 answered (100.0%): empty, or no answer found" in html

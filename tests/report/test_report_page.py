@@ -77,10 +77,11 @@ def test_a_tactic_report_shows_every_section(tactic_pair: tuple[Path, Path]) -> 
         "id='config'",
     ):
         assert section in html
+    assert "Generation errors (no usable answer" in html or "generation errors: none" in html
     for caption in (
         "pass@k over k — verified",
         "Generation latency",
-        "Generation errors",
+        "Over time: attempts finished and successes",
         "Verification errors",
         "By repository",
         "By Lean version",

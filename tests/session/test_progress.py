@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from lsrb_testing import REPO
 
+from pytest_lsrb.core.durations import duration
 from pytest_lsrb.engine.cost import Price
-from pytest_lsrb.session.progress import Progress, ProgressReporter, duration, interval_for
+from pytest_lsrb.session.progress import Progress, ProgressReporter, interval_for
 
 
 class Clock:
@@ -151,23 +152,31 @@ def test_the_last_running_score_is_the_summarys_success(
     assert judged == summary["judged_attempts"] and won / judged == pytest.approx(summary["success_rate"])
 
 
-def test_an_empty_answer_is_the_models_output_not_an_error() -> None:
+def test_an_unreadable_answer_is_the_models_output_not_an_error() -> None:
     progress = Progress(3, interval_s=5.0, clock=Clock())
     progress.add({"generation_error_kind": "empty_output", "generation_error_domain": "model_output"})
     progress.add({"generation_error_kind": "connection", "generation_error_domain": "transport"})
     line = progress.line()
     assert "errors: connection 1 ·" in line and "empty_output" not in line
-    assert line.endswith("empty answers 1")
+    assert line.endswith("unreadable answers 1")
 
 
-def test_the_terminal_summary_lists_empty_answers_apart_from_errors() -> None:
+def test_the_terminal_summary_lists_unreadable_answers_apart_from_errors() -> None:
     from pytest_lsrb.session.terminal import generation_rows
 
-    assert generation_rows({"empty_output": 2, "timeout": 1}) == [
+    summary = {"generation_error_kinds": {"timeout": 1}, "unreadable_answers": 2, "answered_attempts": 8}
+    assert generation_rows(summary) == [
         ("generation errors", {"timeout": 1}),
-        ("empty answers", "2 (the model's own output, not an infrastructure error)"),
+        (
+            "unreadable answers",
+            "2 of 8 answered (25.0%): empty, or no answer found in the text; "
+            "the model's own, not a generation error",
+        ),
     ]
-    assert generation_rows({}) == [("generation errors", "none")]
+    # a summary written before the two were counted apart: its kinds held both
+    old = {"generation_error_kinds": {"empty_output": 2, "timeout": 1}, "answered_attempts": 8}
+    assert generation_rows(old) == generation_rows(summary)
+    assert generation_rows({"generation_error_kinds": {}}) == [("generation errors", "none")]
 
 
 def test_a_call_waiting_for_the_server_is_on_the_line_and_prints_it() -> None:

@@ -103,8 +103,9 @@ def test_read_skeleton_cuts_the_function_out(answer: str, expected: object) -> N
     [
         ("def equation(x, v, params):\n    return __import__('os').system('id')\n", "forbidden_construct"),
         ("def equation(x, v, params):\n    return x.__class__.__mro__[1]\n", "forbidden_construct"),
-        ("def equation(x, v, params):\n    f = lambda t: t\n    return f(x)\n", "forbidden_construct"),
-        ("def equation(x, v, params):\n    return np.clip(x, 0, 1) * params[0]\n", "unknown_name"),
+        # the reference runs a lambda: the language has none, so it is our limit, not the model's
+        ("def equation(x, v, params):\n    f = lambda t: t\n    return f(x)\n", "unsupported_form"),
+        ("def equation(x, v, params):\n    return np.clip_values(x, 0, 1) * params[0]\n", "unknown_name"),
         ("def equation(x, v, params):\n    return params[10] * x\n", "too_many_params"),
         ("def equation(x, v, params):\n    return x ** 1000\n", "too_complex"),
         ("I cannot help with that.", "parse_error"),

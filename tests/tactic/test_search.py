@@ -21,10 +21,13 @@ from pytest_lsrb.engine.verifier import VerifierConfig
 from pytest_lsrb.tactic.lean.proofstate import ProofStart
 from pytest_lsrb.tactic.rows import TacticRow
 from pytest_lsrb.tactic.search import (
+    EMPTY_TACTIC,
     Asked,
     bounded_history,
     check_search_options,
     parse_choice,
+    parse_lenient,
+    parser_for,
     search,
 )
 from pytest_lsrb.tactic.verifiers.synthetic import SyntheticVerifier
@@ -33,21 +36,46 @@ STAND_IN = Path(__file__).resolve().parents[1] / "fakes" / "stand_in_repl.py"
 GOAL = "p q : Prop\nhp : p\nhq : q\n⊢ p ∧ q"
 
 
+# SorryDB's `_generate_tactic` (sorrydb/strategies/tactic_strategy.py at 71959ed), case by case.
 @pytest.mark.parametrize(
     ("answer", "choice"),
     [
         ("[12] rfl", (12, "rfl")),
+        ("  [3] simp  ", (3, "simp")),  # the answer is stripped first
+        ("[3]\nsimp", (3, "simp")),  # `\s*` after `[n]` crosses the line
         ("```\n[5] intro h\n```", (5, "intro h")),
-        ("```lean4\n[8] apply Nat.le_antisymm\n```", (8, "apply Nat.le_antisymm")),
-        ("<think>state 3 looks easiest</think>\n[3] simp", (3, "simp")),
-        ("[0] exact hp\nbecause hp proves p", (0, "exact hp")),  # the rest of the line, as SorryDB
+        ("```lean\n[5] intro h\n```", (5, "intro h")),  # `lean` cut off the block
+        ("```lean4\n[8] apply Nat.le_antisymm\n```", None),  # `4` is left before `[8]`
+        ("```tactic\n[8] simp\n```", None),
+        ("Here:\n```\n[1] simp\n```\nor\n```\n[2] ring\n```", (1, "simp")),  # the first block
+        ("```\n[1] simp", (1, "simp")),  # an unclosed fence still splits
+        ("<think>state 3 looks easiest</think>\n[3] simp", None),  # no reasoning step in SorryDB's
+        ("[0] exact hp\nbecause hp proves p", (0, "exact hp")),  # the rest of the line
         ("I would use [2] simp", None),  # not at the start
-        ("[2]", None),
+        ("[2]", (2, "")),  # SorryDB sends the empty tactic (a failed step here)
         ("simp", None),
+        ("", None),
     ],
 )
 def test_answers_are_read_as_sorrydb_reads_them(answer: str, choice: tuple[int, str] | None) -> None:
     assert parse_choice(answer) == choice
+    assert parser_for(None) is parse_choice and parser_for("sorrydb") is parse_choice
+
+
+@pytest.mark.parametrize(
+    ("answer", "choice"),
+    [
+        ("```lean4\n[8] apply Nat.le_antisymm\n```", (8, "apply Nat.le_antisymm")),
+        ("```tactic\n[8] simp\n```", (8, "simp")),
+        ("<think>state 3 looks easiest</think>\n[3] simp", (3, "simp")),
+        ("[2]", None),
+        ("I would use [2] simp", None),
+    ],
+)
+def test_the_lenient_reader_takes_any_fence_and_drops_reasoning(
+    answer: str, choice: tuple[int, str] | None
+) -> None:
+    assert parse_lenient(answer) == choice and parser_for("lenient") is parse_lenient
 
 
 @given(st.lists(st.text(min_size=1, max_size=300), min_size=1, max_size=60), st.integers(400, 4000))
@@ -83,7 +111,9 @@ def verifier(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Synthe
         'schema_version = 1\nreplay_method = "repl"\nsynthetic_header = "core"\n'
         f'repl_command = ["{sys.executable}", "{STAND_IN}"]\n'
     )
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile), answer_mode="search"))
+    v = SyntheticVerifier(
+        VerifierConfig(mode="synthetic", options={"profiles": str(profile), "answer": "search"})
+    )
     yield v
     v.close()
 
@@ -175,6 +205,15 @@ def test_a_refused_tactic_is_a_failure_never_run(verifier: SyntheticVerifier, tm
 
 
 @pytest.mark.slow
+def test_an_empty_tactic_is_a_failed_step(verifier: SyntheticVerifier, tmp_path: Path) -> None:
+    """`[0]` alone: SorryDB sends the empty tactic, which Lean cannot parse: a failure, and the
+    search goes on (it does not stop as at an answer not of the form)."""
+    found, _ = run(verifier, ["[0]", "[0] exact ⟨hp, hq⟩"])
+    assert found.steps[0] == {"state": 0, "tactic": "", "error": EMPTY_TACTIC}
+    assert (found.stop, found.proof) == ("completed", "exact ⟨hp, hq⟩")
+
+
+@pytest.mark.slow
 def test_a_search_run_with_the_mock_model_offline(run_suite_here: Any, tmp_path: Path) -> None:
     """The whole run: the mock adapter answers each step `[state] tactic` (the task's mock answer),
     the stand-in REPL runs it; every attempt records its tree and a verdict, the protocol is in
@@ -213,6 +252,7 @@ def test_a_search_run_with_the_mock_model_offline(run_suite_here: Any, tmp_path:
         "protocol": "sorrydb-tactic-by-tactic",
         "iterations": 6,
         "failures": 3,
+        "parse": "sorrydb",
     }
     again = run_suite_here(*args, out=tmp_path / "b").attempts()
     keep = ("item_id", "tactic", "search_tree", "verification_outcome")
@@ -222,6 +262,8 @@ def test_a_search_run_with_the_mock_model_offline(run_suite_here: Any, tmp_path:
 def test_a_search_without_a_repl_is_refused_before_any_model_call(tmp_path: Path) -> None:
     profile = tmp_path / "file.toml"
     profile.write_text('schema_version = 1\nreplay_method = "file"\nsynthetic_header = "core"\n')
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile), answer_mode="search"))
+    v = SyntheticVerifier(
+        VerifierConfig(mode="synthetic", options={"profiles": str(profile), "answer": "search"})
+    )
     with pytest.raises(LsrbUsageError, match=r"replay_method.*search.*nothing was sent"):
         v.preflight()

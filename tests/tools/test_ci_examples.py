@@ -2,20 +2,17 @@
 network (recipe_kit): each installs pytest-lsrb from what a user has (the checkout, or a wheel
 built from it), runs its shards, and merges them.
 
-The Kubernetes Job and the Slurm script are retry-safe: one of their shards is stopped with
-SIGTERM mid-run (as an eviction or a preemption does), exits 143, and the same command run again
-(a retried pod, a requeued task) finishes it; the merged shards then hold exactly the records of
-one uninterrupted run of the same options.
+The Kubernetes Job is retry-safe: one of its shards is stopped with SIGTERM mid-run (as an
+eviction does), exits 143, and the same command run again (a retried pod) finishes it; the merged
+shards then hold exactly the records of one uninterrupted run of the same options. The Slurm
+script runs under a real Slurm cluster instead (test_slurm_array.py).
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +20,10 @@ import pytest
 from fakes.ollama_server import FakeOllama
 from recipe_kit import checkout, lines, outcomes, run_until_recorded, user_environ, user_venv
 
-from pytest_lsrb.engine.option_table import OPTIONS
+from pytest_lsrb.engine.option_sets import every_option
 from pytest_lsrb.session.termination import EXIT_TERMINATED
+
+OPTIONS = every_option()
 
 yaml = pytest.importorskip("yaml")
 pytest.importorskip("hatchling", reason="installing from the checkout builds it with hatchling (dev extra)")
@@ -201,73 +200,3 @@ def test_the_kubernetes_job_survives_an_eviction(tmp_path: Path, server: FakeOll
     reference = reference_run(venv, tmp_path, base_url, tmp_path / "reference")
     assert len(reference) == 16
     assert outcomes(volume / "merged" / "attempts.jsonl") == reference
-
-
-def test_the_slurm_array_survives_a_preemption(tmp_path: Path, server: FakeOllama) -> None:
-    text = (EXAMPLES / "slurm-array.sh").read_text("utf-8")
-    directives = [line.split(None, 1)[1] for line in text.splitlines() if line.startswith("#SBATCH ")]
-    assert "--requeue" in directives and f"--array=0-{SHARDS - 1}" in directives
-    assert lsrb_options(text) <= KNOWN and "--lsrb-resume-or-start" in text and "--lsrb-cache-dir=" in text
-    shlex.split(text.split('lsrb" run', 1)[1].split("||")[0].replace("\\\n", " "))
-    submit = checkout(tmp_path / "pytest-lsrb")  # sbatch is run from the checkout
-    script = submit / "examples" / "slurm-array.sh"
-    home = tmp_path / "home"  # the cluster's shared home: the environment and the response cache
-    home.mkdir()
-    venv = home / ".cache" / "lsrb-venv"  # where the script makes its environment
-    venv.parent.mkdir(parents=True)
-    user_venv(venv)  # a Python whose dependencies are installed: the script installs pytest-lsrb
-    # the cluster's `python3`: the interpreter those dependencies were built for
-    cluster_bin = tmp_path / "cluster-bin"
-    cluster_bin.mkdir()
-    (cluster_bin / "python3").symlink_to(getattr(sys, "_base_executable", sys.executable))
-    base_url = f"{server.url}/v1"
-
-    def task_env(task: int) -> dict[str, str]:
-        # what Slurm sets for an array task, and what the user exports before sbatch
-        env = user_environ(
-            None,
-            home,
-            SLURM_SUBMIT_DIR=str(submit),
-            SLURM_JOB_ID="1000",
-            SLURM_ARRAY_JOB_ID="1000",
-            SLURM_ARRAY_TASK_ID=str(task),
-            SLURM_ARRAY_TASK_MIN="0",
-            SLURM_ARRAY_TASK_MAX=str(SHARDS - 1),
-            SLURM_ARRAY_TASK_COUNT=str(SHARDS),
-            SLURM_CPUS_PER_TASK="1",
-            LSRB_BASE_URL=base_url,
-            LSRB_MODEL=MODEL,
-            PYTEST_ADDOPTS=SMALL,
-        )
-        env["PATH"] = f"{cluster_bin}{os.pathsep}{env['PATH']}"
-        return env
-
-    shards = submit / "lsrb-out" / "shards"
-    for task in range(SHARDS):
-        argv = ["bash", str(script)]
-        if task == 2:  # preempted mid-run: Slurm sends SIGTERM to every process of the task
-            status = run_until_recorded(
-                argv,
-                submit,
-                task_env(task),
-                shards / f"shard-{task}" / "attempts.jsonl",
-                tmp_path / "preempted.log",
-                whole_group=True,
-            )
-            log = (tmp_path / "preempted.log").read_text()
-            assert status == EXIT_TERMINATED, log
-            kept = lines(shards / f"shard-{task}" / "attempts.jsonl")
-        # (requeued: Slurm runs the same script again)
-        proc = subprocess.run(
-            argv, cwd=submit, env=task_env(task), capture_output=True, text=True, timeout=600
-        )
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert 0 < kept < lines(shards / "shard-2" / "attempts.jsonl")
-    assert (venv / "bin" / "lsrb").is_file()  # the script installed pytest-lsrb from the checkout
-    header_merge = next(line for line in text.splitlines() if "lsrb merge" in line).lstrip("# ").strip()
-    merged = bash(f"{venv}/bin/{header_merge}", submit, task_env(0))
-    assert merged.returncode == 0, merged.stdout + merged.stderr
-    reference = reference_run(venv, home, base_url, tmp_path / "reference")
-    assert len(reference) == 16
-    assert outcomes(submit / "lsrb-out" / "merged" / "attempts.jsonl") == reference
-    assert os.listdir(home / ".cache" / "lsrb")  # the shared response cache was used

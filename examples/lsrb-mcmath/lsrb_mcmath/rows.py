@@ -22,5 +22,12 @@ class McRow(BaseModel):
         """What the selection hash is made of: the row's canonical JSON."""
         return hashlib.sha256(self.model_dump_json().encode("utf-8")).hexdigest()
 
+    def number(self, letter: str) -> float | None:
+        """The choice `letter` names, as a number (None when it is not one)."""
+        try:
+            return float(self.choices[LETTERS.index(letter)])
+        except ValueError:
+            return None
+
     def choices_text(self) -> str:
         return "\n".join(f"{letter}. {choice}" for letter, choice in zip(LETTERS, self.choices, strict=True))

@@ -36,7 +36,7 @@
 
   var SHOWN = ["item", "k", "outcome", "answer", "verdict", "latency", "group"];
   if (data.tokens) { SHOWN.splice(SHOWN.indexOf("latency") + 1, 0, "tokens"); }
-  if (data.baseline) { SHOWN.push("base"); }
+  if (data.baseline) { SHOWN.push("base", "base_answer"); }  // the two runs' answers side by side
 
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -45,16 +45,23 @@
     return node;
   }
 
+  // core/durations.py's `latency`: 0.04 ms, 412 ms, 2.41 s, 3m34s
   function fmtLatency(v) {
     if (v === null || v === undefined) { return "–"; }
-    return v >= 100 ? v.toFixed(0) : v.toFixed(1);
+    if (v < 1) { return Number(v.toPrecision(2)) + " ms"; }
+    if (v < 10) { return v.toFixed(1) + " ms"; }
+    if (v < 1000) { return v.toFixed(0) + " ms"; }
+    if (v < 60000) { return (v / 1000).toFixed(2) + " s"; }
+    var s = Math.round(v / 1000);
+    if (s < 3600) { return Math.floor(s / 60) + "m" + String(s % 60).padStart(2, "0") + "s"; }
+    return Math.floor(s / 3600) + "h" + String(Math.floor((s % 3600) / 60)).padStart(2, "0") + "m";
   }
 
   function cellText(r, name) {
     var v = r[col[name]];
     if (name === "latency") { return fmtLatency(v); }
     if (name === "k") { return "s" + v; }
-    if (name === "answer") { return String(v).split("\n")[0]; }
+    if (name === "answer" || name === "base_answer") { return v === null || v === undefined ? "" : String(v).split("\n")[0]; }
     return v === null || v === undefined ? "" : String(v);
   }
 

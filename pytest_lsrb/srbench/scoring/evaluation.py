@@ -13,14 +13,15 @@ from typing import Any, Final
 import numpy as np
 
 from pytest_lsrb.core.bounded import Budget, call_bounded, preload
+from pytest_lsrb.equations import UNSUPPORTED_KINDS
 from pytest_lsrb.srbench.data.problem import SPLITS, Problem
 from pytest_lsrb.srbench.limits import SYMBOLIC_BUDGET
 from pytest_lsrb.srbench.methods.base import DiscoveryResult
 from pytest_lsrb.srbench.options import MetricsPolicy
 from pytest_lsrb.srbench.records import SrbenchFields
 from pytest_lsrb.srbench.scoring.metrics import EMPTY, NO_OOD, TAU, SplitMetrics, split_metrics
+from pytest_lsrb.srbench.scoring.outcomes import EQUATION_OUTCOMES
 from pytest_lsrb.srbench.scoring.symbolic import NOT_APPLICABLE, SymbolicVerdict, symbolic_match
-from pytest_lsrb.srbench.scoring.verifier import EQUATION_OUTCOMES
 
 # Children of the bounded checker start with these imported (see core.bounded).
 preload("pytest_lsrb.srbench.scoring.symbolic")
@@ -28,7 +29,7 @@ UNDECIDED: Final = "undecided"  # symbolic_method when the check ran out of its 
 
 VERIFICATION_MODE: Final = "equation"
 
-# Verification outcomes of an equation and whose each is: `scoring.verifier.EQUATION_OUTCOMES`.
+# Verification outcomes of an equation and whose each is: `scoring.outcomes.EQUATION_OUTCOMES`.
 
 
 def all_inputs(problem: Problem) -> dict[str, np.ndarray]:
@@ -203,6 +204,8 @@ def _symbolic(
 
 
 def _outcome(result: DiscoveryResult, id_m: SplitMetrics, verdict: SymbolicVerdict, success: str) -> str:
+    if not result.found and result.proposal_error_kind in UNSUPPORTED_KINDS:
+        return "unsupported_equation"
     if success == "symbolic":
         if verdict.match is None:
             return "not_applicable"

@@ -10,29 +10,10 @@ from __future__ import annotations
 import time
 from typing import Final
 
-from pytest_lsrb.engine.verifier import (
-    SHARED_OUTCOMES,
-    Domain,
-    VerificationResult,
-    VerifierConfig,
-    declare_outcomes,
-)
-from pytest_lsrb.equations import EquationError, parse_equation
+from pytest_lsrb.engine.verifier import SHARED_OUTCOMES, VerificationResult, VerifierConfig
+from pytest_lsrb.equations import UNSUPPORTED_KINDS, EquationError, parse_equation
 from pytest_lsrb.srbench.data.problem import Problem
-
-# Verification outcomes of an equation (Acc_0.1 on the test data, or a symbolic match) and whose
-# each is: a miss is the model's; `not_applicable` is no verdict (symbolic success asked, but the
-# problem has no ground truth), counted and never judged (`engine.outcomes`).
-EQUATION_OUTCOMES: Final[dict[str, Domain | None]] = {
-    "accurate": None,
-    "symbolic_match": None,
-    "inaccurate": "model",
-    "symbolic_mismatch": "model",
-    "not_finite": "model",  # the equation is not finite on every test point
-    "no_equation": "model",  # no usable equation came out of the discovery run
-    "not_applicable": None,
-}
-declare_outcomes(__name__, EQUATION_OUTCOMES)
+from pytest_lsrb.srbench.scoring.outcomes import EQUATION_OUTCOMES
 
 
 class EquationVerifier:
@@ -54,7 +35,7 @@ class EquationVerifier:
             return VerificationResult(
                 attempted=True,
                 success=False,
-                outcome="no_equation",
+                outcome="unsupported_equation" if exc.kind in UNSUPPORTED_KINDS else "no_equation",
                 latency_ms=_ms(start),
                 subkind=exc.kind,
                 detail=exc.detail,

@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, status
 from pytest_lsrb.engine.records import AttemptRecord
+from pytest_lsrb.equations.errors import UNSUPPORTED_KINDS
 from pytest_lsrb.srbench.scoring.metrics import median_or_none
 from pytest_lsrb.srbench.tables.analyses import Analyses
 
@@ -183,6 +184,10 @@ class SrbenchSummary:
         self.infrastructure: dict[tuple[str, str], int] = {}  # (method, group) -> attempts left out
         self.fit_cap_hits = 0  # candidate fits that reached --lsrb-sr-fit-time-limit, every attempt
         self.fit_cap_attempts = 0  # attempts with at least one
+        # Candidates refused as a form the equation language does not express (our limit, not
+        # the model's error: `equations.UNSUPPORTED_KINDS`), and the attempts with any.
+        self.unsupported = 0
+        self.unsupported_attempts = 0
 
     def add(self, record: AttemptRecord) -> None:
         method = str(record.get("sr_method") or "unknown")
@@ -195,6 +200,9 @@ class SrbenchSummary:
         hits = raw if isinstance(raw, int) else 0
         self.fit_cap_hits += hits
         self.fit_cap_attempts += hits > 0
+        refused = unsupported_candidates(record)
+        self.unsupported += refused
+        self.unsupported_attempts += refused > 0
         if status(record) == INFRASTRUCTURE:  # not the model's result (see the module's note)
             key2 = (method, group_of(record))
             self.infrastructure[key2] = self.infrastructure.get(key2, 0) + 1
@@ -236,12 +244,23 @@ class SrbenchSummary:
             "sr_methods": dict(sorted(self.methods.items())),
             "sr_fit_time_limit_hits": self.fit_cap_hits,
             "sr_fit_time_limit_attempts": self.fit_cap_attempts,
+            "sr_unsupported_candidates": self.unsupported,
+            "sr_unsupported_attempts": self.unsupported_attempts,
             "sr_judge_pairs": self.judge_pairs,
             "sr_judge_agreement": (
                 round(self.judge_agree / self.judge_pairs, 4) if self.judge_pairs else None
             ),
             **self.analyses.finish(),
         }
+
+
+def unsupported_candidates(record: Mapping[str, Any]) -> int:
+    """How many of an attempt's candidates were refused as forms the language does not express:
+    counted from its `candidate_errors` (search methods), else its one proposal's error kind."""
+    errors = record.get("candidate_errors")
+    if isinstance(errors, Mapping):
+        return sum(int(n) for kind, n in errors.items() if kind in UNSUPPORTED_KINDS and isinstance(n, int))
+    return int(record.get("proposal_error_kind") in UNSUPPORTED_KINDS)
 
 
 def _rank(record: Mapping[str, Any]) -> tuple[float, int]:
@@ -298,6 +317,8 @@ def table_lines(summary: Mapping[str, Any]) -> list[str]:
     rules = sorted({str(row.get("per_problem") or PER_PROBLEM) for row in table.values()})
     lines.append(f"({TABLE_LEGEND})")
     lines.append(f"(one result per problem: {', '.join(rules)})")
+    if any(row.get("median_nmse_ood") is not None for row in table.values()):
+        lines.append(f"({OOD_NMSE_NOTE})")
     return [*_header_lines(summary), *lines]
 
 
@@ -307,15 +328,37 @@ def _header_lines(summary: Mapping[str, Any]) -> list[str]:
     table = summary.get("srbench_table") or {}
     judges = sorted({j for row in table.values() for j in str(row.get("sa_judge") or "").split(", ") if j})
     rules = {
-        RULE_JUDGE: "the paper's rule (the forms, every constant free, are equal; srbench.scoring.symbolic)",
+        RULE_JUDGE: (
+            "the paper's rule (the forms, every constant a side writes free, are equal; "
+            "srbench.scoring.symbolic)"
+        ),
         STRICT_RULE_JUDGE: "the paper's rule with an additive constant a term (--lsrb-sr-sa-scale strict)",
     }
+    reached = bool(judges)
+    judges = judges or configured_judges(summary.get("config") or {})
     named = [(rules.get(j) or f"LLM judge {j.removeprefix('llm:')}") + _agreement_note(j) for j in judges]
-    out = [f"SA judged by: {'; '.join(named) or 'none (no ground truth or --lsrb-sr-judge=none)'}"]
+    if not named:
+        out = ["SA judged by: none (--lsrb-sr-judge=none)"]
+    elif reached:
+        out = [f"SA judged by: {'; '.join(named)}"]
+    else:  # the judge was set, but no attempt reached it: say who would have judged, and why none did
+        out = [
+            f"SA judged by: {'; '.join(named)}; no attempt had a verdict (no ground truth, or "
+            "no equation of the model's reached the judge)"
+        ]
     note = summary.get("sr_release_note")
     if note:
         out.append(str(note))
     return out
+
+
+def configured_judges(config: Mapping[str, Any]) -> list[str]:
+    """The SA judges a run was configured with (`--lsrb-sr-judge`, `--lsrb-sr-sa-scale`,
+    `--lsrb-sr-judge-model`), in `sa_judge`'s names: who judges whatever the attempts' outcomes."""
+    judge = config.get("sr_judge")
+    rule = STRICT_RULE_JUDGE if config.get("sr_sa_scale") == "strict" else RULE_JUDGE
+    llm = f"llm:{config.get('sr_judge_model') or 'unknown'}"
+    return {"sympy": [rule], "llm": [llm], "both": sorted([rule, llm])}.get(str(judge), [])
 
 
 def _agreement_note(judge: str) -> str:
@@ -328,9 +371,10 @@ def _agreement_note(judge: str) -> str:
     if not row or not row.get("total"):
         return " [agreement with labels from the paper's wording: not measured]"
     return (
-        f" [agrees with labels from the paper's wording on {100 * float(row['agreement']):.1f}% of "
-        f"{row['total']} held-out pairs ({row['pairs']}), {row['false_accepts']} false accepts; "
-        "the paper's GPT-4o: 94.6%]"
+        f" [agrees on {100 * float(row['agreement']):.1f}% of {row['total']} held-out pairs "
+        f"({row['pairs']}), {row['false_accepts']} false accepts: pairs built from the problems' "
+        "truths and labelled by the paper's wording before scoring, not human verdicts; the "
+        "paper's 94.6% is GPT-4o's agreement with human raters]"
     )
 
 
@@ -343,6 +387,13 @@ PAPER_BLOCK: Final = (
 PAPER_NMSE: Final = (
     "NMSE = median over the problems of the in-domain test NMSE of the method's returned equation, "
     "fallback included (none, or not finite, counts +inf)"
+)
+# Why OOD NMSEs of 1e3-1e5 are no fault: NMSE divides by the variance of the split's own targets,
+# and an LSR-Synth OOD split is the last tenth of one sweep, where the target barely moves
+# (chemistry's concentration has all but settled: its variance is 1e3-1e7 times the in-domain).
+OOD_NMSE_NOTE: Final = (
+    "OOD NMSE divides by the variance of the OOD targets, the last tenth of one sweep in the "
+    "release, where the target barely moves: values of 1e3-1e5 are that split's own scale"
 )
 TABLE_LEGEND: Final = (
     "fb = scored results that are the method's fallback, no model answer in them; "

@@ -36,21 +36,42 @@ def gate(tmp_path: Path, base: list[dict[str, Any]], cur: list[dict[str, Any]], 
     return compare_dirs(config, c)
 
 
-def test_an_error_rate_that_rises_is_a_regression_and_one_that_falls_is_not(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("metric", "kind", "domain"),
+    [
+        ("generation_error_rate", "timeout", "transport"),
+        ("unreadable_answer_rate", "empty_output", "model_output"),
+    ],
+)
+def test_an_error_rate_that_rises_is_a_regression_and_one_that_falls_is_not(
+    tmp_path: Path, metric: str, kind: str, domain: str
+) -> None:
     ok = [answered(k) for k in range(30)]
     broken = [
+        answered(k, generation_error_kind=kind, generation_error_domain=domain) if k < 12 else answered(k)
+        for k in range(30)
+    ]
+    worse = gate(tmp_path / "w", ok, broken, max_drop=f"{metric}=0")
+    [check] = worse.checks
+    assert check.direction == "lower" and check.change == pytest.approx(0.4)
+    assert check.test == "exact McNemar" and check.regressed and len(check.down) == 12
+    assert f"{metric} rose by 0.400" in "\n".join(result_lines(worse))
+    better = gate(tmp_path / "b", broken, ok, max_drop=f"{metric}=0")
+    assert not better.regressed and len(better.checks[0].up) == 12
+
+
+def test_a_generation_error_and_an_unreadable_answer_are_counted_apart(tmp_path: Path) -> None:
+    """Issue #50: the endpoint's failure is a generation error, the model's empty answer an
+    unreadable one; neither metric counts the other's attempts."""
+    ok = [answered(k) for k in range(30)]
+    unread = [
         answered(k, generation_error_kind="empty_output", generation_error_domain="model_output")
         if k < 12
         else answered(k)
         for k in range(30)
     ]
-    worse = gate(tmp_path / "w", ok, broken, max_drop="generation_error_rate=0")
-    [check] = worse.checks
-    assert check.direction == "lower" and check.change == pytest.approx(0.4)
-    assert check.test == "exact McNemar" and check.regressed and len(check.down) == 12
-    assert "generation_error_rate rose by 0.400" in "\n".join(result_lines(worse))
-    better = gate(tmp_path / "b", broken, ok, max_drop="generation_error_rate=0")
-    assert not better.regressed and len(better.checks[0].up) == 12
+    result = gate(tmp_path, ok, unread, max_drop="generation_error_rate=0")
+    assert result.checks[0].change == 0 and not result.regressed
 
 
 def test_tokens_per_attempt_is_tested_on_its_item_means(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pytest_lsrb.adapters.base import Message
-from pytest_lsrb.tactic.task import prompt_hash
+from pytest_lsrb.engine.prompt import prompt_hash
 
 # Any text pydantic lets into a row (no lone surrogates), with JSON's special characters often.
 _TEXT = st.text(st.characters(exclude_categories=["Cs"])) | st.text(st.sampled_from('"\\\n\t\x00\x7fé⊢ '))
