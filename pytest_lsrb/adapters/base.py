@@ -111,7 +111,8 @@ class AdapterConfig:
     api_key_env: str | None = None
     timeout_s: float = 120.0
     max_retries: int = 100
-    # Seconds a call keeps retrying transient errors after its first one (adapters.retry).
+    # Seconds of failed calls before the server is taken for down (adapters.outage); each call
+    # also stops retrying this long after its own first failure (adapters.retry).
     retry_time_s: float = 120.0
     max_tokens_field: str = "max_tokens"
     cache_dir: str | None = None

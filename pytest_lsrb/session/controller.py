@@ -166,6 +166,7 @@ class ControllerSession(LsrbSession):
         """Check the gate, verifier and adapter, then open the run's output."""
         from pytest_lsrb.adapters import create_adapter, outage
         from pytest_lsrb.adapters.base import in_flight
+        from pytest_lsrb.adapters.cache import drop_rounds
         from pytest_lsrb.engine.stop import StopSignal
         from pytest_lsrb.engine.verifier import create_verifier
         from pytest_lsrb.output import rundir as outputs
@@ -188,7 +189,7 @@ class ControllerSession(LsrbSession):
                 checked(adapter, made is not None)
                 concurrency = in_flight(adapter, run.config.concurrency)
                 self.queue_depth = queue_depth(concurrency)
-                self._warn_about_slots(adapter, concurrency)
+                self._warn_about_slots(adapter, concurrency, asked=run.config.concurrency is not None)
             finally:
                 if made is None:
                     adapter.close()
@@ -199,6 +200,8 @@ class ControllerSession(LsrbSession):
                     self.output.kept = []  # the gate takes this run's records from here
                 StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours
                 outage.clear(run.config.output_dir)  # nor its server's outage
+                if not run.config.resume:  # nor, in a new run, its answers (adapters.cache)
+                    drop_rounds(run.config.output_dir)
                 open_budget(run)  # before any worker asks it
                 xdist.clear_crash_files(run.config.output_dir)  # nor an earlier run's crashes
                 self.progress = self._progress_reporter(run)
@@ -233,8 +236,11 @@ class ControllerSession(LsrbSession):
             self.lock = None
 
     def before_attempt(self, runner: Runner) -> None:
-        """A child of `lsrb run` whose parent died: no more requests (`output.owner`)."""
+        """A child of `lsrb run` whose parent died, or a run whose lock file was deleted or
+        replaced under it: no more requests (`output.owner`)."""
         problem = self.owner.parent_problem() if self.owner is not None else None
+        if problem is None and self.lock is not None:
+            problem = self.lock.problem()
         if problem is not None:
             runner.stop(problem, everywhere=False)
 
@@ -247,8 +253,12 @@ class ControllerSession(LsrbSession):
             for sentence in key_warnings():
                 terminal.write_line(f"lsrb: WARNING: {sentence}.", yellow=True)
 
-    def _warn_about_slots(self, adapter: Adapter, concurrency: int) -> None:
-        """Say so when more attempts would be in flight than the server decodes at once."""
+    def _warn_about_slots(self, adapter: Adapter, concurrency: int, asked: bool) -> None:
+        """Say so when more attempts would be in flight than the server decodes at once, and that
+        was asked for: a `--lsrb-concurrency` above the slots, or more -n workers than slots (each
+        keeps one in flight, so the rest queue in the server, where --lsrb-timeout runs). The
+        adapter's own default above the slots is capped there without a word: nothing to change
+        (the documented `lsrb serve` path, one slot, stays quiet)."""
         from pytest_lsrb.adapters.base import served_slots
 
         slots = served_slots(adapter)
@@ -258,7 +268,7 @@ class ControllerSession(LsrbSession):
             else None
         )
         processes = workers if isinstance(workers, int) and workers > 0 else 1
-        if slots is None or concurrency * processes <= slots:
+        if slots is None or concurrency * processes <= slots or not (asked or processes > slots):
             return
         over = f"--lsrb-concurrency {concurrency}" + (f" x {processes} workers" if processes > 1 else "")
         share = (
@@ -392,7 +402,8 @@ class ControllerSession(LsrbSession):
         extra = self.run.config.extra_identity
         named = {key: str(extra[key]) for key in IDENTITY_KEYS if key in extra}
         holder = self.lock.holder if self.lock is not None else None
-        xdist.give_run_dir(node, self.run.config.output_dir, self.run.config.resume, named, holder)
+        identity = self.lock.identity if self.lock is not None else None
+        xdist.give_run_dir(node, self.run.config.output_dir, self.run.config.resume, named, holder, identity)
         if fastpath(self.config):  # else workers send xdist's own per-event messages
             xdist.unpack_batches(node, self.queue_depth)
         self.following = True
@@ -468,6 +479,10 @@ class ControllerSession(LsrbSession):
             outage=outage.run_outage(self.run.config.output_dir),
         )
         outage.clear(self.run.config.output_dir)
+        if self.summary and self.summary.get("complete"):  # its answers serve a resume only
+            from pytest_lsrb.adapters.cache import drop_rounds
+
+            drop_rounds(self.run.config.output_dir)
         if self.output.write_error is not None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
             return
