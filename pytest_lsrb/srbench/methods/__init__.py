@@ -1,10 +1,12 @@
-"""Discovery methods: `--lsrb-sr-method` value -> implementation. Add one by adding a module
-that satisfies `DiscoveryMethod` and a line here."""
+"""Discovery methods: `--lsrb-sr-method` value -> implementation. A method of a lab's own is a
+`DiscoveryMethod` subclass in its own package, named by an entry point of `pytest_lsrb.methods`
+or a "pkg.mod:Class" spec (docs/extending.md): nothing here is edited."""
 
 from __future__ import annotations
 
 from functools import cache
 
+from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.registry import METHODS_GROUP, Registry
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryMethod, DiscoveryResult
 
@@ -26,7 +28,12 @@ METHODS = Registry(
 
 @cache
 def get_method(name: str) -> DiscoveryMethod:
-    method: DiscoveryMethod = METHODS.load(name)()
+    """The method `--lsrb-sr-method` names (one instance per name for the process); one sentence
+    for a name that loads no `DiscoveryMethod` subclass."""
+    cls = METHODS.load(name)
+    if not (isinstance(cls, type) and issubclass(cls, DiscoveryMethod)):
+        raise LsrbUsageError(f"{METHODS.where}: '{name}' is not a subclass of pytest_lsrb.DiscoveryMethod.")
+    method: DiscoveryMethod = cls()
     return method
 
 
