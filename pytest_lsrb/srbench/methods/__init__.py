@@ -1,14 +1,22 @@
 """Discovery methods: `--lsrb-sr-method` value -> implementation. A method of a lab's own is a
 `DiscoveryMethod` subclass in its own package, named by an entry point of `pytest_lsrb.methods`
-or a "pkg.mod:Class" spec (docs/extending.md): nothing here is edited."""
+or a "pkg.mod:Class" spec (docs/extending.md): nothing here is edited; the built-ins are listed
+here.
+
+Light on purpose: `lsrb list` reads `METHODS` without importing a method (or sympy, which their
+equations need); `DiscoveryMethod` and the rest load on first use."""
 
 from __future__ import annotations
 
+import importlib
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.registry import METHODS_GROUP, Registry
-from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryMethod, DiscoveryResult
+
+if TYPE_CHECKING:
+    from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryMethod, DiscoveryResult
 
 # `--lsrb-sr-method NAME`: a built-in, an entry point of `pytest_lsrb.methods`, or a spec; imported
 # only when chosen.
@@ -30,6 +38,8 @@ METHODS = Registry(
 def get_method(name: str) -> DiscoveryMethod:
     """The method `--lsrb-sr-method` names (one instance per name for the process); one sentence
     for a name that loads no `DiscoveryMethod` subclass."""
+    from pytest_lsrb.srbench.methods.base import DiscoveryMethod
+
     cls = METHODS.load(name)
     if not (isinstance(cls, type) and issubclass(cls, DiscoveryMethod)):
         raise LsrbUsageError(f"{METHODS.where}: '{name}' is not a subclass of pytest_lsrb.DiscoveryMethod.")
@@ -38,3 +48,11 @@ def get_method(name: str) -> DiscoveryMethod:
 
 
 __all__ = ["METHODS", "TASK_NAME", "DiscoveryMethod", "DiscoveryResult", "get_method"]
+
+_FROM_BASE = frozenset({"TASK_NAME", "DiscoveryMethod", "DiscoveryResult"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_BASE:
+        return getattr(importlib.import_module("pytest_lsrb.srbench.methods.base"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
