@@ -96,6 +96,7 @@ class RunOptions(TypedDict, total=False):
     retry_errors: bool
     overwrite: bool
     baseline: str | os.PathLike[str] | None
+    baseline_missing: Literal["fail", "pass"]
     max_drop: str | None
     min: str | None
     max: str | None

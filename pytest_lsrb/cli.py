@@ -250,10 +250,12 @@ def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     from pytest_lsrb.output.files import write_json_atomic
     from pytest_lsrb.tools import gate
 
-    config = gate.gate_config(args.baseline, args.max_drop, args.min, args.alpha, args.max, prefix="--")
+    config = gate.gate_config(
+        args.baseline, args.max_drop, args.min, args.alpha, args.max, prefix="--", missing=args.baseline_missing
+    )
     result = gate.compare_dirs(config, follow_latest(Path(args.current)))
     print(gate.title(result))
-    print(f"runs: {result.baseline_name} -> {result.current_name}")
+    print(f"runs: {result.baseline_name or '(no baseline)'} -> {result.current_name}")
     print("\n".join(gate.result_lines(result)))
     if args.json:
         write_json_atomic(Path(args.json), result.to_json())
@@ -441,6 +443,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument(
         "--alpha", type=float, default=None, help="significance level of the paired test (default: 0.05)"
+    )
+    compare.add_argument(
+        "--baseline-missing",
+        default="fail",
+        choices=("fail", "pass"),
+        help="when BASELINE names no run (no such folder, or an empty one): fail (exit 2, the default: "
+        "a lost baseline never passes by accident) or pass (declared: the first run, nothing to "
+        "compare; --min/--max still hold)",
     )
     compare.add_argument("--json", default=None, metavar="PATH", help="also write the result as JSON")
     compare.set_defaults(func=cmd_compare)

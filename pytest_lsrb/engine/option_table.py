@@ -380,6 +380,16 @@ OPTIONS: list[Option] = [
         identity=False,
     ),
     Option(
+        "baseline-missing",
+        str,
+        "fail",
+        "when --lsrb-baseline names no run (no such folder, or an empty one): fail (the gate fails "
+        "before any model call: a lost baseline never passes by accident) or pass (declared: this is "
+        "the first run, with nothing to compare; --lsrb-min/--lsrb-max still hold)",
+        identity=False,
+        choices=("fail", "pass"),
+    ),
+    Option(
         "max-drop",
         str,
         None,
