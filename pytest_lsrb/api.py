@@ -60,6 +60,7 @@ class RunOptions(TypedDict, total=False):
     cache_journal: Literal["auto", "wal", "delete"]
     price: str | None
     progress: float | None
+    dry_run: bool
     max_cost: float | None
     max_total_tokens: int | None
     max_wall_time: float | None

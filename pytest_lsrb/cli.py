@@ -36,6 +36,7 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
     several = split_models(extra)
     if several is not None:
         return run_models(suite, *several, typed=["lsrb", "run", args.suite, *extra])
+    extra = ["--lsrb-dry-run" if word == "--dry-run" else word for word in extra]
     status = int(pytest.main([str(suite), "-p", "no:cacheprovider", *extra]))
     return EXIT_USAGE if status == pytest.ExitCode.USAGE_ERROR else status
 
@@ -250,9 +251,8 @@ def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     from pytest_lsrb.output.files import write_json_atomic
     from pytest_lsrb.tools import gate
 
-    config = gate.gate_config(
-        args.baseline, args.max_drop, args.min, args.alpha, args.max, prefix="--", missing=args.baseline_missing
-    )
+    given = (args.baseline, args.max_drop, args.min, args.alpha, args.max)
+    config = gate.gate_config(*given, prefix="--", missing=args.baseline_missing)
     result = gate.compare_dirs(config, follow_latest(Path(args.current)))
     print(gate.title(result))
     print(f"runs: {result.baseline_name or '(no baseline)'} -> {result.current_name}")

@@ -214,6 +214,8 @@ def refuse_several_models(args: Sequence[str]) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     session: LsrbSession
     hooks: SessionHooks
+    if config.getoption("lsrb_dry_run", None):
+        config.option.collectonly = True  # plan, measure one call (`session.dryrun`), run nothing
     if xdist.is_worker(config):
         session = WorkerSession(config)
         hooks = SessionHooks(session)
@@ -308,6 +310,7 @@ def lsrb_runner(
         adapter_fields=fields,
         # --lsrb-max-cost/-total-tokens/-wall-time: one ledger in the run's directory for every process
         budget=guard_for(lsrb_suite_run.config.values, lsrb_suite_run.config.output_dir),
+        watches=session.watches,  # attempts of several calls, watched while they run
     )
     session.runner = runner
     yield runner

@@ -153,6 +153,16 @@ OPTIONS: list[Option] = [
         "default 5 on a terminal, 30 in a log; 0: none",
         identity=False,
     ),
+    Option(
+        "dry-run",
+        str,
+        None,
+        "plan the run and make one model call, then stop: the calls, tokens and time the selection "
+        "would take, estimated from the calls each attempt may make (an llm_srbench method's budget) "
+        "and that measured call; nothing is written (`lsrb run SUITE --dry-run`)",
+        identity=False,
+        flag=True,
+    ),
     Option("seed", _int, 0, "run seed: selection and every per-attempt seed derive from it"),
     Option("samples", _int, 1, "samples per item (pass@k is reported for k up to this)"),
     Option("temperature", float, 0.0, "sampling temperature"),
