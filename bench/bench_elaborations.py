@@ -92,7 +92,9 @@ def run(
         encoding="utf-8",
     )
     log.unlink(missing_ok=True)
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile), screen=screen))
+    v = SyntheticVerifier(
+        VerifierConfig(mode="synthetic", options={"profiles": str(profile), "screen": screen})
+    )
     verdicts = []
     try:
         for i, row_answers in enumerate(plan):

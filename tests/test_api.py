@@ -17,7 +17,9 @@ import pytest
 
 from pytest_lsrb import api
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.engine.option_table import OPTIONS
+from pytest_lsrb.engine.option_sets import every_option
+
+OPTIONS = every_option()
 
 # A notebook's cells, one after another, with no `if __name__ == "__main__":` guard: two runs
 # of two suites in one process. llm_srbench's fits run in bounded children; a child that re-ran

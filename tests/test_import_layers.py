@@ -9,7 +9,8 @@ prints the comparison with a baseline.
 
 Inside `srbench` the parts (subpackages, and the family's top-level modules) have their own order:
 
-    {data, records} < generate < fitting < options < limits < methods < scoring < {mock, tables} < task
+    {data, records, option_table} < generate < fitting < {options, metrics} < limits < methods < scoring
+        < {mock, tables} < task
 
 and no cycle exists even counting the imports written only for the type checker, nor counting
 every deferred import (inside a function) and every `"pytest_lsrb.mod:Class"` string a registry
@@ -41,10 +42,10 @@ LAYERS: tuple[frozenset[str], ...] = (
 # srbench's parts, lowest first: a subpackage (`data` for `pytest_lsrb.srbench.data.problem`) or a
 # top-level module (`options`).
 SRBENCH_LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"data", "records"}),
+    frozenset({"data", "records", "option_table"}),
     frozenset({"generate"}),
     frozenset({"fitting"}),
-    frozenset({"options"}),
+    frozenset({"options", "metrics"}),
     frozenset({"limits"}),
     frozenset({"methods"}),
     frozenset({"scoring"}),

@@ -71,6 +71,18 @@ class GenerationResult:
     def error_domain(self) -> str | None:
         return None if self.error_kind is None else generation_domain(self.error_kind)
 
+    def error_fields(self) -> dict[str, str | None]:
+        """The attempt record's `generation_error_*` fields for this call's failure (empty when it
+        answered): for a task that judges a call of its own (a feedback round); the engine writes
+        the attempt's from all its calls (`engine.calls`)."""
+        if self.error_kind is None:
+            return {}
+        return {
+            "generation_error_kind": self.error_kind,
+            "generation_error_domain": self.error_domain,
+            "generation_error_message": self.error_message,
+        }
+
     @classmethod
     def failure(cls, kind: str, message: str, latency_ms: float, http_attempts: int = 1) -> GenerationResult:
         return cls(

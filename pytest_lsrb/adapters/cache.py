@@ -8,7 +8,9 @@ timeout (on a network filesystem, where WAL is unsafe, in rollback-journal mode:
 problem is logged and treated as a miss, never as a failed attempt.
 
 Nothing secret is stored: adapters' identities hold no keys and the key is never part of a request
-object (it lives in the HTTP client's headers).
+object (it lives in the HTTP client's headers). An answer that holds a key of the run (a server
+that echoes it, or a short key that is also a word of the answer) is not stored at all: stored
+masked, a replay would judge another answer than the server gave.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult, interrupt, served_slots
 from pytest_lsrb.adapters.filesystems import filesystem_type, is_network_filesystem
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.redaction import RUN_KEYS
 
 log = logging.getLogger("pytest_lsrb.adapters.cache")
 
@@ -52,6 +55,11 @@ CREATE INDEX IF NOT EXISTS responses_endpoint ON responses (endpoint);
 
 def canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def holds_a_key(text: str, meta: Mapping[str, Any]) -> bool:
+    secrets = RUN_KEYS.secrets()
+    return bool(secrets) and (secrets.redact(text) != text or secrets.redact_tree(dict(meta)) != meta)
 
 
 def endpoint_id(identity: Mapping[str, Any]) -> str:
@@ -186,6 +194,10 @@ class ResponseCache:
     def put(self, key: str, endpoint: str, result: GenerationResult) -> None:
         if not result.ok:  # errors are never cached
             return
+        meta = {k: v for k in META_FIELDS if (v := getattr(result, k)) is not None}
+        if holds_a_key(result.text, meta):  # masked it would be judged otherwise when replayed
+            log.info("response cache %s: an answer holding a run key is not cached", self.path)
+            return
         created = datetime.now(timezone.utc).isoformat(timespec="seconds")
         try:
             with self._lock:
@@ -199,7 +211,7 @@ class ResponseCache:
                         canonical(dict(result.usage)),
                         result.latency_ms,
                         created,
-                        canonical({k: v for k in META_FIELDS if (v := getattr(result, k)) is not None}),
+                        canonical(meta),
                     ),
                 )
         except sqlite3.Error as exc:

@@ -9,10 +9,12 @@ once without being sent.
 
 Secrets: the API key lives only in the client's default headers (httpx masks `Authorization` in
 its reprs) and goes to this endpoint's origin only: redirects are never followed (a 3xx is a
-`client_error`). Every response is redacted before anything reads it: the raw body (for error
-messages) and every string of the parsed JSON (for the answer), each in every form any key of the
-run can take (core.redaction.RUN_KEYS), and only then cut to length, so a server that echoes a key
-gets it stored nowhere. The HTTP reason phrase is never read.
+`client_error`). The answer is handed on as the server sent it: what is judged is what the model
+said, so a key that is also a word of the answer (`simp`) never turns a right answer into `***`.
+Keys are redacted where text leaves the process (records, logs, the terminal, JUnit XML: see
+core.redaction). An error message made here is redacted at once, in every form any key of the run
+can take (core.redaction.RUN_KEYS), and only then cut to length, so no start of a key survives the
+cut. The HTTP reason phrase is never read.
 
 What counts as an answer: a 2xx JSON body of the protocol's success shape. Anything else (a
 truncated or HTML body, `200 {"error": ...}`, a body without the answer's fields) is the server's
@@ -216,10 +218,10 @@ class HttpEndpoint:
                 "bad_response", clip(f"not JSON ({exc}); the body starts {text[:80]!r}"), status=status
             )
         try:
-            return parse(RUN_KEYS.secrets().redact_tree(data))
+            return parse(data)  # as the server sent it: redacted only where it leaves the process
         except ResponseError as exc:
             return Failure(exc.kind, clip(self.redact(str(exc))), status=status)
-        except RecursionError:  # parsed, but too deep for the walk over it
+        except RecursionError:  # parsed, but too deep for the parser's walk over it
             return Failure("bad_response", "not usable JSON (nested too deeply)", status=status)
 
     def _receive(self, method: str, path: str, payload: Any) -> tuple[httpx.Response, bytes] | Failure:
@@ -435,8 +437,9 @@ SHOWN_MODELS = 12
 
 
 def shown_models(names: list[str]) -> str:
-    """The models a server offers, for an error message (at most SHOWN_MODELS of them)."""
+    """The models a server offers, for an error message (at most SHOWN_MODELS of them, keys
+    redacted: the names are the server's words)."""
     if not names:
         return "none"
     more = f", … ({len(names) - SHOWN_MODELS} more)" if len(names) > SHOWN_MODELS else ""
-    return ", ".join(sorted(names)[:SHOWN_MODELS]) + more
+    return RUN_KEYS.redact(", ".join(sorted(names)[:SHOWN_MODELS]) + more)

@@ -10,6 +10,10 @@ the sentence that refuses it names the variable, never the key. A key goes only 
 A key pasted where a variable's *name* belongs (`--lsrb-api-key-env sk-...`) is refused without
 being quoted (`variable_problem`), and registered for redaction in case anything else echoes it.
 
+A key under `SAFE_KEY_LENGTH` characters can stand in ordinary text (`simp`, `none`, `ollama`): it
+is still masked wherever text leaves the process, so records and the terminal may show `***` in an
+answer the verifier judged as sent; `key_warnings` says so in one sentence per key, at start.
+
 Credentials in a base URL (`http://user:KEY@host`) are sent as the URL says, but no URL we print,
 log or pass on a child's command line carries them: a child gets them in `$LSRB_BASE_URL_USERINFO`
 (`userinfo_env`), which also lets a user give them without writing them on a command line.
@@ -24,7 +28,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.redaction import RUN_KEYS, key_problem, register_key, strip_userinfo
+from pytest_lsrb.core.redaction import RUN_KEYS, SAFE_KEY_LENGTH, key_problem, register_key, strip_userinfo
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # The credentials of a base URL that carries none on the command line (`user:password`).
@@ -79,7 +83,26 @@ def checked_key(variable: str | None, where: str) -> str | None:
     if problem is not None:  # the sentence names the variable, never the key
         raise LsrbUsageError(f"{where}: the key in ${variable} {problem}; fix the variable.")
     register_key(value)
+    _note_short(f"{where}: the key in ${variable}", value)
     return value
+
+
+_WARNINGS: dict[str, None] = {}  # in the order found, once each
+
+
+def _note_short(what: str, key: str | None) -> None:
+    if key and len(key) < SAFE_KEY_LENGTH:
+        _WARNINGS[
+            f"{what} is {len(key)} character{'s' if len(key) != 1 else ''} long: a key under "
+            f"{SAFE_KEY_LENGTH} characters can be a word of an answer, a prompt or a message, and "
+            "wherever it stands records, logs and the terminal show *** (answers are still judged as "
+            "the server sent them); a longer key keeps them readable"
+        ] = None
+
+
+def key_warnings() -> list[str]:
+    """One sentence for each key read so far that is too short to mask without hiding text."""
+    return list(_WARNINGS)
 
 
 def origin(url: str) -> tuple[str, str, int | None]:
@@ -112,7 +135,9 @@ def url_with_env_userinfo(url: str | None, environ: Mapping[str, str] | None = N
         parts = parts._replace(netloc=f"{userinfo}@{parts.netloc}")
         url = urlunsplit(parts)
     with contextlib.suppress(ValueError):
-        register_key(urlsplit(url).password)
+        password = urlsplit(url).password
+        register_key(password)
+        _note_short(f"{BASE_URL_FLAG}: the password in its user info", password)
     return url
 
 

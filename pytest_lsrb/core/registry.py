@@ -13,7 +13,8 @@ resolves, in this order, to:
   `task = "my_lab.bench:Task"` in a suite.toml).
 
 Implementations are imported only when chosen, so a run never pays for another plug-in's
-imports; a spec or entry point that cannot be loaded is one sentence naming it.
+imports; a spec or entry point that cannot be loaded (it raises, or calls `sys.exit()`, on import)
+is one sentence naming it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ TASKS_GROUP: Final = "pytest_lsrb.tasks"
 ADAPTERS_GROUP: Final = "pytest_lsrb.adapters"
 VERIFIERS_GROUP: Final = "pytest_lsrb.verifiers"
 METHODS_GROUP: Final = "pytest_lsrb.methods"
+# A family's run options: the entry point names an `engine.option_spec.OptionSet`.
+OPTIONS_GROUP: Final = "pytest_lsrb.options"
 # A metric a package declares (a `Metric` object), read by every consumer of metrics: summary.json,
 # the gate, `lsrb compare`, the terminal, the report and `lsrb list`.
 METRICS_GROUP: Final = "pytest_lsrb.metrics"
@@ -56,6 +59,15 @@ class Entry:
     origin: str
 
 
+def failure(exc: BaseException) -> str:
+    """What went wrong importing another package's code, for the sentence that names it: its
+    exception, or that it exited (`sys.exit()` on import is a plug-in's error like any other,
+    never the end of the run's process or an INTERNALERROR; only Ctrl-C goes on as itself)."""
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r}) while being imported"
+    return f"{type(exc).__name__}: {exc}"
+
+
 def is_spec(value: str) -> bool:
     """`value` is a `"module:attr"` spec rather than a registered name."""
     return _SPEC.fullmatch(value) is not None
@@ -68,9 +80,11 @@ def load_spec(spec: str, *, where: str) -> Any:
     module_name, attr = spec.split(":")
     try:
         found: Any = importlib.import_module(module_name)
-    except Exception as exc:  # a user's module: its own error in one sentence, no traceback
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # a user's module: its own error in one sentence, no traceback
         raise LsrbUsageError(
-            f"{where}: cannot import '{module_name}' for '{spec}' ({type(exc).__name__}: {exc})."
+            f"{where}: cannot import '{module_name}' for '{spec}' ({failure(exc)})."
         ) from None
     for part in attr.split("."):
         try:
@@ -174,10 +188,12 @@ class Registry:
     def _load_entry_point(self, ep: importlib.metadata.EntryPoint, where: str | None = None) -> Any:
         try:
             return ep.load()
-        except Exception as exc:  # another package's code: one sentence, no traceback
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # another package's code: one sentence, no traceback
             raise LsrbUsageError(
                 f"{where or self.where}: the {self.what} '{ep.name}' of {_dist_of(ep)} (entry point "
-                f"'{ep.value}') cannot be loaded ({type(exc).__name__}: {exc})."
+                f"'{ep.value}') cannot be loaded ({failure(exc)})."
             ) from None
 
     def load(self, name: str, where: str | None = None) -> Any:

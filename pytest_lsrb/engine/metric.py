@@ -109,15 +109,6 @@ for _m in (
     Metric("items", "items", None, "count", "run"),
     Metric("valid_rate", "valid rate", "higher", "rate", "rate", answered, _field("valid")),
     Metric("nonempty_rate", "non-empty rate", "higher", "rate", "rate", answered, _field("nonempty")),
-    Metric(
-        "contains_sorry_rate",
-        "contains sorry rate",
-        "lower",
-        "rate",
-        "rate",
-        answered,
-        _field("contains_sorry"),
-    ),
     Metric(  # no usable answer from the endpoint (infrastructure), of every attempt
         "generation_error_rate",
         "generation errors",
@@ -198,26 +189,6 @@ for _m in (
         "mean",
         answered,
         _tokens,
-        in_summary=False,
-    ),
-    Metric(
-        "median_nmse_id",
-        "median NMSE (ID)",
-        "lower",
-        "number",
-        "median",
-        judged,
-        _number("nmse_id"),
-        in_summary=False,
-    ),
-    Metric(
-        "median_nmse_ood",
-        "median NMSE (OOD)",
-        "lower",
-        "number",
-        "median",
-        judged,
-        _number("nmse_ood"),
         in_summary=False,
     ),
 ):
@@ -313,22 +284,6 @@ def pass_at(key: str) -> Metric | None:
     )
 
 
-_TABLE: Final = (
-    (re.compile(r"^(symbolic_accuracy|acc_tau|acc_0)\w*$"), "higher", "rate"),
-    (re.compile(r"^r2\w*$"), "higher", "number"),
-    (re.compile(r"^nmse\w*$"), "lower", "number"),
-)
-
-
-@register_family
-def srbench_table(key: str) -> Metric | None:
-    """llm_srbench's Table 1 cells in summary.json (run-level: shown and compared, not gated)."""
-    for pattern, direction, kind in _TABLE:
-        if pattern.match(key):
-            return Metric(key, key, direction, kind, "run")  # type: ignore[arg-type]
-    return None
-
-
 @register_family
 def record_field(key: str) -> Metric | None:
     """`field:NAME`: any true/false record field, over judged attempts."""
@@ -339,8 +294,7 @@ def record_field(key: str) -> Metric | None:
 
 KNOWN_METRICS: Final = (
     "pass_at_K, valid_rate, success_rate, generation_error_rate, unreadable_answer_rate, "
-    "tokens_per_attempt, latency_ms_p95, "
-    "median_nmse_id, ... (docs/gating.md) or field:NAME"
+    "tokens_per_attempt, latency_ms_p95, ... (docs/gating.md) or field:NAME"
 )
 
 
@@ -364,8 +318,8 @@ def resolve_metric(name: str) -> Metric:
     known = all_metrics()
     found = find(text, known)
     if found is None:
-        installed = sorted(set(known) - set(METRICS))
-        more = f"; installed by packages: {', '.join(installed)}" if installed else ""
+        installed = sorted(set(known) - set(METRICS))  # the families' own and the packages'
+        more = f"; of the installed families: {', '.join(installed)}" if installed else ""
         raise LsrbUsageError(f"unknown metric '{name}' (expected {KNOWN_METRICS}{more}).")
     if not found.gateable:
         raise LsrbUsageError(

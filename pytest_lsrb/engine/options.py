@@ -1,7 +1,8 @@
-"""The run's options resolved: the table (`option_table`), the command line and the suite's
-`[defaults]` merged into a typed `RunConfig`, checked, with the run's identity and its hash.
+"""The run's options resolved: the every-suite options (`option_table`) and those of the run's
+task, verifier and parts (`option_sets`), the command line and the suite's `[defaults]` merged
+into a typed `RunConfig`, checked, with the run's identity and its hash.
 
-Precedence: command line > the suite's `[defaults]` > the table's default.
+Precedence: command line > the suite's `[defaults]` > the option's default.
 """
 
 from __future__ import annotations
@@ -12,14 +13,23 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pytest_lsrb.core.credentials import checked_key
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.redaction import strip_userinfo
 from pytest_lsrb.core.textfiles import shown
 from pytest_lsrb.engine.option_checks import check_values
-from pytest_lsrb.engine.option_table import OPTIONS, PER_SHARD_KEYS, Option, dest, key
+from pytest_lsrb.engine.option_sets import (
+    Found,
+    Owners,
+    active_sets,
+    installed_sets,
+    refuse_foreign,
+    refuse_foreign_default,
+)
+from pytest_lsrb.engine.option_spec import Option
+from pytest_lsrb.engine.option_table import OPTIONS, PER_SHARD_KEYS, dest
 from pytest_lsrb.engine.suite import SuiteSpec
 
 T = TypeVar("T")
@@ -42,6 +52,8 @@ class RunConfig:
     # What a task adds to the identity beyond options (the tactic suite: the replay profiles'
     # contents, so a resume after editing a profile's timeout is refused as another config).
     extra_identity: Mapping[str, Any] = field(default_factory=dict)
+    # The options this run holds: the every-suite ones and its owners' (`option_sets`).
+    options: tuple[Option, ...] = tuple(OPTIONS)
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -153,32 +165,18 @@ class RunConfig:
     def progress(self) -> float | None:
         return None if self.values["progress"] is None else self._number("progress")
 
-    @property
-    def allow_local_remotes(self) -> bool:
-        return self._typed("allow_local_remotes", bool)
-
-    @property
-    def allow_native_decide(self) -> bool:
-        return self._typed("allow_native_decide", bool)
-
-    @property
-    def max_heartbeats(self) -> int | None:
-        return self._optional("max_heartbeats", int)
-
     def blame(self, exc: LsrbUsageError) -> LsrbUsageError:
         """A problem with `--lsrb-NAME` whose value came from suite.toml, said of suite.toml."""
         return blame_suite_default(exc, self.suite, self.from_suite)
 
     def identity(self) -> dict[str, Any]:
         """The config as recorded in run.json and summary.json (never a secret)."""
-        task = self.suite.task
-        ident = {
-            key(o.name): self.values[key(o.name)]
-            for o in OPTIONS
-            if o.identity and (o.tasks is None or task in o.tasks)
-        }
+        ident = {o.key: self.values.get(o.key, o.default) for o in self.options if o.identity}
         ident["suite"] = self.suite.name
         ident["task"] = self.suite.task
+        verifier_settings = self.suite.settings.get("verifier")
+        if verifier_settings:  # suite.toml's [verifier] table: what the verifier is handed
+            ident["verifier_settings"] = verifier_settings
         ident["index"] = display_path(Path(self.values["index"]), self.suite.root)
         ident["index_sha256"] = file_sha256(Path(self.values["index"]))
         ident.update(self.extra_identity)
@@ -231,54 +229,92 @@ def blame_suite_default(exc: LsrbUsageError, suite: SuiteSpec, from_suite: froze
 
 def suite_default(opt: Option, value: Any, suite: SuiteSpec) -> Any:
     """A `[defaults]` value from suite.toml, checked like the command line checks its option."""
-    where = f"{suite.root / 'suite.toml'}: field 'defaults.{key(opt.name)}'"
+    where = f"{suite.root / 'suite.toml'}: field 'defaults.{opt.key}'"
     if opt.flag:
         if not isinstance(value, bool):
             raise LsrbUsageError(f"{where}: expected true or false (got {shown(value)}).")
         return value
     if isinstance(value, (dict, list)) or (isinstance(value, bool) and opt.type is not str):
-        raise LsrbUsageError(f"{where}: expected a value like --lsrb-{opt.name} takes (got {shown(value)}).")
-    try:
-        checked = opt.type(str(value))
-    except ValueError:
-        raise LsrbUsageError(f"{where}: {shown(value)} is not a valid value.") from None
-    if opt.choices is not None and checked not in opt.choices:
-        raise LsrbUsageError(f"{where}: expected one of {', '.join(opt.choices)} (got {shown(value)}).")
-    return checked
+        raise LsrbUsageError(f"{where}: expected {opt.accepts()} (got {shown(value)}).")
+    return opt.parse(str(value), where)
 
 
-def resolve(getoption: Callable[[str], Any], suite: SuiteSpec, rootdir: Path) -> RunConfig:
-    """Merge command line, suite defaults and table defaults; validate types and ranges."""
-    known = {key(o.name) for o in OPTIONS}
-    from_suite = frozenset(k for k in suite.defaults if k in known and getoption(dest(k)) is None)
+class OptionOwner(Protocol):
+    """What `resolve` asks of the suite's task (`engine.task.Task`): its name, its verification
+    modes (the first is its default) and the parts it names whose options then apply."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def verification_modes(self) -> tuple[str, ...]: ...
+
+    def option_owners(self, values: Mapping[str, Any]) -> Mapping[str, str]: ...
+
+
+def resolve(
+    getoption: Callable[[str], Any], suite: SuiteSpec, rootdir: Path, task: OptionOwner | None = None
+) -> RunConfig:
+    """Merge command line, suite defaults and option defaults for the options this run holds
+    (the every-suite ones and those of `task`, its verifier and parts); validate types and
+    ranges; refuse an option the run does not hold. `task` None: the suite's task is not
+    consulted (its options are those of the task its suite.toml names)."""
+    found = installed_sets()
+    known = {o.key for o in found.options()}
+    from_suite = frozenset(k for k in suite.defaults if k in known and _given(getoption, k) is None)
     try:
-        return _resolve(getoption, suite, from_suite)
+        return _resolve(getoption, suite, from_suite, found, task)
     except LsrbUsageError as exc:
         raise blame_suite_default(exc, suite, from_suite) from None
 
 
-def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: frozenset[str]) -> RunConfig:
+def _given(getoption: Callable[[str], Any], name: str) -> Any:
+    """The command line's value of `--lsrb-<name>` (None: not given, or not registered in this
+    session: a package installed after pytest read its options)."""
+    try:
+        return getoption(dest(name))
+    except (ValueError, AttributeError):
+        return None
+
+
+def _value(opt: Option, getoption: Callable[[str], Any], suite: SuiteSpec, given: set[str]) -> Any:
+    raw = _given(getoption, opt.key)
+    if raw is None:
+        if opt.key in suite.defaults:
+            return suite_default(opt, suite.defaults[opt.key], suite)
+        return opt.default
+    given.add(opt.key)
+    return raw if opt.flag else opt.parse(raw)
+
+
+def _resolve(
+    getoption: Callable[[str], Any],
+    suite: SuiteSpec,
+    from_suite: frozenset[str],
+    found: Found,
+    task: OptionOwner | None,
+) -> RunConfig:
+    where = str(suite.root / "suite.toml")
     values: dict[str, Any] = {}
-    known = {key(o.name) for o in OPTIONS}
-    unknown = set(suite.defaults) - known
-    if unknown:
-        raise LsrbUsageError(
-            f"{suite.root / 'suite.toml'}: unknown key(s) in [defaults]: {', '.join(sorted(unknown))}."
-        )
     given: set[str] = set()  # keys given as --lsrb-NAME
     for opt in OPTIONS:
-        raw = getoption(dest(opt.name))
-        if raw is None:
-            value = suite.defaults.get(key(opt.name), opt.default)
-            if key(opt.name) in suite.defaults:
-                value = suite_default(opt, value, suite)
-        else:
-            given.add(key(opt.name))
-            try:
-                value = raw if opt.flag else opt.type(raw)
-            except ValueError:
-                raise LsrbUsageError(f"--lsrb-{opt.name}: '{raw}' is not a valid value.") from None
-        values[key(opt.name)] = value
+        values[opt.key] = _value(opt, getoption, suite, given)
+    named_mode = "verification" in given or "verification" in suite.defaults
+    modes = task.verification_modes if task is not None else ("none",)
+    owners = Owners(suite.task, values["verification"] if named_mode else modes[0])
+    refuse_foreign_default(suite.defaults, found, owners, where)
+    held = active_sets(found, owners)  # the task's and the verifier's
+    for opt in (o for s in held for o in s.options):
+        values[opt.key] = _value(opt, getoption, suite, given)
+    if task is not None:  # the parts the task names from its own options (a discovery method)
+        owners = Owners(owners.task, owners.verifier, dict(task.option_owners(values)))
+        held = active_sets(found, owners)
+        for opt in (o for s in held for o in s.options):
+            if opt.key not in values:
+                values[opt.key] = _value(opt, getoption, suite, given)
+    cli = [o.key for o in found.options() if o.key not in values and _given(getoption, o.key) is not None]
+    refuse_foreign(cli, found, held, owners, suite.name)
+    held_options = (*OPTIONS, *(o for s in held for o in s.options))
     if "auto" in (values["shard_index"], values["shard_count"]):
         from pytest_lsrb.engine.shards import resolve_shard
 
@@ -300,7 +336,7 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
     if values["overwrite"] and (values["resume"] or values["resume_or_start"]):
         flag = "--lsrb-resume" if values["resume"] else "--lsrb-resume-or-start"
         raise LsrbUsageError(f"{flag} and --lsrb-overwrite contradict each other; pick one.")
-    check_values(values)  # finite, in bounds, text, a URL that parses
+    check_values(values, held_options)  # finite, in bounds, text, a URL that parses
     from pytest_lsrb.engine.cost import parse_price
 
     parse_price(values["price"])  # a bad price stops the run before any model is called
@@ -316,7 +352,8 @@ def _resolve(getoption: Callable[[str], Any], suite: SuiteSpec, from_suite: froz
         values=values,
         suite=suite,
         output_dir=output_dir,
-        from_suite=from_suite,
+        from_suite=from_suite & set(values),
         from_command_line=frozenset(given),
         runs_folder=not out,
+        options=held_options,
     )

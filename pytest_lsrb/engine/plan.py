@@ -48,15 +48,8 @@ class SuiteRun:
         config = self.config
         return VerifierConfig(
             mode=config.verification,
-            profiles_path=config["profiles"],
             cache_dir=config.cache_dir,
             suite_root=str(self.spec.root),
-            options=dict(self.spec.settings.get("verifier", {})),
-            allow_local_remotes=config.allow_local_remotes,
-            allow_native_decide=config.allow_native_decide,
-            max_heartbeats=config.max_heartbeats,
-            answer_mode=str(config.values.get("answer") or "tactic"),
-            forbid_search_tactics=bool(config.values.get("forbid_search_tactics")),
-            strict_inherited_sorry=bool(config.values.get("strict_inherited_sorry")),
-            screen=config.values.get("screen", "on") != "off",
+            options=dict(config.values),
+            settings=dict(self.spec.settings.get("verifier", {})),
         )

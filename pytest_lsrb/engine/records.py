@@ -49,6 +49,31 @@ TIMING_FIELDS: Final[frozenset[str]] = frozenset(
     }
 )
 
+# Fields whose values are the engine's own words or the run's identity, never a server's text:
+# written as they are when keys are redacted from a record (`output.files.record_line`), so even a
+# key that is also one of these words (`none`) leaves the record readable. Every other string of a
+# record, a family's or a plug-in's fields included, is redacted.
+OWN_WORD_FIELDS: Final[frozenset[str]] = frozenset(
+    {
+        "item_id",
+        "suite",
+        "adapter",
+        "model",
+        "config_hash",
+        "prompt_hash",
+        "finished_at",
+        "adapter_class",
+        "adapter_settings_sha256",
+        "generation_error_kind",
+        "generation_error_domain",
+        "verification_mode",
+        "verification_outcome",
+        "verification_error_kind",
+        "verification_error_domain",
+        "verification_error_subkind",
+    }
+)
+
 # Records allow fields their definition does not name (a newer version's, a user's task's).
 RECORD_CONFIG: Final = ConfigDict(extra="allow")
 
@@ -104,7 +129,11 @@ class AttemptFields(UsageFields, total=False):
     model_calls: Annotated[Count, Field(default=0)]
     """HTTP requests sent for this attempt (retries included; 0 when answered from the cache)."""
     cached: Annotated[bool, Field(default=False)]
-    """The answer came from the response cache: no request was sent."""
+    """The answer came from the response cache: no request was sent (every call of the attempt)."""
+    calls_refused: Count | None
+    """Model calls the harness refused, not sent: past the most the attempt may make (the task's
+    `calls_per_attempt`) or past an llm_srbench method's `--lsrb-sr-budget` (`engine.calls`).
+    Absent when none was."""
     adapter_class: str | None
     """A user's own adapter (an `lsrb_adapter` override): its class."""
     adapter_settings_sha256: str | None

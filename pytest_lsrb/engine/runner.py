@@ -43,6 +43,7 @@ from pytest_lsrb.core.clock import utc_now_millis
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.budget import BudgetedAdapter, BudgetGuard
+from pytest_lsrb.engine.calls import AttemptCalls
 from pytest_lsrb.engine.options import RunConfig
 from pytest_lsrb.engine.outcomes import answered, judgement
 from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION, AttemptFields, AttemptRecord
@@ -118,6 +119,8 @@ class Runner:
         self.concurrency = max(1, concurrency)
         self.finished = dict(finished or {})
         self.task_options = dict(task_options or {})
+        # The most model calls one attempt may make: the harness refuses more (`engine.calls`).
+        self.call_limit = task.calls_per_attempt(self.task_options)
         temperature = config["temperature"]  # None: a task asked for the provider's default
         self.sampling = SamplingConfig(
             temperature=None if temperature is None else float(temperature),
@@ -145,7 +148,7 @@ class Runner:
         self._line = Line()
         # Attempts made ahead on this thread (see the module's doc), by case, until their test.
         cheap = runs_ahead(adapter) if self.concurrency == 1 and verifier.mode == "none" else 0
-        self.batch = cheap if cheap > 1 and task.calls_per_attempt(self.task_options) == 1 else 0
+        self.batch = cheap if cheap > 1 and self.call_limit == 1 else 0
         if budget is not None:  # a budget is asked before each attempt: none are made ahead in bulk
             self.batch = 0
         self._ready: dict[tuple[str, int], AttemptRecord] = {}
@@ -163,9 +166,10 @@ class Runner:
         `ticket`: its place in line for a model slot (None: the running test's, at the front)."""
         ticket = ticket or Ticket(order=-1.0)
         token = CURRENT.set(ticket)
+        calls = AttemptCalls(self.adapter, self.call_limit)  # counts and limits its calls
         ctx = AttemptContext(
             case=case,
-            adapter=self.adapter,
+            adapter=calls,
             verifier=self.verifier,
             sampling=self.sampling,
             suite=self.config.suite,
@@ -196,6 +200,7 @@ class Runner:
         if self.budget is not None and self.budget.refused_in_attempt():
             # the budget refused one of its requests: the attempt is not whole, so not recorded
             raise RunStopped(self.fatal or "stopping the run: its budget is spent.")
+        fields = calls.record(fields, self.verifier.mode)  # the calls as the harness counted them
         if ticket.permits:  # it asked an endpoint that queues for slots: what it waited there
             fields["queue_ms"] = round(ticket.queued_s * 1000.0, 3)
         record: AttemptRecord = {

@@ -108,6 +108,12 @@ class Task(ABC, Generic[RowT]):
         """Refuse (`LsrbUsageError`) a bad task-specific option before any model call."""
         return None
 
+    def option_owners(self, values: Mapping[str, Any]) -> Mapping[str, str]:
+        """The parts this run plugs in whose declared options then apply, by kind (an
+        `OptionSet`'s `kind`): llm_srbench's `{"method": <--lsrb-sr-method>}`. `values` hold the
+        every-suite options and this task's; none by default."""
+        return {}
+
     def row_keywords(self, row: RowT) -> Iterable[str]:
         """Words `-k` can select this row's tests by (repository, path, tags, ...)."""
         return ()

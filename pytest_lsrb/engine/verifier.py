@@ -100,9 +100,11 @@ class VerificationResult:
 
     @property
     def error_kind(self) -> str | None:
+        """The outcome, when it is a failure (its table declares a domain for it); None for a
+        success, no attempt, or an outcome that is no failure (a Lean tactic that made progress)."""
         if not self.attempted or self.success:
             return None
-        return self.outcome if self.outcome not in ("closed", "progress") else None
+        return self.outcome if outcome_domain(self.outcome) is not None else None
 
     @property
     def error_domain(self) -> str | None:
@@ -116,23 +118,21 @@ class VerificationResult:
 
 @dataclass(frozen=True)
 class VerifierConfig:
-    """What a verifier may need from the run; each verifier reads the fields it uses."""
+    """What a verifier is handed from the run. Its own settings are run options it declares
+    (an `OptionSet` of kind `verifier`, or its task's) and reads from `options`, by their
+    run-config keys (`options.get("max_heartbeats")`): declared, they are checked, recorded and
+    part of the run's config hash like any option."""
 
     mode: str = "none"
-    profiles_path: str | None = None  # replay profiles file or folder (repo_replay, synthetic)
-    cache_dir: str | None = None  # where checkouts and builds are kept between runs
+    cache_dir: str | None = None  # --lsrb-cache-dir: where a verifier may keep work between runs
     timeout_s: float | None = None  # per-check timeout override
     suite_root: str | None = None  # the suite folder (for suite-relative resources)
-    options: Mapping[str, Any] = field(default_factory=dict)  # suite.toml [verifier] table
-    allow_local_remotes: bool = False  # repo_replay may clone a repository named by a local path
-    allow_native_decide: bool = False  # Lean: a proof may depend on Lean.ofReduceBool
-    max_heartbeats: int | None = None  # Lean: maxHeartbeats override (None: the profile's)
-    answer_mode: str = "tactic"  # Lean: `tactic` (one tactic) or `proof` (a whole proof body)
-    forbid_search_tactics: bool = False  # Lean: exact?/apply?/... are forbidden_token
-    strict_inherited_sorry: bool = False  # Lean: sorryAx owed to a sorried lemma fails the answer
-    # Lean over a REPL: run each answer on the sorry's proof state first, the file only for those
-    # that close there (--lsrb-screen; off here so that a library caller's requests stay as asked)
-    screen: bool = False
+    # The run's option values (the every-suite options and those of its task, verifier and
+    # parts); empty for a verifier made outside a run, which then reads its options' defaults.
+    options: Mapping[str, Any] = field(default_factory=dict)
+    # suite.toml's [verifier] table, as the suite wrote it (recorded in run.json's config as
+    # `verifier_settings` when present, so it is part of the config hash).
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable

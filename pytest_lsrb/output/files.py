@@ -24,6 +24,7 @@ from pydantic_core import to_json as _fast_json
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.core.nofollow import open_nofollow
+from pytest_lsrb.core.redaction import RUN_KEYS, redact_json
 from pytest_lsrb.core.textfiles import json_message, loads_json, lone_surrogate_problem, shown, surrogate_line
 
 if TYPE_CHECKING:
@@ -42,6 +43,9 @@ def dumps_record(record: AttemptRecord) -> str:
 def record_line(record: AttemptRecord) -> tuple[bytes, AttemptRecord]:
     """One record as the bytes of its attempts.jsonl line, and the record a reader will get back.
 
+    Every key of the run is redacted here, the one way records leave the process
+    (`redacted_record`): the answer was judged as the server sent it.
+
     backslashreplace: a lone surrogate (it can come from a model's JSON reply) can only stand
     inside a JSON string, where `\\udXXX` is the same character as a JSON escape; the line is
     valid UTF-8 whatever the model wrote.
@@ -54,6 +58,8 @@ def record_line(record: AttemptRecord) -> tuple[bytes, AttemptRecord]:
     (json writes a `None` key as `null`, pydantic-core as `None`), a lone surrogate
     (pydantic-core refuses it) and any value that is not plain JSON data.
     """
+    if RUN_KEYS.secrets():
+        record = redacted_record(record)
     try:
         line = _fast_json(record)
     except (PydanticSerializationError, ValueError, TypeError):
@@ -64,6 +70,18 @@ def record_line(record: AttemptRecord) -> tuple[bytes, AttemptRecord]:
         return line + b"\n", record
     text, record = _strict_json(record)
     return (text + "\n").encode("utf-8", "backslashreplace"), record
+
+
+def redacted_record(record: AttemptRecord) -> AttemptRecord:
+    """`record` with every key of the run masked (`core.redaction.redact_json`), but for its field
+    names and the fields that hold the engine's own words (`OWN_WORD_FIELDS`)."""
+    from pytest_lsrb.engine.records import OWN_WORD_FIELDS  # (pydantic: only once a key is held)
+
+    secrets, names = RUN_KEYS.secrets(), RUN_KEYS.long_secrets()
+    out: dict[str, Any] = {}
+    for name, value in record.items():
+        out[name] = value if name in OWN_WORD_FIELDS or value is None else redact_json(value, secrets, names)
+    return cast("AttemptRecord", out)
 
 
 _PLAIN: Final = frozenset({str, int, bool, type(None)})
@@ -326,10 +344,14 @@ def truncate_torn_tail(path: Path) -> int | None:
 def write_json_atomic(path: Path, obj: Any) -> None:
     """Write JSON through a temp file and rename, so readers never see half a file.
 
-    Non-finite floats become null; a lone surrogate is written as its JSON escape (as in
+    Every key of the run is redacted (run.json, summary.json, gate.json leave the process here);
+    non-finite floats become null; a lone surrogate is written as its JSON escape (as in
     `record_line`), so the file is valid UTF-8 whatever a string held.
     """
-    text = json.dumps(finite_or_none(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if RUN_KEYS.secrets():
+        obj = redact_json(obj, RUN_KEYS.secrets(), RUN_KEYS.long_secrets())
+    text = json.dumps(finite_or_none(obj), indent=2, sort_keys=True, ensure_ascii=False)
+    text += "\n"
     write_atomic(path, text.encode("utf-8", "backslashreplace"))
 
 

@@ -242,6 +242,7 @@ class ControllerSession(LsrbSession):
                 terminal = self.config.pluginmanager.get_plugin("terminalreporter")
                 keeps = terminal is not None and fastpath(self.config)  # else pytest keeps every report
                 self.reports = ReportKeeper(terminal, self.config) if keeps else None
+            self._warn_about_short_keys()
         except LsrbUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
         finally:
@@ -272,6 +273,15 @@ class ControllerSession(LsrbSession):
         problem = self.owner.parent_problem() if self.owner is not None else None
         if problem is not None:
             runner.stop(problem, everywhere=False)
+
+    def _warn_about_short_keys(self) -> None:
+        """One sentence for each key too short to mask without hiding text (`core.credentials`)."""
+        from pytest_lsrb.core.credentials import key_warnings
+
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            for sentence in key_warnings():
+                terminal.write_line(f"lsrb: WARNING: {sentence}.", yellow=True)
 
     def _warn_about_slots(self, adapter: Adapter, concurrency: int) -> None:
         """Say so when more attempts would be in flight than the server decodes at once."""

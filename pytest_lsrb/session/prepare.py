@@ -42,7 +42,7 @@ def prepare_suite_run(
 
     spec = load_suite(root)
     task = get_task(spec.task, f"{spec.root / 'suite.toml'}: field 'suite.task'")
-    config = resolve(getoption, spec, rootdir)
+    config = resolve(getoption, spec, rootdir, task)
     try:
         config = with_verification_mode(task, task.configure(config))
         task.check_options(config.values)

@@ -1,7 +1,8 @@
 """The `--lsrb-sr-*` run options, typed: read and checked once, then passed around as one object.
 
-A missing or empty value takes the option table's default (`engine.option_table`, the one place
-defaults are written); `sr_budget` None means the discovery method's own budget. A bad value is
+A missing or empty value takes the option's default (`srbench.option_table`, the one place they
+are written; a method's option is absent from a run of another method, and reads as its default);
+`sr_budget` None means the discovery method's own budget. A bad value is
 one sentence naming the option, before any model call (`SrbenchTask.check_options`).
 """
 
@@ -13,10 +14,10 @@ from functools import cache
 from typing import Any, Final, Literal, cast
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.engine.option_table import choices_of
 from pytest_lsrb.srbench.fitting.objective import FitPolicy
+from pytest_lsrb.srbench.option_table import ALL, choices_of
 
-# The choice lists are the option table's (`engine.option_table`), spelled once there.
+# The choice lists are the family's option table's (`srbench.option_table`), spelled once there.
 JUDGES: Final = choices_of("sr_judge")
 # Which points a metric counts (`--lsrb-sr-metrics`; `scoring.metrics` implements each).
 MetricsPolicy = Literal["reference", "strict"]
@@ -25,9 +26,7 @@ METRICS_POLICIES: Final = cast("tuple[MetricsPolicy, ...]", choices_of("sr_metri
 
 @cache
 def _defaults() -> dict[str, Any]:
-    from pytest_lsrb.engine.option_table import OPTIONS, SRBENCH
-
-    return {o.name.replace("-", "_"): o.default for o in OPTIONS if o.tasks == SRBENCH}
+    return {k: v for option_set in ALL for k, v in option_set.defaults().items()}
 
 
 def _seconds(name: str, value: Any) -> float | None:

@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.core.errors import LsrbUsageError, generation_domain
+from pytest_lsrb.engine.calls import within
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec
 from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task, mock_answers
 from pytest_lsrb.srbench.data.loaders import load_problems
 from pytest_lsrb.srbench.data.problem import DOMAIN_ALIASES, Problem
 from pytest_lsrb.srbench.limits import judge_budget
+from pytest_lsrb.srbench.option_table import METHOD, OPTIONS
 from pytest_lsrb.srbench.options import SrOptions
 from pytest_lsrb.srbench.records import SrbenchAttemptRecord, SrbenchFields
 from pytest_lsrb.srbench.scoring.evaluation import score, summary_message
@@ -67,6 +69,11 @@ class SrbenchTask(Task[Problem]):
             return config
         return dataclasses.replace(config, values={**config.values, **own})
 
+    def option_owners(self, values: Mapping[str, Any]) -> Mapping[str, str]:
+        """The discovery method `--lsrb-sr-method` names: its own options (`srbench.option_table`,
+        a plug-in method's `OptionSet` of kind `method`) apply to this run, no other method's."""
+        return {METHOD: str(values.get("sr_method") or OPTIONS.defaults()["sr_method"])}
+
     def check_options(self, values: Mapping[str, Any]) -> None:
         """Fail before any model call on a bad method, budget, judge or success criterion."""
         from pytest_lsrb.srbench.methods import get_method
@@ -109,8 +116,10 @@ class SrbenchTask(Task[Problem]):
             "prompt_template": ctx.suite.prompt_template,
             "system_template": ctx.suite.system_template,
         }
+        # The harness holds the method to its budget: a call past it is refused, not sent.
+        adapter = within(ctx.adapter, budget, f"{method.name} with --lsrb-sr-budget {budget}")
         result = method.discover(
-            problem, ctx.adapter, ctx.sampling, ctx.case.attempt_seed, budget, options=method_options
+            problem, adapter, ctx.sampling, ctx.case.attempt_seed, budget, options=method_options
         )
         head: SrbenchFields = {
             "sr_method": method.name,
@@ -142,7 +151,8 @@ class SrbenchTask(Task[Problem]):
         if sr.llm_judge and problem.has_ground_truth and result.found and not result.generation_error_kind:
             from pytest_lsrb.srbench.scoring.judge import judge_adapter, llm_judge
 
-            adapter = judge_adapter(sr, options, ctx.adapter, mock_answers(self.mock_answer))
+            run_adapter = within(ctx.adapter, 1, "the LLM judge")
+            adapter = judge_adapter(sr, options, run_adapter, mock_answers(self.mock_answer))
             assert result.program is not None  # found
             llm, judge_fields = llm_judge(problem, result.program, adapter)
             fields.update(judge_fields)

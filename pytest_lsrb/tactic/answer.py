@@ -52,14 +52,14 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from pytest_lsrb.engine.option_table import choices_of
 from pytest_lsrb.tactic.guard import contains_forbidden
 from pytest_lsrb.tactic.lean.keywords import COMMAND_KEYWORDS, IN_TACTICS
 from pytest_lsrb.tactic.lean.lexer import code_view, without_comments
+from pytest_lsrb.tactic.options import OPTIONS
 from pytest_lsrb.tactic.tactics import is_tactic_keyword
 
 AnswerMode = Literal["tactic", "proof"]
-ANSWER_MODES: Final = choices_of("answer")  # the first is the default
+ANSWER_MODES: Final = OPTIONS.choices_of("answer")  # the first is the default
 
 _REASONING_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.S | re.I)
 _REASONING_OPEN = re.compile(r"<(?:think|thinking|reasoning)>", re.I)

@@ -5,8 +5,9 @@ An answer is a tactic (or, with `--lsrb-answer proof`, a proof body), never opti
 - `sorry`, `admit`, `stop` and `sorryAx` in every spelling Lean resolves to the same constant
   (`@sorryAx`, `_root_.sorryAx`, `«sorryAx»`, `@_root_.«sorryAx»`) are `forbidden_token/sorry`;
 - `set_option NAME VALUE in tac` is a tactic and is allowed, except an option on the one deny
-  list (lean/options.py: `debug.*` such as `debug.skipKernelTC`, `trace.*`, `maxHeartbeats 0`,
-  a `maxRecDepth` past the native stack), which is `forbidden_token/option`; a `set_option`
+  list (lean/options.py: `debug.*` such as `debug.skipKernelTC`, `trace.*`, and a heartbeat or
+  recursion limit past its one ceiling, `maxHeartbeats 0` included), which is
+  `forbidden_token/option`; a `set_option`
   that is not a `... in` tactic is a command;
 - commands (`theorem`, `#eval`, `notation`, `namespace`, `end`, `run_tac`, ...) are
   `forbidden_token/command` (lean/keywords.py's one list);

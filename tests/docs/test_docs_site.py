@@ -15,7 +15,9 @@ from docblocks import blocks
 from lsrb_testing import REPO
 
 from pytest_lsrb.engine.option_docs import render_options_page
-from pytest_lsrb.engine.option_table import OPTIONS
+from pytest_lsrb.engine.option_sets import every_option
+
+OPTIONS = every_option()
 
 
 def _help_options() -> set[str]:

@@ -9,8 +9,8 @@ import pytest
 from fakes.ollama_server import FakeOllama
 from hypothesis import given
 from hypothesis import strategies as st
+from lsrb_testing import RunSuite
 
-from conftest import RunSuite
 from pytest_lsrb.engine.summary import CUT_AT_LIMIT, finish_counts
 from pytest_lsrb.session.terminal import cut_rows
 

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from pytest_lsrb.cli import build_parser
-from pytest_lsrb.engine.option_table import OPTIONS
+from pytest_lsrb.engine.option_sets import every_option
+
+OPTIONS = every_option()
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

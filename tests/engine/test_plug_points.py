@@ -80,8 +80,7 @@ class WordTask(Task):
         result = ctx.adapter.generate(
             GenerationRequest((Message("user", ctx.case.row.word),), ctx.case.attempt_seed, ctx.sampling)
         )
-        fields = {"raw_output": result.text, "proposal": result.text, "valid": True, "nonempty": True,
-                  "verification_mode": ctx.verifier.mode}
+        fields = {"proposal": result.text, "valid": True, "nonempty": True}
         fields.update(verification_fields(ctx.verifier.verify(ctx.case.row, result.text, attempt_seed=0)))
         return fields
 

@@ -55,7 +55,7 @@ def usable(path: Path) -> None:
     profiles = load_profiles(path)
     for remote, version in (("https://github.com/x/y", "v4.22.0"), ("", ""), ("\x00[", "*?[")):
         profiles.match(remote, version)
-    create_verifier(VerifierConfig(mode="synthetic", profiles_path=str(path))).close()
+    create_verifier(VerifierConfig(mode="synthetic", options={"profiles": str(path)})).close()
 
 
 VALID = {

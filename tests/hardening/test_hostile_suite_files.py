@@ -13,8 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_hostile_profiles import toml_value
 
-from pytest_lsrb.engine.option_table import OPTIONS, key
+from pytest_lsrb.engine.option_sets import every_option
+from pytest_lsrb.engine.option_table import key
 from pytest_lsrb.session.prepare import prepare_suite_run
+
+OPTIONS = every_option()
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "suites" / "goal_to_tactic_proposal_v1"

@@ -118,7 +118,7 @@ def test_a_key_with_a_carriage_return_is_refused_before_anything_is_sent(
 ) -> None:
     monkeypatch.setenv(KEY_ENV, KEY + "\r")
     path = profile_file(tmp_path, hostile.url)
-    verifier = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(path)))
+    verifier = SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": str(path)}))
     with pytest.raises(LsrbUsageError) as err:
         verifier.preflight()
     assert_one_sentence(str(err.value), path)
@@ -131,7 +131,7 @@ def test_an_unset_key_variable_is_refused_before_anything_is_sent(
 ) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
     path = profile_file(tmp_path, hostile.url)
-    verifier = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(path)))
+    verifier = SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": str(path)}))
     with pytest.raises(
         LsrbUsageError, match=f"field 'kimina_api_key_env': the environment variable {KEY_ENV}"
     ):
@@ -148,7 +148,7 @@ def test_a_refused_key_stops_the_run_at_preflight(
     monkeypatch.setenv(KEY_ENV, KEY)
     hostile.expected_key = "another-key-entirely"
     path = profile_file(tmp_path, hostile.url)
-    verifier = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(path)))
+    verifier = SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": str(path)}))
     with pytest.raises(LsrbUsageError) as err:
         verifier.preflight()
     verifier.close()
@@ -163,7 +163,7 @@ def test_an_unreachable_server_stops_the_run_at_preflight(
 ) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
     path = profile_file(tmp_path, "http://127.0.0.1:9")
-    verifier = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(path)))
+    verifier = SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": str(path)}))
     with pytest.raises(LsrbUsageError) as err:
         verifier.preflight()
     verifier.close()
@@ -177,7 +177,7 @@ def test_a_server_that_accepts_the_key_passes_preflight(
     monkeypatch.setenv(KEY_ENV, KEY)
     hostile.expected_key = KEY
     verifier = SyntheticVerifier(
-        VerifierConfig(mode="synthetic", profiles_path=str(profile_file(tmp_path, hostile.url)))
+        VerifierConfig(mode="synthetic", options={"profiles": str(profile_file(tmp_path, hostile.url))})
     )
     verifier.preflight()
     res = verifier.verify(row(), "exact ⟨hp, hq⟩", attempt_seed=1)
@@ -230,7 +230,7 @@ def test_a_garbled_or_failed_answer_is_the_environments(
 ) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
     verifier = SyntheticVerifier(
-        VerifierConfig(mode="synthetic", profiles_path=str(profile_file(tmp_path, hostile.url)))
+        VerifierConfig(mode="synthetic", options={"profiles": str(profile_file(tmp_path, hostile.url))})
     )
     verifier.preflight()
     hostile.mode = mode
@@ -251,7 +251,7 @@ def test_a_check_timeout_that_is_not_finite_is_refused(tmp_path: Path, value: st
         f"check_timeout_s = {value}\n"
     )
     with pytest.raises(LsrbUsageError) as err:
-        create_verifier(VerifierConfig(mode="synthetic", profiles_path=str(path)))
+        create_verifier(VerifierConfig(mode="synthetic", options={"profiles": str(path)}))
     assert_one_sentence(str(err.value), path)
     assert "check_timeout_s" in str(err.value)
 
@@ -259,7 +259,7 @@ def test_a_check_timeout_that_is_not_finite_is_refused(tmp_path: Path, value: st
 def test_repo_replay_refuses_a_kimina_profile_in_one_sentence(tmp_path: Path) -> None:
     path = profile_file(tmp_path, "http://127.0.0.1:9")
     with pytest.raises(LsrbUsageError) as err:
-        create_verifier(VerifierConfig(mode="repo_replay", profiles_path=str(path)))
+        create_verifier(VerifierConfig(mode="repo_replay", options={"profiles": str(path)}))
     assert_one_sentence(str(err.value), path)
     assert "field 'replay_method'" in str(err.value)
 
@@ -367,7 +367,7 @@ def test_a_key_in_the_kimina_url_is_never_shown(
     for url in (f"http://user:{KEY}@127.0.0.1:9", f"http://127.0.0.1:9/?token={KEY}"):
         with pytest.raises(LsrbUsageError) as err:
             verifier = SyntheticVerifier(
-                VerifierConfig(mode="synthetic", profiles_path=str(profile_file(tmp_path, url)))
+                VerifierConfig(mode="synthetic", options={"profiles": str(profile_file(tmp_path, url))})
             )
             verifier.preflight()
         assert leaks(str(err.value).encode()) == [], err.value

@@ -51,7 +51,7 @@ def test_deltas_know_which_way_is_better() -> None:
         "contains_sorry_rate": 0.1,
         "verification_pass_at_k_1": 0.2,
         "verification_pass_at_k_8": 0.4,
-        "nmse_id_median": 0.01,
+        "cost": 0.01,
     }
     cur = {
         "valid_rate": 0.6,
@@ -59,7 +59,7 @@ def test_deltas_know_which_way_is_better() -> None:
         "contains_sorry_rate": 0.1,
         "verification_pass_at_k_1": 0.1,
         "verification_pass_at_k_8": 0.5,
-        "nmse_id_median": 0.001,
+        "cost": 0.001,
     }
     verdicts = {d.metric.key: d.verdict for d in metric_deltas(base, cur)}
     assert verdicts == {
@@ -68,7 +68,7 @@ def test_deltas_know_which_way_is_better() -> None:
         "contains_sorry_rate": "same",
         "verification_pass_at_k_1": "worse",
         "verification_pass_at_k_8": "better",
-        "nmse_id_median": "better",
+        "cost": "better",  # lower is better
     }
     labels = [m.label for m in headline_metrics(base, cur)]
     assert labels.index("pass@1") < labels.index("pass@8")  # numeric order, not string order

@@ -10,13 +10,15 @@ from typing import Any, cast
 from test_llmsr_method import baseline_adapter, make_problem, run
 
 from pytest_lsrb.adapters.base import SamplingConfig
-from pytest_lsrb.engine.option_table import OPTIONS
+from pytest_lsrb.engine.option_sets import every_option
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.srbench.fitting.fit import FIT_TIME_LIMIT_S, FitLimits, fit_cap_hit
 from pytest_lsrb.srbench.methods.sga import SGAConfig, SGARun
 from pytest_lsrb.srbench.options import SrOptions
 from pytest_lsrb.srbench.tables.table import SrbenchSummary
 from pytest_lsrb.srbench.task import SrbenchTask
+
+OPTIONS = every_option()
 
 
 def test_the_default_cap_is_the_references() -> None:

@@ -1,5 +1,6 @@
-"""The --lsrb-sr-* options as one typed object: every llm_srbench option of the table is read, its
-default is the table's, and a bad value is one sentence naming the option."""
+"""The --lsrb-sr-* options as one typed object: every llm_srbench option (the task's and its
+methods', `srbench.option_table`) is read, its default is the declaration's, and a bad value is one
+sentence naming the option."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import dataclasses
 import pytest
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.engine.option_table import OPTIONS, SRBENCH
+from pytest_lsrb.srbench.option_table import ALL
 from pytest_lsrb.srbench.options import SrOptions
 
 FIELD_OF = {  # option -> SrOptions field, where the field names the unit
@@ -23,16 +24,15 @@ def field_of(option: str) -> str:
 
 
 def test_every_srbench_option_is_a_field() -> None:
-    options = {o.name.replace("-", "_") for o in OPTIONS if o.tasks == SRBENCH}
+    options = {o.key for option_set in ALL for o in option_set.options}
     assert {field_of(o) for o in options} == {f.name for f in dataclasses.fields(SrOptions)}
 
 
 def test_missing_values_take_the_tables_defaults() -> None:
     sr = SrOptions.read({})
-    for o in OPTIONS:
-        if o.tasks == SRBENCH:
-            expected = 0 if o.name == "sr-reset-every" else o.default  # 0: the reference's schedule
-            assert getattr(sr, field_of(o.name.replace("-", "_"))) == expected, o.name
+    for o in (o for option_set in ALL for o in option_set.options):
+        expected = 0 if o.name == "sr-reset-every" else o.default  # 0: the reference's schedule
+        assert getattr(sr, field_of(o.key)) == expected, o.name
 
 
 def test_given_values_are_read_typed() -> None:

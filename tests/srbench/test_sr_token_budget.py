@@ -11,6 +11,7 @@ from lsrb_testing import sin_problem
 
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, SamplingConfig
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.engine.calls import AttemptCalls
 from pytest_lsrb.engine.option_checks import check_values
 from pytest_lsrb.srbench.limits import check_limits, run_limits
 from pytest_lsrb.srbench.methods import get_method
@@ -41,11 +42,13 @@ class Reporting:
 def test_a_search_stops_at_its_token_budget_and_keeps_its_best(name: str) -> None:
     adapter = Reporting()
     cap = 4 * (PROMPT + COMPLETION)  # four answers use it up exactly; the fifth is never asked
+    calls = AttemptCalls(adapter)  # the harness's count of them (engine.calls)
     result = get_method(name).discover(
-        sin_problem(), adapter, SamplingConfig(), seed=1, budget=50, options={"sr_token_budget": cap}
+        sin_problem(), calls, SamplingConfig(), seed=1, budget=50, options={"sr_token_budget": cap}
     )
     assert adapter.calls == 4 and result.model_calls == 4
-    assert (result.extra["prompt_tokens"], result.extra["completion_tokens"]) == (4 * PROMPT, 4 * COMPLETION)
+    counted = calls.record({}, "equation")
+    assert (counted["prompt_tokens"], counted["completion_tokens"]) == (4 * PROMPT, 4 * COMPLETION)
     assert result.found
     if "stop_reason" in result.extra:
         assert result.extra["stop_reason"] == "token_limit"

@@ -346,3 +346,26 @@ def test_judge_agreement_lists_the_pairs_a_judge_disagrees_on(tmp_path, capsys) 
     assert "sympy: 1 false accepts, 0 undecided" in out
     listed = out.split("disagreements:\n", 1)[1].strip().splitlines()
     assert listed == ["sympy: near_miss (label no) judged match: truth 'x**2 + x' proposal 'c0*x**2 + c1*x'"]
+
+
+def test_a_users_pairs_file_is_judged_by_its_own_labels(tmp_path, capsys) -> None:
+    """Category names of the user's own: each pair's `label` decides the label column and what a
+    false accept is (it printed "label yes" everywhere and "0 false accepts" for this file)."""
+    import json
+
+    from pytest_lsrb.cli import main
+
+    rows = [
+        {"truth": "2*x", "proposal": "c0*x", "label": True, "category": "mine"},
+        {"truth": "x**2 + x", "proposal": "c0*x**2 + c1*x", "label": False, "category": "mine"},
+        {"truth": "x**2", "proposal": "c0*x**2", "label": False, "category": "theirs"},
+    ]
+    path = tmp_path / "my.jsonl"
+    path.write_text("".join(json.dumps({**r, "ranges": {"x": [0.5, 3.0]}}) + "\n" for r in rows))
+    assert main(["srbench", "judge-agreement", "--pairs", str(path)]) == 0
+    out = capsys.readouterr().out
+    table = {
+        line.split()[0]: line.split()[1] for line in out.splitlines() if line.startswith(("mine", "theirs"))
+    }
+    assert table == {"mine": "1y/1n", "theirs": "no"}
+    assert "sympy: 2 false accepts, 0 undecided" in out

@@ -25,6 +25,7 @@ from test_llmsr_method import ScriptedAdapter
 from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, SamplingConfig
 from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS, MODEL_DOMAINS, generation_domain
 from pytest_lsrb.core.selection import Case
+from pytest_lsrb.engine.calls import counted_attempt
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, JUDGED, judgement, status, unanswered_kind
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import load_suite
@@ -95,7 +96,7 @@ def attempt(problem: Problem, method: str, answer: Any, seed: int = 1) -> Attemp
         suite=load_suite(SUITE),
         options={"sr_method": method, "sr_budget": 4, "sr_judge": "sympy", "sr_success": "acc_0.1"},
     )
-    record = dict(SrbenchTask().run_attempt(ctx))
+    record = dict(counted_attempt(SrbenchTask(), ctx))
     return cast(AttemptRecord, {**record, "item_id": problem.name, "sample_index": 0})
 
 
@@ -169,6 +170,7 @@ def test_lasr_returns_its_own_best_scored_and_flagged_when_the_model_is_no_help(
         config = LaSRConfig(evolution=EvolutionConfig(iterations=2, populations=2, cycles=8), llm_weight=0.5)
         result = LaSRRun(problem, ScriptedAdapter(answer), SamplingConfig(), 2, config).run()
         fields: dict[str, Any] = {**result.record_fields(), **score(problem, result, judge="none")}
+        fields["model_calls"] = result.model_calls
         if result.generation_error_kind:  # as the task copies it
             fields["generation_error_kind"] = result.generation_error_kind
             fields["generation_error_domain"] = generation_domain(result.generation_error_kind)

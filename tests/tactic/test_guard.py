@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_lsrb.tactic.guard import contains_forbidden, one_tactic, refuse
+from pytest_lsrb.tactic.lean.options import CEILINGS, UNLIMITED_AT_ZERO
 
 
 @pytest.mark.parametrize(
@@ -58,6 +61,13 @@ def test_stop_is_refused_but_is_not_contains_sorry() -> None:
         "· set_option maxHeartbeats 0 in nlinarith",
         "exact (by set_option debug.skipKernelTC true in decide)",
         "simp\nset_option maxHeartbeats 1000",  # not a `... in` tactic: a command
+        # a budget that never runs out is "no limit" by another name (issue #47)
+        "set_option maxHeartbeats 100000000000 in\n  repeat simp",
+        "set_option maxHeartbeats 4000001 in simp",
+        "set_option synthInstance.maxHeartbeats 99999999 in infer_instance",
+        "set_option maxHeartbeats 0x0 in simp",  # Lean's numerals: 0x0 is 0
+        "set_option maxHeartbeats 0xFFFFFFFF in simp",
+        "set_option maxRecDepth 0b11111111111111111111 in decide",
     ],
 )
 def test_options_on_the_deny_list_are_refused(answer: str) -> None:
@@ -74,6 +84,9 @@ def test_options_on_the_deny_list_are_refused(answer: str) -> None:
         "set_option linter.unusedVariables false in norm_num",
         "set_option pp.all true in simp",
         "· set_option maxRecDepth 0 in decide",  # fails at once in Lean: the answer's own error
+        "set_option maxHeartbeats 4000000 in simp",  # the ceiling itself
+        "set_option maxHeartbeats 3200000 in\n  nlinarith",  # seen in public repositories
+        "set_option synthInstance.maxHeartbeats 1600000 in infer_instance",
     ],
 )
 def test_other_options_are_lean_to_judge(answer: str) -> None:
@@ -188,3 +201,13 @@ def test_the_one_command_list_is_refused_word_for_word_and_is_no_tactic() -> Non
         assert refuse(f"simp -- {word} foo\n/- {word} -/", proof=True) is None, word
     # the two commands that are also tactics (`open Foo in tac`, `set_option o v in tac`)
     assert {w for w in COMMAND_KEYWORDS if is_tactic_keyword(w)} == IN_TACTICS
+
+
+@given(st.sampled_from(sorted(CEILINGS)), st.integers(0, 2**64))
+def test_every_limit_is_bounded_by_its_one_ceiling(name: str, value: int) -> None:
+    """Whatever the spelling of the number (decimal, hex, binary), an answer's limit is refused
+    exactly when it is above the option's ceiling or is a heartbeat budget of 0 (no limit)."""
+    unlimited = value == 0 and name in UNLIMITED_AT_ZERO
+    for spelled in (str(value), hex(value), bin(value)):
+        refused = refuse(f"set_option {name} {spelled} in simp") is not None
+        assert refused is (value > CEILINGS[name] or unlimited), (name, spelled)

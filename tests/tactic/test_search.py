@@ -111,7 +111,9 @@ def verifier(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Synthe
         'schema_version = 1\nreplay_method = "repl"\nsynthetic_header = "core"\n'
         f'repl_command = ["{sys.executable}", "{STAND_IN}"]\n'
     )
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile), answer_mode="search"))
+    v = SyntheticVerifier(
+        VerifierConfig(mode="synthetic", options={"profiles": str(profile), "answer": "search"})
+    )
     yield v
     v.close()
 
@@ -260,6 +262,8 @@ def test_a_search_run_with_the_mock_model_offline(run_suite_here: Any, tmp_path:
 def test_a_search_without_a_repl_is_refused_before_any_model_call(tmp_path: Path) -> None:
     profile = tmp_path / "file.toml"
     profile.write_text('schema_version = 1\nreplay_method = "file"\nsynthetic_header = "core"\n')
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile), answer_mode="search"))
+    v = SyntheticVerifier(
+        VerifierConfig(mode="synthetic", options={"profiles": str(profile), "answer": "search"})
+    )
     with pytest.raises(LsrbUsageError, match=r"replay_method.*search.*nothing was sent"):
         v.preflight()

@@ -27,9 +27,11 @@ from actions_runner import Runner
 from fakes.ollama_server import FakeOllama
 from recipe_kit import checkout, lines, outcomes, run_until_recorded, user_environ, user_venv
 
-from pytest_lsrb.engine.option_table import OPTIONS
+from pytest_lsrb.engine.option_sets import every_option
 from pytest_lsrb.session.termination import EXIT_TERMINATED
 from pytest_lsrb.tools.gate import EXIT_REGRESSION
+
+OPTIONS = every_option()
 
 yaml = pytest.importorskip("yaml")
 pytest.importorskip("hatchling", reason="installing from the checkout builds it with hatchling (dev extra)")

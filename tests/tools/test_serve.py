@@ -1,14 +1,21 @@
 """`lsrb serve` (tools/serve.py): the thread choice's laws, its one-sentence refusals, and the real
-server starting, answering and stopping cleanly on SIGTERM and Ctrl-C."""
+server starting, answering and stopping cleanly on SIGTERM and Ctrl-C, a request in flight or
+not (cut: its client sees the connection close; issue #50, item 1), with its key, its `Host:`
+check and no CORS for other origins (issue #46, item 7)."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -131,3 +138,125 @@ def test_a_port_in_use_is_one_sentence(tmp_path: Path) -> None:
         )
     assert ran.returncode == 2
     assert f"port {port} on 127.0.0.1 is in use" in ran.stderr and ran.stderr.count("\n") == 1
+
+
+@contextmanager
+def serving(*args: str, env: dict[str, str] | None = None) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`lsrb serve` (the real command, SmolLM2 on llama.cpp) and its line saying how to use it
+    (`--lsrb-base-url=URL ...`); killed if left."""
+    gguf = _weights()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest_lsrb", "serve", str(gguf), "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(3)]
+        use = next((line for line in lines if line.startswith(serve.USE_PREFIX)), None)
+        assert use is not None, lines
+        yield proc, use
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def api_url(use: str) -> str:
+    return use.split("--lsrb-base-url=")[1].split()[0]
+
+
+LONG_CHAT = {
+    "model": serve.SMOLLM2_ALIAS,
+    "messages": [{"role": "user", "content": "Write a very long story about a lighthouse."}],
+    "max_tokens": 4000,  # about two minutes of decoding here
+}
+
+
+@pytest.mark.slow
+@pytest.mark.llama
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_a_request_in_flight_is_cut_when_the_server_is_stopped(how: signal.Signals) -> None:
+    """llama.cpp's server, deleted, waited for every open request: the client of a long answer
+    kept `lsrb serve` alive until it gave up (150 s for curl; forever without a timeout). The
+    client here has no timeout: the stop must cut it."""
+    with serving() as (proc, use):
+        url = api_url(use)
+        outcome: dict[str, Any] = {}
+        started = threading.Event()
+
+        def ask() -> None:
+            try:
+                with httpx.Client(timeout=None) as client:
+                    started.set()
+                    outcome["answer"] = client.post(f"{url}/chat/completions", json=LONG_CHAT)
+            except httpx.HTTPError as exc:
+                outcome["error"] = exc
+
+        client = threading.Thread(target=ask, daemon=True)
+        client.start()
+        started.wait(30)
+        threading.Event().wait(1.0)  # the request is being decoded
+        assert "answer" not in outcome
+        proc.send_signal(how)
+        out, err = proc.communicate(timeout=60)  # a hang detector (the answer needs minutes)
+        client.join(timeout=30)
+    assert proc.returncode == 0, err[-2000:]
+    assert "lsrb: server stopped" in out and "Traceback" not in err
+    assert not client.is_alive() and "answer" not in outcome
+    assert isinstance(outcome.get("error"), (httpx.RemoteProtocolError, httpx.ReadError)), outcome
+
+
+@pytest.mark.slow
+@pytest.mark.llama
+def test_the_key_other_hosts_and_other_origins() -> None:
+    key = "serve-key-7f3a9c1e5b2d4f60"
+    with serving("--api-key-env", "LSRB_SERVE_KEY", env={"LSRB_SERVE_KEY": key}) as (proc, use):
+        url = api_url(use)
+        chat = {**LONG_CHAT, "max_tokens": 2}
+        keyless = httpx.post(f"{url}/chat/completions", json=chat, timeout=60)
+        keyed = httpx.post(f"{url}/chat/completions", json=chat, timeout=60,
+                           headers={"Authorization": f"Bearer {key}"})  # fmt: skip
+        rebound = httpx.get(f"{url}/models", headers={"Host": "attacker.example"}, timeout=60)
+        foreign = httpx.options(
+            f"{url}/chat/completions",
+            headers={"Origin": "http://attacker.example", "Access-Control-Request-Method": "POST"},
+            timeout=60,
+        )
+        page = httpx.get(f"{url}/models", headers={"Origin": "http://attacker.example"}, timeout=60)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert "--lsrb-api-key-env=LSRB_SERVE_KEY" in use and key not in use + out + err
+    assert keyless.status_code == 401 and keyed.status_code == 200  # llama.cpp's own check
+    assert rebound.status_code == 403 and foreign.status_code == 403 and page.status_code == 403
+    for answer in (keyed, foreign, page):  # llama.cpp reflected any Origin, credentials allowed
+        assert not [h for h in answer.headers if h.lower().startswith("access-control-")], answer.headers
+    assert "WARNING" not in err
+
+
+@pytest.mark.slow
+@pytest.mark.llama
+def test_listening_beyond_loopback_is_said_in_a_warning() -> None:
+    with serving("--host", "0.0.0.0") as (proc, use):
+        models = httpx.get(f"{api_url(use)}/models", timeout=60)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+    assert models.status_code == 200 and proc.returncode == 0
+    warnings = [line for line in err.splitlines() if "WARNING" in line]
+    assert warnings == [
+        "lsrb: WARNING: listening on 0.0.0.0, not on this machine only: anyone who can reach this "
+        "machine can use the model, with no key (give one with --api-key-env VAR)."
+    ]
+
+
+def test_an_unset_key_variable_is_one_sentence(capsys: pytest.CaptureFixture[str]) -> None:
+    if importlib.util.find_spec("xllamacpp") is None or serve.smollm2_gguf() is None:
+        pytest.skip("xllamacpp or the SmolLM2 weights are not installed")
+    assert main(["serve", "--api-key-env", "LSRB_NO_SUCH_VARIABLE_SET"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "lsrb: error: lsrb serve --api-key-env: the environment variable LSRB_NO_SUCH_VARIABLE_SET is not "
+        "set or empty."
+    ), err

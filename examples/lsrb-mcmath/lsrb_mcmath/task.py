@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -35,29 +33,20 @@ class McMathTask(Task[McRow]):
         return stream_jsonl(index_path, McRow)
 
     def run_attempt(self, ctx: AttemptContext[McRow]) -> AttemptFields:
+        """One question asked, its letter read and checked. The calls, time, tokens and the
+        generation error are the harness's count (it wraps `ctx.adapter`): nothing to copy here."""
         row = ctx.case.row
         system, user = ctx.suite.render_prompt({"question": row.question, "choices": row.choices_text()})
         messages = (*([Message("system", system)] if system else []), Message("user", user))
-        request = GenerationRequest(messages, ctx.case.attempt_seed, ctx.sampling, task=self.name)
-        result = ctx.adapter.generate(request)
-        shown = json.dumps([[m.role, m.content] for m in messages], ensure_ascii=False)
-        fields: AttemptFields = {
-            "prompt_hash": hashlib.sha256(shown.encode("utf-8")).hexdigest(),
-            "raw_output": result.text,
-            "latency_ms": round(result.latency_ms, 3),
-            "model_calls": result.http_attempts if not result.cached else 0,
-            "cached": result.cached,
-            "generation_error_kind": result.error_kind,
-            "generation_error_domain": result.error_domain,
-            "generation_error_message": result.error_message,
-            "verification_mode": ctx.verifier.mode,
-        }
+        result = ctx.adapter.generate(GenerationRequest(messages, ctx.case.attempt_seed, ctx.sampling))
         if not result.ok:
-            return fields
+            return {}  # the harness records why (a timeout, a refused key, ...)
         letter = read_letter(result.text)
-        fields.update(
-            {"proposal": letter or "", "valid": letter is not None, "nonempty": bool(result.text.strip())}
-        )
+        fields: AttemptFields = {
+            "proposal": letter or "",
+            "valid": letter is not None,
+            "nonempty": bool(result.text.strip()),
+        }
         chosen, right = (row.number(letter), row.number(row.answer)) if letter else (None, None)
         if chosen is not None and right is not None:  # read by the metric `mean_abs_error`
             fields["abs_error"] = abs(chosen - right)  # type: ignore[typeddict-unknown-key]

@@ -19,9 +19,8 @@ from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.engine.outcomes import unanswered_kind
 from pytest_lsrb.equations import Program
 from pytest_lsrb.srbench.data.problem import Problem
+from pytest_lsrb.srbench.option_table import TASK_NAME as TASK_NAME  # what GenerationRequest.task says
 from pytest_lsrb.srbench.records import SrbenchFields
-
-TASK_NAME = "llm_srbench"  # what GenerationRequest.task says, so the mock adapter answers as this task
 
 
 @dataclass(frozen=True)
@@ -114,9 +113,8 @@ class DiscoveryResult:
             "params": [float(p) for p in self.params],
             "train_mse": finite_float(self.train_mse),
             "train_nmse": finite_float(self.train_nmse),
-            "model_calls": self.model_calls,
+            # (model calls, time and tokens are the harness's count: `engine.calls`)
             "search_trace_length": self.trace_length,
-            "latency_ms": round(self.latency_ms, 3),
             "proposal_error_kind": self.proposal_error_kind,
             "fallback_result": None if self.fallback is None else self.fallback and self.found,
             **self.extra,

@@ -203,7 +203,6 @@ class DirectExpressionMethod:
         best.extra = {
             "sr_method": METHOD_NAME,
             "fit_time_limit_hits": cap_hits,
-            **tally.record_fields(),
             **answers.record_fields(None),
         }
         return best

@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import numpy as np
 
@@ -49,7 +49,6 @@ from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePo
 from pytest_lsrb.srbench.methods.evolution import Evolution, EvolutionConfig, EvolutionHooks, Member
 from pytest_lsrb.srbench.methods.expression_tree import OPERATORS_TEXT, parametrise, read_expression, render
 from pytest_lsrb.srbench.options import SrOptions
-from pytest_lsrb.srbench.records import SrbenchFields
 
 METHOD_NAME: Final = "lasr"
 DEFAULT_BUDGET: Final = 1000  # model calls; the reference settings make ~600 (0.001 x ~550k events)
@@ -461,7 +460,6 @@ class LaSRRun:
                 "pareto_front": [[m.size, m.loss] for m in found.pareto],
             },
         )
-        result.extra.update(cast(SrbenchFields, self.tally.record_fields()))
         result.extra["wall_time_s"] = round(time.perf_counter() - start, 3)
         result.note_generation_failure(self.fatal, self.calls, self.generation_errors)
         return result

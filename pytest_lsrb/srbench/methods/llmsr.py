@@ -113,7 +113,6 @@ class LLMSRResult:
             "best_nmse_by_call": [[c, finite_float(v)] for c, v in self.progress],
             "buffer_resets": self.buffer_resets,
             "fit_time_limit_hits": self.fit_cap_hits,
-            **self.tally.record_fields(),
             **self.answers.record_fields(self.best.call if self.best.call > 0 else None),
             # The result is the starting skeleton (linear in every input) when no answer of the
             # model fitted better: then it says nothing about the model.

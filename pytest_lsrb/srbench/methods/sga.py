@@ -29,7 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
 from pytest_lsrb.adapters.usage import CallTally
@@ -50,7 +50,6 @@ from pytest_lsrb.srbench.fitting.adam import AdamFit, fit_adam
 from pytest_lsrb.srbench.fitting.objective import FIT_TIME_LIMIT_S, fit_cap_hit
 from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
 from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
-from pytest_lsrb.srbench.records import SrbenchFields
 
 METHOD_NAME: Final = "sga"
 MAX_PARAMS: Final = 10
@@ -431,7 +430,6 @@ class SGARun:
                 "fit_time_limit_hits": self.fit_cap_hits,
             },
         )
-        out.extra.update(cast(SrbenchFields, self.tally.record_fields()))
         out.extra["wall_time_s"] = round(seconds, 3)
         out.note_generation_failure(self.fatal, self.calls, self.generation_errors)
         return out

@@ -29,7 +29,9 @@ from pytest_lsrb.srbench.scoring.symbolic import SymbolicVerdict, symbolic_match
 
 preload("pytest_lsrb.srbench.scoring.symbolic")
 SETS: Final = ("dev", "heldout", "fresh")
-# Categories whose label is "not the same form": a match there is a false accept.
+# Categories the builder labels "not the same form". Only the builder's own reading: what a pair
+# is labelled, and so what a false accept is, comes from each pair's own `label` (a user's file
+# may put any label under any category name).
 REJECTED: Final = frozenset({"superset", "subset", "approximation", "near_miss", "exponent_value"})
 POINTS: Final = 300
 MAX_PAIRS: Final = 5000
@@ -119,11 +121,21 @@ class Tally:
     false_accepts: int = 0
     undecided: int = 0
 
-    def add(self, label: bool, verdict: bool | None, category: str) -> None:
+    yes: int = 0  # pairs labelled the same form
+
+    def add(self, label: bool, verdict: bool | None) -> None:
         self.total += 1
+        self.yes += label
         self.agree += verdict is label
         self.undecided += verdict is None
-        self.false_accepts += verdict is True and category in REJECTED
+        self.false_accepts += verdict is True and not label
+
+    @property
+    def label(self) -> str:
+        """The label column: `yes`/`no` when every pair of the row has that label, else the mix."""
+        if self.yes == self.total:
+            return "yes"
+        return "no" if self.yes == 0 else f"{self.yes}y/{self.total - self.yes}n"
 
     @property
     def rate(self) -> float | None:
@@ -141,8 +153,8 @@ class Report:
         if verdict is not pair.label:
             self.disagreements.append((judge, pair, verdict))
         by_cat = self.judges.setdefault(judge, {})
-        by_cat.setdefault(pair.category, Tally()).add(pair.label, verdict, pair.category)
-        by_cat.setdefault("all", Tally()).add(pair.label, verdict, pair.category)
+        by_cat.setdefault(pair.category, Tally()).add(pair.label, verdict)
+        by_cat.setdefault("all", Tally()).add(pair.label, verdict)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -162,16 +174,16 @@ class Report:
     def lines(self) -> list[str]:
         judges = list(self.judges)
         cats = [*sorted({c for t in self.judges.values() for c in t if c != "all"}), "all"]
-        head = f"{'category':<20} {'label':<6} {'n':>4} " + " ".join(f"{j:>16}" for j in judges)
+        head = f"{'category':<20} {'label':<8} {'n':>4} " + " ".join(f"{j:>16}" for j in judges)
         out = [f"judge agreement with the labelled pairs ({self.pairs})", head]
         for cat in cats:
             any_t = next(t[cat] for t in self.judges.values() if cat in t)
-            label = "-" if cat == "all" else ("no" if cat in REJECTED else "yes")
+            label = any_t.label
             cells = []
             for j in judges:
                 t = self.judges[j].get(cat)
                 cells.append(f"{t.agree:>4}/{t.total:<4} {100 * (t.rate or 0):5.1f}%" if t else "")
-            out.append(f"{cat:<20} {label:<6} {any_t.total:>4} " + " ".join(f"{c:>16}" for c in cells))
+            out.append(f"{cat:<20} {label:<8} {any_t.total:>4} " + " ".join(f"{c:>16}" for c in cells))
         for j in judges:
             t = self.judges[j]["all"]
             out.append(f"{j}: {t.false_accepts} false accepts, {t.undecided} undecided")

@@ -234,11 +234,13 @@ def accept(
     progress_span: tuple[Pos, Pos] | None = None,
     inherited: Sequence[str] = (),
     reject_inherited: bool = False,
+    text: str | None = None,
 ) -> Verdict:
-    """The verdict on one answer (see the module docstring for the rule)."""
+    """The verdict on one answer (see the module docstring for the rule); `text`: the checked
+    file, whose lines the errors shown to the model quote."""
     probe_msgs = [m for m in messages if probe is not None and _on_line(m, probe.line)]
     rest = [m for m in messages if m not in probe_msgs]
-    verdict = judge_messages(rest, span, progress_span=progress_span)
+    verdict = judge_messages(rest, span, progress_span=progress_span, text=text)
     if verdict.outcome != "closed":
         return verdict
     diff = sorry_check()

@@ -116,29 +116,6 @@ def find_by_key(text: str, key: str, ordinal: int = 0) -> Declaration | None:
     return same[ordinal] if ordinal < len(same) else None
 
 
-_SCOPE_LINE: Final = re.compile(
-    r"^(?:open|namespace|section|end|variable|universe|set_option|local\s+notation|notation|"
-    r"scoped\s+notation|local\s+infix[lr]?|noncomputable\s+section|public\s+section)\b"
-)
-
-
-def prompt_context(text: str, start_line: int, lines: int, end_column: int | None = None) -> str:
-    """What a prover sees above a sorry: the file's scope lines before the declaration (`open`,
-    `namespace`, `variable`, local notation, ...; at column 0), then the declaration from its
-    first line to the sorry's line, at most `lines` lines before the sorry. With `end_column` (the
-    sorry's end on its line) the line stops after the sorry: nothing that follows the target -
-    the rest of its line, a later declaration proving the same statement - is shown."""
-    source = text.split("\n")
-    if end_column is not None and 0 < start_line <= len(source):
-        source[start_line - 1] = source[start_line - 1][:end_column]
-    decl = find_declaration(text, start_line)
-    first = decl.first_line if decl is not None else max(1, start_line - lines)
-    first = max(first, start_line - lines)
-    scope = [line for line in source[: first - 1] if _SCOPE_LINE.match(line)]
-    body = source[first - 1 : start_line]
-    return "\n".join([*scope, *([""] if scope else []), *body])
-
-
 def named_source(text: str, decl: Declaration) -> tuple[str, str] | None:
     """(source with the target named, the name to ask about); None when it cannot be named."""
     if decl.name is not None:

@@ -30,7 +30,9 @@ What the server does with a snippet, and what this backend does about it:
 HTTP is held to the model adapters' standards (adapters.http.HttpEndpoint): the whole answer
 within the profile's `check_timeout_s` (the server is asked to stop Lean at 80% of it, so its own
 timeout report arrives first), a body cap, redirects never followed, retries only for a refused
-connection, 429 or 5xx. Every reply is redacted of every key of the run before it is read. Any
+connection, 429 or 5xx. Every reply is redacted of every key of the run long enough to mask
+without changing Lean's words (`RUN_KEYS.long_secrets`) before it is read: Lean's messages are fed
+back to the model's server, which must not learn this server's key. Any
 failure of the server, and any reply that is not the API's shape, is the environment's
 (`toolchain_missing` or `timeout`), never the model's. An API key, when the server wants one,
 goes in `Authorization: Bearer <key>` to this server only, read from the environment variable the
@@ -52,6 +54,7 @@ from pytest_lsrb.adapters.http import Failure, HttpEndpoint, bad_response
 from pytest_lsrb.adapters.retry import RetryPolicy
 from pytest_lsrb.core.credentials import checked_key
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.redaction import RUN_KEYS
 from pytest_lsrb.tactic.lean.backend import LeanRun, RunStatus
 from pytest_lsrb.tactic.lean.outcome import SorryInfo, messages_from_reply, sorries_from_reply
 from pytest_lsrb.tactic.profiles import usable_url
@@ -190,7 +193,7 @@ class KiminaBackend:
             "POST",
             CHECK_PATH,
             payload,
-            parse=_check_results,
+            parse=lambda data: _check_results(RUN_KEYS.long_secrets().redact_tree(data)),
             seed=int(snippet_id[:8], 16),
             retry_kinds=RETRY_KINDS,
         )

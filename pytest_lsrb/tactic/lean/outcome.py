@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pytest_lsrb.core.excerpts import defused, prompt_safe
 from pytest_lsrb.engine.verifier import Domain, declare_outcomes
+from pytest_lsrb.tactic.prompts import TAGS
 
 Pos = tuple[int, int]  # (line, column)
 
@@ -58,7 +60,9 @@ SUBKIND_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         (
             "parse",
             r"^<input>:\d+:\d+:|unexpected token|unexpected identifier|unexpected end of input"
-            r"|unterminated|expected term|expected '|^expected |invalid syntax|unknown tactic",
+            r"|unterminated|expected term|expected '|^expected |invalid syntax|unknown tactic"
+            # Lean's whitespace parser (src/Lean/Parser/Basic.lean `whitespace`): tactic/lean/tabs.py
+            r"|tabs are not allowed|isolated carriage returns are not allowed",
         ),
         ("unknown_identifier", r"unknown (identifier|constant|namespace)|unknown free variable"),
         ("type_mismatch", r"type mismatch|application type mismatch|argument .* has type|type expected"),
@@ -121,12 +125,23 @@ class LeanMessage:
         stop = self.end_pos or self.pos
         return self.pos <= start and end <= stop
 
-    def full(self, limit: int = 1500) -> str:
-        """`line:col: severity: text` with its lines kept (goals read as Lean prints them), cut at
-        `limit` characters: what a model is shown of Lean's reply in a feedback round."""
-        text = self.data.strip()
-        text = text if len(text) <= limit else text[: limit - 3] + "..."
-        return f"{self.pos[0]}:{self.pos[1]}: {self.severity}: {text}"
+    def sorrydb(self, code_line: str | None, limit: int = 1500) -> str:
+        """The message as SorryDB's checker shows it to the model (`format_lean_errors` in
+        sorrydb/utils/llm_tools.py at 71959ed): `<error line= column=>`, the checked file's line
+        (`<code_line>`, when known), `<message>severity: first line</message>`, `</error>`, then
+        the message's other lines; cut at `limit` characters, without control characters, and
+        unable to open or close the prompt's tags."""
+        data = self.data.strip()
+        data = data if len(data) <= limit else data[: limit - 3] + "..."
+        first, _, rest = defused(prompt_safe(data), TAGS).partition("\n")
+        code = (
+            "" if code_line is None else f"<code_line>{defused(prompt_safe(code_line), TAGS)}</code_line>\n"
+        )
+        shown = (
+            f'<error line="{self.pos[0]}" column="{self.pos[1]}">\n{code}'
+            f"<message>{self.severity}: {first}</message>\n</error>"
+        )
+        return f"{shown}\n{rest}" if rest else shown
 
     def brief(self, limit: int = 300) -> str:
         text = " ".join(self.data.split())
@@ -152,7 +167,8 @@ class Verdict:
     subkind: str | None = None
     detail: str | None = None
     goals: tuple[str, ...] = field(default_factory=tuple)
-    # Lean's errors in full (`LeanMessage.full`, at most MAX_FED_BACK): what a feedback round shows
+    # Lean's errors as SorryDB shows them (`LeanMessage.sorrydb`, at most MAX_FED_BACK): what a
+    # feedback round shows
     messages: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -262,14 +278,20 @@ def first_error(messages: Iterable[LeanMessage]) -> LeanMessage | None:
 
 
 def judge_messages(
-    messages: Sequence[LeanMessage], span: tuple[Pos, Pos], *, progress_span: tuple[Pos, Pos] | None = None
+    messages: Sequence[LeanMessage],
+    span: tuple[Pos, Pos],
+    *,
+    progress_span: tuple[Pos, Pos] | None = None,
+    text: str | None = None,
 ) -> Verdict:
     """The verdict on a tactic placed at `span`, from the errors Lean reported for its proof.
 
     No error: `closed`. Only `unsolved goals` errors whose range holds the tactic (the enclosing
     `by` block ended with goals left), or that start inside `progress_span` (a `{ tac }` block
     reports them at its `}`): `progress`. Anything else: `lean_error`, subkind of the first
-    error that is not such an `unsolved goals`.
+    error that is not such an `unsolved goals`. The verdict's `messages` are the errors as
+    SorryDB's checker shows them (`LeanMessage.sorrydb`), each with its line of `text` (the
+    checked file) when given.
     """
     errors = [m for m in messages if m.is_error]
     if not errors:
@@ -282,7 +304,12 @@ def judge_messages(
 
     pending = [m for m in errors if pending_here(m)]
     others = [m for m in errors if m not in pending]
-    said = tuple(m.full() for m in errors[:MAX_FED_BACK])
+    lines = text.splitlines() if text is not None else []
+
+    def code_line(m: LeanMessage) -> str | None:
+        return lines[m.pos[0] - 1] if 0 < m.pos[0] <= len(lines) else None
+
+    said = tuple(m.sorrydb(code_line(m)) for m in errors[:MAX_FED_BACK])
     if not others:
         goals = tuple(m.data.split("\n", 1)[1] if "\n" in m.data else "" for m in pending)
         return Verdict("progress", detail=pending[0].brief(), goals=goals, messages=said)

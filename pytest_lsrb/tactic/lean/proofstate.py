@@ -25,8 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
+from pytest_lsrb.core.excerpts import defused, prompt_safe
 from pytest_lsrb.tactic.lean.outcome import LeanMessage, Pos, Verdict, error_subkind, messages_from_reply
 from pytest_lsrb.tactic.lean.splice import block_at
+from pytest_lsrb.tactic.prompts import TAGS
 
 # The REPL's reply to a request it could not run as Lean (REPL/Main.lean: `throw <| IO.userError`
 # messages are `Lean error:` + Lean's text; its own refusals are plain sentences).
@@ -111,14 +113,27 @@ def screen_verdict(step: TacticStep) -> Verdict | None:
     error = step.lean_error
     if error is not None:
         body = error.removeprefix(LEAN_ERROR_PREFIX).strip()
-        return Verdict("lean_error", error_subkind(body), f"on the sorry's proof state: {body[:300]}")
+        return Verdict(
+            "lean_error",
+            error_subkind(body),
+            f"on the sorry's proof state: {body[:300]}",
+            messages=(_safe(body),),  # what a feedback round shows (the file's check would say)
+        )
     if step.refused is not None or step.errors:
         return None
     if step.goals:
         return Verdict(
-            "progress", detail=f"{len(step.goals)} goal(s) left on the sorry's proof state", goals=step.goals
+            "progress",
+            detail=f"{len(step.goals)} goal(s) left on the sorry's proof state",
+            goals=step.goals,
+            messages=(_safe("unsolved goals\n" + "\n\n".join(step.goals)),),
         )
     return None
+
+
+def _safe(text: str, limit: int = 1500) -> str:
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
+    return defused(prompt_safe(text), TAGS)
 
 
 # What may stand before a sorry that is the only tactic of its block, each focusing one goal:

@@ -23,9 +23,11 @@ from pytest_lsrb.tactic.lean.backend import (
     make_repl_backend,
 )
 from pytest_lsrb.tactic.lean.kimina import KiminaBackend
-from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Pos, Verdict
+from pytest_lsrb.tactic.lean.outcome import LEAN_OUTCOMES, Pos, Verdict, error_subkind
 from pytest_lsrb.tactic.lean.process import which
 from pytest_lsrb.tactic.lean.proofstate import ProofStart, screen_verdict, sorry_stands_alone
+from pytest_lsrb.tactic.lean.tabs import TAB_MESSAGE, tab_in_code
+from pytest_lsrb.tactic.options import LeanOptions
 from pytest_lsrb.tactic.profiles import (
     BUILTIN_DEFAULT,
     ProfileSet,
@@ -33,6 +35,7 @@ from pytest_lsrb.tactic.profiles import (
     load_profiles,
     resolve_profiles_path,
 )
+from pytest_lsrb.tactic.prompts import SourceFile
 from pytest_lsrb.tactic.rows import TacticRow
 
 # Lean's verdict on the same text is the same (heartbeats are deterministic); a wall-clock
@@ -51,6 +54,17 @@ def result(
         subkind=subkind,
         detail=detail,
         messages=messages,
+    )
+
+
+def tabs_refused() -> VerificationResult:
+    """An answer with a tab between its tokens: Lean's parse error, in Lean's words
+    (tactic/lean/tabs.py), the model's as Lean would judge it."""
+    return result(
+        "lean_error",
+        subkind=error_subkind(TAB_MESSAGE),
+        detail=f"{TAB_MESSAGE} (a tab in the answer's code, as Lean's whitespace parser refuses it)",
+        messages=(TAB_MESSAGE,),
     )
 
 
@@ -108,10 +122,19 @@ class LeanVerifierBase(ABC):
 
     mode = "lean"
     outcomes: Final = {**SHARED_OUTCOMES, **LEAN_OUTCOMES}
+    _lean: tuple[VerifierConfig, LeanOptions] | None = None
+
+    @property
+    def lean(self) -> LeanOptions:
+        """The run's Lean options as this verifier reads them (read again if `config` changes)."""
+        read = self._lean
+        if read is None or read[0] is not self.config:
+            read = self._lean = (self.config, LeanOptions.read(self.config.options))
+        return read[1]
 
     def __init__(self, config: VerifierConfig) -> None:
         self.config = config
-        path = resolve_profiles_path(config.profiles_path, config.suite_root)
+        path = resolve_profiles_path(self.lean.profiles, config.suite_root)
         self.profiles: ProfileSet = load_profiles(path)
         self.refuse_profiles()
         self._backends: dict[tuple[Any, ...], LeanBackend] = {}
@@ -171,7 +194,7 @@ class LeanVerifierBase(ABC):
             candidates.append(BUILTIN_DEFAULT)
         files = {p.id: f for p, f in self.profiles.profiles}
         for profile in candidates:
-            if self.config.answer_mode == "search" and profile.replay_method != "repl":
+            if self.lean.answer == "search" and profile.replay_method != "repl":
                 raise LsrbUsageError(
                     f"{files.get(profile.id, 'the built-in default profile')}: field 'replay_method': "
                     f"--lsrb-answer search runs tactics on the Lean REPL's proof states, which "
@@ -208,25 +231,24 @@ class LeanVerifierBase(ABC):
                         "run with --lsrb-verification=none to record tactics without checking them."
                     )
 
-    def source_context(self, row: TacticRow, lines: int) -> str | None:
-        """Up to `lines` lines of the row's file before the sorry, for `--lsrb-context file` (None: this
-        mode has no checkout to read them from)."""
+    def source_file(self, row: TacticRow) -> SourceFile | None:
+        """The file the row's sorry is in, as a prompt shows it (`--lsrb-context file`, SorryDB's
+        prompts, the search's file context; tactic/prompts.py cuts it), or None when this mode has
+        none to read."""
         return None
 
     def allow_native(self, profile: ReplayProfile) -> bool:
         """Whether a proof may trust the compiler (`native_decide`): the profile or the run says so."""
-        return profile.allow_native_decide or self.config.allow_native_decide
+        return profile.allow_native_decide or self.lean.allow_native_decide
 
     def reject_inherited(self, profile: ReplayProfile) -> bool:
         """Whether sorryAx owed to a lemma proved by sorry fails the answer: the profile's
         `reject_inherited_sorry` or --lsrb-strict-inherited-sorry says so."""
-        return profile.reject_inherited_sorry or self.config.strict_inherited_sorry
+        return profile.reject_inherited_sorry or self.lean.strict_inherited_sorry
 
     def max_heartbeats(self, profile: ReplayProfile) -> int | None:
         """--lsrb-max-heartbeats, else the profile's `max_heartbeats` (None: Lean's default)."""
-        return (
-            self.config.max_heartbeats if self.config.max_heartbeats is not None else profile.max_heartbeats
-        )
+        return self.lean.max_heartbeats if self.lean.max_heartbeats is not None else profile.max_heartbeats
 
     def check_timeout(self, profile: ReplayProfile) -> float:
         return float(self.config.timeout_s or profile.check_timeout_s)
@@ -247,12 +269,14 @@ class LeanVerifierBase(ABC):
             return skipped
         refusal = refuse(
             proposal,
-            forbid_search=self.config.forbid_search_tactics,
+            forbid_search=self.lean.forbid_search_tactics,
             # a search's found proof is a block of tactics, as a whole proof is
-            proof=self.config.answer_mode in ("proof", "search"),
+            proof=self.lean.answer in ("proof", "search"),
         )
         if refusal is not None:
             return result("forbidden_token", subkind=refusal.subkind, detail=refusal.detail)
+        if tab_in_code(proposal):
+            return tabs_refused()
         return None
 
     def verify(self, row: TacticRow, proposal: str, *, attempt_seed: int) -> VerificationResult:
@@ -303,7 +327,7 @@ class LeanVerifierBase(ABC):
         backend's `generation`. Only a sorry that is its block's only tactic is screened; a step
         the REPL could not run (a hang, a crash, a lost state) leaves the decision to the file's
         check, as without screening: the screen never decides what the file would not."""
-        if not self.config.screen:
+        if not self.lean.screen:
             return None
         start = start_at(backend, generation, unpatched, span)
         if start is None or not sorry_stands_alone(text, *span):

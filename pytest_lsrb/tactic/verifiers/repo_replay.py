@@ -45,7 +45,7 @@ from pytest_lsrb.tactic.lean.acceptance import (
 )
 from pytest_lsrb.tactic.lean.backend import LeanBackend, LeanRun, lean_interact_available
 from pytest_lsrb.tactic.lean.checkout import CheckoutCache, CheckoutFailure
-from pytest_lsrb.tactic.lean.declaration import TARGET_NAME, prompt_context, referenced_names
+from pytest_lsrb.tactic.lean.declaration import TARGET_NAME, referenced_names
 from pytest_lsrb.tactic.lean.modules import is_module
 from pytest_lsrb.tactic.lean.outcome import Verdict, first_error
 from pytest_lsrb.tactic.lean.patch import (
@@ -62,6 +62,7 @@ from pytest_lsrb.tactic.lean.replbuild import repl_command
 from pytest_lsrb.tactic.lean.splice import SpliceError, code_span
 from pytest_lsrb.tactic.lean.toolchain import describe_toolchain
 from pytest_lsrb.tactic.profiles import ReplayProfile
+from pytest_lsrb.tactic.prompts import SourceFile
 from pytest_lsrb.tactic.rows import TacticRow
 from pytest_lsrb.tactic.verifiers.base import (
     LeanVerifierBase,
@@ -101,13 +102,13 @@ class RepoReplayVerifier(LeanVerifierBase):
                     self.cache_root,
                     profile.git_command,
                     profile.lake_command,
-                    allow_local_remotes=self.config.allow_local_remotes,
+                    allow_local_remotes=self.lean.allow_local_remotes,
                 )
             return cache
 
-    def source_context(self, row: TacticRow, lines: int) -> str | None:
-        """The file around the row's sorry for the prompt (`--lsrb-context file`), from the checkout
-        (cloned and built here if this is the first use); None when it cannot be read."""
+    def source_file(self, row: TacticRow) -> SourceFile | None:
+        """The row's file at its commit, from the checkout (cloned and built here if this is the
+        first use); None when it cannot be read."""
         profile = self.profile_for(row)
         if profile.skip or any(which(exe) is None for exe in (profile.git_command, profile.lake_command)):
             return None
@@ -120,10 +121,9 @@ class RepoReplayVerifier(LeanVerifierBase):
                 mathlib_cache=profile.mathlib_cache,
             )
             source = inside(root, row.path).read_text(encoding="utf-8")
-        except (CheckoutFailure, OutsideError, OSError):
+        except (CheckoutFailure, OutsideError, OSError, UnicodeDecodeError):
             return None
-        end_column = row.end_column if row.end_line == row.start_line else None
-        return prompt_context(source, row.start_line, lines, end_column)
+        return SourceFile(source, row.start_line, row.start_column, row.end_line)
 
     def executables(self, profile: ReplayProfile) -> list[str]:
         recheck = [profile.lean4checker_command] if profile.kernel_recheck == "lean4checker" else []
@@ -375,6 +375,7 @@ class RepoReplayVerifier(LeanVerifierBase):
             progress_span=patched.spliced.block,
             inherited=inherited,
             reject_inherited=self.reject_inherited(profile),
+            text=patched.text,
         )
 
     def _baseline(

@@ -33,6 +33,7 @@ from pytest_lsrb.tactic.lean.script import Script, choose_header, control_script
 from pytest_lsrb.tactic.lean.splice import code_span
 from pytest_lsrb.tactic.lean.toolchain import describe_toolchain
 from pytest_lsrb.tactic.profiles import ReplayProfile
+from pytest_lsrb.tactic.prompts import SourceFile
 from pytest_lsrb.tactic.rows import TacticRow
 from pytest_lsrb.tactic.verifiers.base import (
     LeanVerifierBase,
@@ -98,10 +99,23 @@ class SyntheticVerifier(LeanVerifierBase):
             probe=script.probe,
             allow_native=self.allow_native(profile),
             sorry_check=lambda: no_sorry_left(run.messages, run.sorries),
+            text=script.text,
         )
         return dataclasses.replace(
             from_verdict(verdict), toolchain=describe_toolchain(project, profile.lean_command)
         )
+
+    def source_file(self, row: TacticRow) -> SourceFile | None:
+        """The control script (the restated goal proved by `sorry`): the file an answer is checked
+        in, standing for the repository's file; None when the goal cannot be restated."""
+        profile = self.profile_for(row)
+        restated = restate(str(row.goal_text))
+        if isinstance(restated, Unrestatable):
+            return None
+        header = choose_header(profile.synthetic_header, row.goal_text, row.repo_remote)
+        script = control_script(restated, header, self.max_heartbeats(profile))
+        (first, column), (last, _) = script.proof_span
+        return SourceFile(script.text, first, column, last)
 
     def proof_start(self, row: TacticRow) -> ProofStart | VerificationResult:
         """The proof state of the control script's sorry (compiled once per goal), for a search."""

@@ -123,4 +123,4 @@ def test_a_synthetic_run_refuses_the_option_rather_than_skip_it(tmp_path: Path) 
     profile = tmp_path / "p.toml"
     profile.write_text("schema_version = 1\n" + RECHECK)
     with pytest.raises(LsrbUsageError, match=r"p\.toml: field 'kernel_recheck': .*=repo_replay only"):
-        SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile)))
+        SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": str(profile)}))

@@ -133,7 +133,7 @@ def verifier(tmp_path: Path, url: str, extra: str = "") -> SyntheticVerifier:
         'schema_version = 1\nsynthetic_header = "core"\nreplay_method = "kimina"\n'
         f'kimina_url = "{url}"\n{extra}'
     )
-    return SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile)))
+    return SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": str(profile)}))
 
 
 def test_synthetic_through_a_kimina_server(
@@ -187,4 +187,4 @@ def test_kimina_profile_needs_a_url(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text('schema_version = 1\nreplay_method = "kimina"\n')
     with pytest.raises(LsrbUsageError, match="kimina_url"):
-        create_verifier(VerifierConfig(mode="synthetic", profiles_path=str(bad)))
+        create_verifier(VerifierConfig(mode="synthetic", options={"profiles": str(bad)}))

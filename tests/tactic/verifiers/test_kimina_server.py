@@ -143,7 +143,7 @@ def verifier(tmp_path: Path, url: str, *, header: str = "core", timeout_s: int =
         f'kimina_url = "{url}"\nkimina_api_key_env = "{KEY_ENV}"\ncheck_timeout_s = {timeout_s}\n',
         encoding="utf-8",
     )
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile)))
+    v = SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": str(profile)}))
     v.preflight()
     return v
 

@@ -66,7 +66,9 @@ def synthetic(tmp_path: Path) -> Iterator[SyntheticVerifier]:
         'schema_version = 1\nrepo_remote = "https://github.com/example/skipme"\nskip = true\n'
         'skip_reason = "too big"\n'
     )
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profiles), timeout_s=2.0))
+    v = SyntheticVerifier(
+        VerifierConfig(mode="synthetic", timeout_s=2.0, options={"profiles": str(profiles)})
+    )
     yield v
     v.close()
 
@@ -223,7 +225,9 @@ def test_proof_mode_checks_the_whole_body(
     profiles = tmp_path / "profiles"
     profiles.mkdir()
     (profiles / "default.toml").write_text('schema_version = 1\nsynthetic_header = "core"\n')
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profiles), answer_mode="proof"))
+    v = SyntheticVerifier(
+        VerifierConfig(mode="synthetic", options={"profiles": str(profiles), "answer": "proof"})
+    )
     rules(monkeypatch, error_at("exact hq", "unknown identifier 'hq'", "hq"))
     assert v.verify(row(), "constructor\n· exact hp\n· exact hp", attempt_seed=1).outcome == "closed"
     wrong = v.verify(row(), "constructor\n· exact hp\n· exact hq", attempt_seed=1)
@@ -236,7 +240,7 @@ def test_proof_mode_checks_the_whole_body(
 
 
 def test_mathlib_header_without_a_project_says_so(tmp_path: Path, fake_lean: Path) -> None:
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=None))
+    v = SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": None}))
     res = v.verify(row("n : ℕ\n⊢ n = n"), "rfl", attempt_seed=1)
     assert (res.outcome, res.subkind) == ("toolchain_missing", "no_mathlib_project")
 
@@ -327,7 +331,7 @@ def test_synthetic_over_the_repl_elaborates_the_header_once(tmp_path: Path, fake
         f'lean_project = "{project}"\n'
         f'repl_command = ["{tmp_path / "bin" / "repl"}", "{session}"]\n'
     )
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile)))
+    v = SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": str(profile)}))
     try:
         results = [v.check(row(goal), t, v.profile_for(row(goal))) for t in answers]
     finally:
@@ -368,7 +372,9 @@ def patient(tmp_path: Path) -> Iterator[SyntheticVerifier]:
     profiles = tmp_path / "patient"
     profiles.mkdir()
     (profiles / "default.toml").write_text('schema_version = 1\nsynthetic_header = "core"\n')
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profiles), timeout_s=120.0))
+    v = SyntheticVerifier(
+        VerifierConfig(mode="synthetic", timeout_s=120.0, options={"profiles": str(profiles)})
+    )
     yield v
     v.close()
 
@@ -398,7 +404,7 @@ def test_native_decide_closes_when_the_profile_allows_it(
     profile.write_text(
         'schema_version = 1\nsynthetic_header = "core"\nallow_native_decide = true\ncheck_timeout_s = 120\n'
     )
-    v = SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile)))
+    v = SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": str(profile)}))
     rules(monkeypatch, {"contains": "native_decide", "messages": [], "axioms": ["Lean.ofReduceBool"]})
     assert v.verify(row(), "native_decide", attempt_seed=1).outcome == "closed"
     v.close()
@@ -413,7 +419,8 @@ def test_run_options_allow_native_decide_and_set_heartbeats(
         'schema_version = 1\nsynthetic_header = "core"\ncheck_timeout_s = 120\nmax_heartbeats = 5\n'
     )
     config = VerifierConfig(
-        mode="synthetic", profiles_path=str(profile), allow_native_decide=True, max_heartbeats=400000
+        mode="synthetic",
+        options={"profiles": str(profile), "allow_native_decide": True, "max_heartbeats": 400000},
     )
     v = SyntheticVerifier(config)
     rules(
@@ -463,7 +470,9 @@ def test_forbid_search_tactics_refuses_them_before_lean(tmp_path: Path, fake_lea
     profiles = tmp_path / "profiles"
     profiles.mkdir()
     (profiles / "default.toml").write_text('schema_version = 1\nsynthetic_header = "core"\n')
-    config = VerifierConfig(mode="synthetic", profiles_path=str(profiles), forbid_search_tactics=True)
+    config = VerifierConfig(
+        mode="synthetic", options={"profiles": str(profiles), "forbid_search_tactics": True}
+    )
     v = SyntheticVerifier(config)
     for tactic in ("apply?", "exact?", "rw?", "first | exact? | simp"):
         res = v.verify(row(), tactic, attempt_seed=1)
@@ -476,7 +485,7 @@ def test_invalid_profile_is_a_usage_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("schema_version = 1\nmemory_mb = 'lots'\n")
     with pytest.raises(LsrbUsageError, match=r"bad\.toml: field 'memory_mb'"):
-        create_verifier(VerifierConfig(mode="repo_replay", profiles_path=str(bad)))
+        create_verifier(VerifierConfig(mode="repo_replay", options={"profiles": str(bad)}))
 
 
 # -- repo_replay ---------------------------------------------------------------------------------
@@ -495,7 +504,9 @@ def replay(tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch) -> 
     profile = tmp_path / "p.toml"
     profile.write_text("schema_version = 1\ncheck_timeout_s = 5\nbuild_timeout_s = 30\n")
     v = RepoReplayVerifier(
-        VerifierConfig(mode="repo_replay", profiles_path=str(profile), cache_dir=str(tmp_path / "cache"))
+        VerifierConfig(
+            mode="repo_replay", cache_dir=str(tmp_path / "cache"), options={"profiles": str(profile)}
+        )
     )
     yield v
     v.close()
@@ -607,7 +618,9 @@ def _replay_with(
         + profile_text
     )
     return RepoReplayVerifier(
-        VerifierConfig(mode="repo_replay", profiles_path=str(profile), cache_dir=str(tmp_path / "cache"))
+        VerifierConfig(
+            mode="repo_replay", cache_dir=str(tmp_path / "cache"), options={"profiles": str(profile)}
+        )
     )
 
 
@@ -763,11 +776,12 @@ CONTEXT_SOURCE = (
 )
 
 
-def test_context_shows_scope_lines_and_the_statement(
+def test_context_is_the_file_up_to_the_sorry_as_sorrydb_cuts_it(
     tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """--lsrb-context file: the open/namespace/variable lines, then the declaration up to the
-    sorry (at most --lsrb-context-lines lines), the target marked; nothing after the sorry."""
+    """--lsrb-context file: the raw lines of the file up to and including the sorry's line (the
+    last --lsrb-context-lines of them; unset: the whole file), as SorryDB's strategies cut it
+    (`file_text.splitlines()[: loc.end_line]`); the target marked."""
     from lsrb_testing import mock_config
 
     from pytest_lsrb.adapters.base import SamplingConfig
@@ -775,42 +789,40 @@ def test_context_shows_scope_lines_and_the_statement(
     from pytest_lsrb.core.selection import Case
     from pytest_lsrb.engine.no_verifier import NoVerifier
     from pytest_lsrb.engine.task import AttemptContext
-    from pytest_lsrb.tactic.task import TacticTask
+    from pytest_lsrb.tactic.prompts import file_context
+    from pytest_lsrb.tactic.task import TacticTask, build_messages
 
     suite_dir = Path(__file__).resolve().parents[3] / "suites" / "goal_to_tactic_proposal_v1"
     v = _replay_with(tmp_path, monkeypatch, CONTEXT_SOURCE, "")
     try:
         r = row(start_line=14, end_line=14)
-        context = v.source_context(r, 20)
-        short = v.source_context(r, 1)
-        # What the task puts in the prompt: the replay verifier's source; mode none has none.
+        source = v.source_file(r)
         ctx = AttemptContext(
             case=Case(row=r, sample_index=0, attempt_seed=0),
             adapter=MockAdapter(mock_config(TacticTask().mock_answer)),
             verifier=v,
             sampling=SamplingConfig(),
             suite=load_suite(suite_dir),
-            options={"context": "file", "context_lines": 20},
+            options={"context": "file", "context_lines": None},
         )
         prompted = TacticTask()._prompt(ctx, r)[0]
+        short = TacticTask()._prompt(
+            dataclasses.replace(ctx, options={"context": "file", "context_lines": 2}), r
+        )[0]
         goal_only = TacticTask()._prompt(dataclasses.replace(ctx, options={"context": "goal"}), r)[0]
         unprompted = TacticTask()._prompt(dataclasses.replace(ctx, verifier=NoVerifier()), r)[0]
     finally:
         v.close()
-    assert context == (
-        "open Finset BigOperators\nnamespace Foo\nvariable {α : Type*} [DecidableEq α]\n\n"
-        "/-- The doc. -/\ntheorem t (s : Finset α) (h : 0 < #s) :\n    s.Nonempty := by\n  sorry"
-    )
-    assert short is not None and short.endswith("    s.Nonempty := by\n  sorry") and "theorem" not in short
-    from pytest_lsrb.tactic.task import build_messages
-
+    assert source is not None and source.text == CONTEXT_SOURCE
+    whole = "\n".join(CONTEXT_SOURCE.split("\n")[:14])
+    assert file_context(source.text, 14) == whole and whole.endswith("s.Nonempty := by\n  sorry")
     suite = load_suite(suite_dir)
     plain = build_messages(suite, r)
-    with_context = build_messages(suite, r, context)
-    assert with_context[-1].content.endswith(plain[-1].content)
-    assert "```lean\nopen Finset BigOperators" in with_context[-1].content
-    assert prompted == with_context and unprompted == plain and goal_only == plain
-    assert "the `sorry` on the last line, column " in with_context[-1].content
+    assert prompted == build_messages(suite, r, whole) and goal_only == plain and unprompted == plain
+    assert prompted[-1].content.endswith(plain[-1].content)
+    assert "```lean\nimport Mathlib\n\nopen Finset" in prompted[-1].content  # the file from its start
+    assert "```lean\n    s.Nonempty := by\n  sorry\n```" in short[-1].content  # the last 2 lines
+    assert "the `sorry` on the last line, column " in prompted[-1].content
 
 
 def test_replay_over_the_repl_without_a_command_needs_a_lean_release(

@@ -23,7 +23,7 @@ def _lean_runs(fake_lean: Path) -> list[str]:
 def _verifier(tmp_path: Path, timeout_s: float) -> SyntheticVerifier:
     profile = tmp_path / "p.toml"
     profile.write_text(f'schema_version = 1\nsynthetic_header = "core"\ncheck_timeout_s = {timeout_s}\n')
-    return SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile)))
+    return SyntheticVerifier(VerifierConfig(mode="synthetic", options={"profiles": str(profile)}))
 
 
 def test_identical_samples_are_checked_once(

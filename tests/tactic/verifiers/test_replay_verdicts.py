@@ -78,10 +78,11 @@ def test_a_lemma_proved_by_sorry_in_the_file_is_not_the_answer_s_sorry(
 def test_the_strict_inherited_sorry_flag_refuses_what_the_profile_allows(
     tmp_path: Path, fake_lean: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """--lsrb-strict-inherited-sorry (VerifierConfig.strict_inherited_sorry) is the profile key's
+    """--lsrb-strict-inherited-sorry (the run option the verifier reads) is the profile key's
     run-wide spelling: the same answer, under a profile that leaves the key off, fails."""
     v = _replay_with(tmp_path, monkeypatch, BLUEPRINT, "")
-    strict = RepoReplayVerifier(dataclasses.replace(v.config, strict_inherited_sorry=True))
+    options = {**v.config.options, "strict_inherited_sorry": True}
+    strict = RepoReplayVerifier(dataclasses.replace(v.config, options=options))
     try:
         r = row(start_line=TARGET_LINE, end_line=TARGET_LINE)
         res = strict.check(r, "exact helper p q hp hq", strict.profile_for(r))

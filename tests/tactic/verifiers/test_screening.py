@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,9 @@ def synthetic(tmp_path: Path, screen: bool) -> SyntheticVerifier:
         'schema_version = 1\nreplay_method = "repl"\nsynthetic_header = "core"\n'
         f'repl_command = ["{sys.executable}", "{STAND_IN}"]\n'
     )
-    return SyntheticVerifier(VerifierConfig(mode="synthetic", profiles_path=str(profile), screen=screen))
+    return SyntheticVerifier(
+        VerifierConfig(mode="synthetic", options={"profiles": str(profile), "screen": screen})
+    )
 
 
 @pytest.fixture
@@ -126,7 +129,9 @@ def test_repo_replay_screened_verdicts_are_the_file_s(
     profile = f'replay_method = "repl"\nrepl_command = ["{sys.executable}", "{STAND_IN}"]\n'
     screened = _replay_with(tmp_path / "a", monkeypatch, SOURCE, profile)
     plain = _replay_with(tmp_path / "b", monkeypatch, SOURCE, profile)
-    screened.config = VerifierConfig(**{**vars(screened.config), "screen": True})
+    screened.config = VerifierConfig(
+        **{**vars(screened.config), "options": {**screened.config.options, "screen": True}}
+    )
     try:
         got = {a: (check(screened, a), check(plain, a)) for a in ANSWERS}
     finally:
@@ -178,7 +183,7 @@ def test_a_sorry_that_shares_its_block_is_not_screened(
     )
     profile = f'replay_method = "repl"\nrepl_command = ["{sys.executable}", "{STAND_IN}"]\n'
     v = _replay_with(tmp_path, monkeypatch, source, profile)
-    v.config = VerifierConfig(**{**vars(v.config), "screen": True})
+    v.config = replace(v.config, options={**v.config.options, "screen": True})
     try:
         r = row(GOAL, start_line=5, end_line=5)
         v.check(r, "simp", v.profile_for(r))

@@ -15,6 +15,7 @@ from test_lean_verifiers import _replay_with, row
 
 from pytest_lsrb.engine.verifier import VerifierConfig
 from pytest_lsrb.tactic.lean.proofstate import ProofStart
+from pytest_lsrb.tactic.prompts import file_context
 from pytest_lsrb.tactic.search import Asked, search
 
 STAND_IN = Path(__file__).resolve().parents[2] / "fakes" / "stand_in_repl.py"
@@ -31,7 +32,9 @@ def test_a_search_in_the_row_s_file(tmp_path: Path, fake_lean: Path, monkeypatch
     profile = f'replay_method = "repl"\nrepl_command = ["{sys.executable}", "{STAND_IN}"]\n'
     v = _replay_with(tmp_path, monkeypatch, SOURCE, profile)
     # as a run's plan builds it: the found proof is a block of tactics, guarded as a proof
-    v.config = VerifierConfig(**{**vars(v.config), "answer_mode": "search", "screen": True})
+    v.config = VerifierConfig(
+        **{**vars(v.config), "options": {**v.config.options, "answer": "search", "screen": True}}
+    )
     r = row(start_line=7, end_line=7)
     answers = iter(["[{s}] constructor", "[{s}] exact hp", "[{s}] exact hq"])
     shown: list[str] = []
@@ -44,10 +47,12 @@ def test_a_search_in_the_row_s_file(tmp_path: Path, fake_lean: Path, monkeypatch
         start = v.proof_start(r)
         assert isinstance(start, ProofStart), start
         assert start.goal == "p q : Prop\nhp : p\nhq : q\n⊢ p ∧ q"  # the target's sorry, not `other`'s
+        source = v.source_file(r)
+        assert source is not None
         found = search(
             start,
             ask,
-            file_context=v.source_context(r, 100),
+            file_context=file_context(source.text, source.start_line),
             max_iterations=10,
             max_failures=3,
             refuse=lambda t: None,
@@ -57,7 +62,8 @@ def test_a_search_in_the_row_s_file(tmp_path: Path, fake_lean: Path, monkeypatch
         v.close()
     assert (found.stop, found.proof) == ("completed", "constructor\nexact hp\nexact hq")
     assert (verdict.outcome, verdict.success) == ("closed", True), verdict.detail
-    assert "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by" in shown[0]  # the file context
+    # the file context, as SorryDB cuts it: the whole file up to the sorry's line
+    assert f"```lean4\n{SOURCE.rstrip()}\n```" in shown[0]
     sent: list[dict[str, Any]] = [json.loads(x) for x in log.read_text().splitlines()]
     files = [e for e in sent if "theorem t" in e.get("cmd", "")]
     # the baseline once for the search, then the proof's patched file once (screened first)
