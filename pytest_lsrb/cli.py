@@ -335,6 +335,13 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
     return serve.serve(spec, stop_on_eof=args.stop_on_eof)
 
 
+def cmd_view(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb view [FOLDER] [--port N]`: a local page over the runs under FOLDER (`view`)."""
+    from pytest_lsrb.view.server import serve
+
+    return serve(Path(args.folder), args.port)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lsrb", description="pytest-lsrb: evaluate LLMs on hard reasoning benchmarks."
@@ -543,6 +550,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_serve_arguments(serve)
     serve.set_defaults(func=cmd_serve)
+
+    from pytest_lsrb.view import add_view_arguments
+
+    view = sub.add_parser(
+        "view",
+        help="a local page over the runs under a folder: live while they run, two compared item by item",
+        description="Serve, on 127.0.0.1 only, a page listing the runs under FOLDER; a run's page follows "
+        "it while it runs (attempts as they land, the running score, tokens, errors, an llm_srbench "
+        "search's calls and best score so far), and two runs compare item by item (answers side by "
+        "side, the items that flipped). `lsrb report` writes the static page to share.",
+    )
+    add_view_arguments(view)
+    view.set_defaults(func=cmd_view)
 
     # Further subcommands: add a parser here with set_defaults(func=cmd_...), and a small cmd_...
     # function above that calls into the module owning the work.
