@@ -94,6 +94,7 @@ def estimate_lines(
     parallel: int,
     max_tokens: int | None,
     where: str,
+    timeout: float | None = None,
 ) -> list[str]:
     """What the selection costs at most, and about how long it takes, from one measured call."""
     calls = attempts * calls_each
@@ -122,6 +123,15 @@ def estimate_lines(
         f"lsrb: time: ~{duration(calls * first.seconds / parallel)} for {bound}{calls:,} calls like the "
         f"first, {parallel} at a time (calls of a long search may take longer as its prompts grow)"
     )
+    if c_tok and max_tokens and timeout and first.seconds > 0:
+        # an answer as long as --lsrb-max-tokens allows, at the first call's pace
+        longest = max_tokens / (c_tok / first.seconds)
+        if longest > timeout:
+            lines.append(
+                f"lsrb: WARNING: at {c_tok / first.seconds:.1f} tokens/s an answer of --lsrb-max-tokens "
+                f"{max_tokens} takes ~{duration(longest)}, past --lsrb-timeout {timeout:g} s: such calls "
+                "would time out (raise --lsrb-timeout, or lower --lsrb-max-tokens)"
+            )
     lines.append("lsrb: nothing was run or written; the same command without the dry run runs it")
     return lines
 
@@ -144,4 +154,13 @@ def dry_run_lines(run: SuiteRun, selection: set[tuple[str, int]] | None, workers
         adapter.close()
     calls_each = run.task.calls_per_attempt(run.config.values)
     where = f"{cases[0].item_id}#s{cases[0].sample_index}"
-    return estimate_lines(len(cases), calls_each, first, parallel, run.config.max_tokens, where)
+    timeout = run.config.values.get("timeout")
+    return estimate_lines(
+        len(cases),
+        calls_each,
+        first,
+        parallel,
+        run.config.max_tokens,
+        where,
+        float(timeout) if isinstance(timeout, (int, float)) else None,
+    )

@@ -152,5 +152,10 @@ def test_the_estimate_is_calls_times_the_measured_call() -> None:
         "--lsrb-max-tokens"
     )
     assert lines[3].startswith("lsrb: time: ~21m00s for at most 60 calls like the first, 2 at a time")
+    slow = estimate_lines(5, 5, FirstCall(46.0, 300, 256, None), 1, 1024, "p#s0", timeout=120)
+    assert slow[-2] == (
+        "lsrb: WARNING: at 5.6 tokens/s an answer of --lsrb-max-tokens 1024 takes ~3m04s, past "
+        "--lsrb-timeout 120 s: such calls would time out (raise --lsrb-timeout, or lower --lsrb-max-tokens)"
+    )
     failed = estimate_lines(1, 1, FirstCall(0.1, None, None, "connection: refused"), 1, None, "p#s0")
     assert failed[-1] == "lsrb: the first call (p#s0) failed: connection: refused"
