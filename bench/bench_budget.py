@@ -42,11 +42,11 @@ def start_endpoint() -> tuple[subprocess.Popen[str], str]:
 
 
 def ledger_us(n: int = 2000) -> float:
-    from pytest_lsrb.engine.budget import BudgetGuard, Ledger, Limits, Spent, Worst
+    from pytest_lsrb.engine.budget import BudgetGuard, Ledger, Limits, Worst
     from pytest_lsrb.engine.ledger import Reservation
 
     guard = BudgetGuard(Limits(max_total_tokens=10**15), Ledger(Path(tempfile.mkdtemp())))
-    guard.ledger.open_session(Spent(), time.time())
+    guard.ledger.open_session(time.time())
     usage = {"prompt_tokens": 20, "completion_tokens": 3}
     start = time.perf_counter()
     for _ in range(n):

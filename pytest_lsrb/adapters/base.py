@@ -111,7 +111,8 @@ class AdapterConfig:
     api_key_env: str | None = None
     timeout_s: float = 120.0
     max_retries: int = 100
-    # Seconds a call keeps retrying transient errors after its first one (adapters.retry).
+    # Seconds of failed calls before the server is taken for down (adapters.outage); each call
+    # also stops retrying this long after its own first failure (adapters.retry).
     retry_time_s: float = 120.0
     max_tokens_field: str = "max_tokens"
     cache_dir: str | None = None
@@ -121,6 +122,9 @@ class AdapterConfig:
     # Backoff between retries of transient errors: base * 2**n seconds, capped.
     backoff_base_s: float = 0.5
     backoff_max_s: float = 20.0
+    # The run's directory, where its processes share the server's outage state (adapters.outage);
+    # None: this process keeps it alone (a judge's endpoint, an adapter made outside a run).
+    outage_dir: str | None = None
     # The mock adapter's answers (the others ignore it); not a choice of the user, so not compared.
     answers: MockAnswers | None = field(default=None, compare=False, repr=False)
 

@@ -36,6 +36,7 @@ from pytest_lsrb.core.redaction import RUN_KEYS
 log = logging.getLogger("pytest_lsrb.adapters.cache")
 
 CACHE_FILE = "responses.sqlite3"
+ROUNDS_DIR = ".lsrb-rounds"  # a run's own answers, kept for a resume (`keep_rounds`)
 CACHE_KEY_VERSION = 1
 BUSY_TIMEOUT_S = 30.0
 
@@ -309,3 +310,27 @@ class CachingAdapter(Adapter):
     def close(self) -> None:
         self.inner.close()
         self.cache.close()
+
+
+def keep_rounds(adapter: Adapter, run_dir: Path, journal: str = "auto") -> Adapter:
+    """`adapter` keeping the answers of this run's calls in `<run dir>/.lsrb-rounds`, so that a
+    resume answers the finished rounds of an attempt cut short from there (see the module doc);
+    `adapter` itself when it is not `cacheable` or the folder cannot be used (a warning)."""
+    if not adapter.cacheable:
+        return adapter
+    try:
+        cache = ResponseCache(run_dir / ROUNDS_DIR, journal)
+    except LsrbUsageError as exc:
+        log.warning("the run's own answers are not kept for a resume: %s", exc)
+        return adapter
+    return CachingAdapter(adapter, cache)
+
+
+def drop_rounds(run_dir: Path) -> None:
+    """Remove a run's own answers (`keep_rounds`): a new run does not take an earlier run's, and a
+    finished one needs them no more. Never follows a link (`.lsrb-*` links refuse the run)."""
+    import shutil
+
+    folder = run_dir / ROUNDS_DIR
+    if folder.is_dir() and not folder.is_symlink():
+        shutil.rmtree(folder, ignore_errors=True)

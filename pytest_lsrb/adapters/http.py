@@ -16,6 +16,13 @@ core.redaction). An error message made here is redacted at once, in every form a
 can take (core.redaction.RUN_KEYS), and only then cut to length, so no start of a key survives the
 cut. The HTTP reason phrase is never read.
 
+Outages: a refused connection (nothing listens: a server restarting) is retried with backoff
+capped at `REFUSED_MAX_DELAY_S`, so a server back is found within two seconds; a reset or a
+connection closed mid-answer (a server killed with the request in flight) is sent again with the
+usual backoff, never after a whole request timeout. Generation calls share the run's outage state
+(`adapters.outage`): once every call has failed for the retry time, every waiting call gives up at
+once and the run stops what is left.
+
 What counts as an answer: a 2xx JSON body of the protocol's success shape. Anything else (a
 truncated or HTML body, `200 {"error": ...}`, a body without the answer's fields) is the server's
 fault, not the model's: it is retried like a server error and ends as an infrastructure error.
@@ -32,6 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
@@ -39,6 +47,7 @@ import httpx
 
 from pytest_lsrb.adapters.base import GenerationResult
 from pytest_lsrb.adapters.concurrency import CURRENT, NOT_SENT, AdaptiveLimit, Admission
+from pytest_lsrb.adapters.outage import Outage, is_over, time_left
 from pytest_lsrb.adapters.retry import WAITING, RetryPolicy, parse_retry_after
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, RETRYABLE_GENERATION_KINDS
 from pytest_lsrb.core.redaction import RUN_KEYS, register_key, strip_userinfo
@@ -50,6 +59,8 @@ log = logging.getLogger("pytest_lsrb.http")
 T = TypeVar("T")
 
 MESSAGE_LIMIT = 300  # characters of a provider's error message kept in a record
+OUTAGE_MARGIN_S = 0.05  # a call waiting out an outage wakes just past its window's end
+OUTAGE_GRACE_S = 0.5  # a call's own retry window outlasts the run's outage window by this
 MAX_BODY_BYTES = 16 * 1024 * 1024  # a chat answer is kilobytes; more is a broken or hostile server
 
 
@@ -76,6 +87,7 @@ class Failure:
     message: str
     status: int | None = None
     retry_after_s: float | None = None
+    refused: bool = False  # the connection itself was refused: nothing listens there (yet)
 
 
 @dataclass(frozen=True)
@@ -165,6 +177,7 @@ class HttpEndpoint:
         api_key: str | None = None,
         headers: Mapping[str, str] | None = None,
         in_flight: int | None = None,
+        outage_dir: str | None = None,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
         # Requests in flight at once: --lsrb-concurrency, adapted to the server (adapters.concurrency).
@@ -178,6 +191,9 @@ class HttpEndpoint:
         register_key(api_key, urlsplit(self.base_url).password)
         # safe to print and record: no `user:password@`, no key anywhere else in it (`?key=...`)
         self.shown_url = RUN_KEYS.redact(strip_userinfo(self.base_url))
+        # The server's outage state: the run's (shared by its processes), else this process's.
+        folder = None if outage_dir is None else Path(outage_dir)
+        self.outage = Outage(self.shown_url, retry.total_s, folder)
         all_headers = {"Accept": "application/json", "User-Agent": "pytest-lsrb", **(headers or {})}
         if api_key:
             all_headers["Authorization"] = f"Bearer {api_key}"
@@ -249,7 +265,9 @@ class HttpEndpoint:
                 return response, b"".join(chunks)
         except httpx.TimeoutException as exc:
             return Failure("timeout", f"no answer within {self.timeout_s:g}s ({type(exc).__name__})")
-        except httpx.HTTPError as exc:  # connect refused, reset, closed mid-body, bad URL
+        except httpx.ConnectError as exc:  # refused (or no such host): nothing answered at all
+            return Failure("connection", clip(self.redact(f"{type(exc).__name__}: {exc}")), refused=True)
+        except httpx.HTTPError as exc:  # reset, closed mid-body, bad URL
             return Failure("connection", clip(self.redact(f"{type(exc).__name__}: {exc}")))
         except RuntimeError as exc:  # the client was closed under us (the run is ending)
             return Failure("connection", f"{type(exc).__name__}: {exc}")
@@ -267,11 +285,15 @@ class HttpEndpoint:
         max_retries: int | None = None,
         retry_kinds: frozenset[str] = RETRYABLE_GENERATION_KINDS,
         admission: Admission | None = None,
+        watch_outage: bool = True,
     ) -> Outcome[T]:
-        """Send until success, a non-retryable failure (a kind not in `retry_kinds`), or the
-        retry cap; never raises. `admission`: the run's budget, asked for each request sent
-        while its permit is held (see `adapters.concurrency`)."""
+        """Send until success, a non-retryable failure (a kind not in `retry_kinds`), the retry
+        cap, or the end of the server's outage window; never raises. `admission`: the run's
+        budget, asked for each request sent while its permit is held (see `adapters.concurrency`).
+        `watch_outage`: whether this call tells and follows the server's outage state (a
+        generation call does; a check before the run does not)."""
         policy = self.retry if max_retries is None else replace(self.retry, max_retries=max_retries)
+        outage = self.outage if watch_outage else None
         rng = random.Random(stable_hash("backoff", seed))  # deterministic jitter per attempt
         start = time.perf_counter()
         first_failure: float | None = None  # the retry time counts from here
@@ -295,6 +317,7 @@ class HttpEndpoint:
                     continue
                 start += time.perf_counter() - queued  # our own queue is no time of the model's
                 sent += 1
+                sent_at = time.time()
                 result: T | Failure = Failure("connection", "no answer")
                 try:
                     result = self._once(method, path, payload, parse)
@@ -305,15 +328,30 @@ class HttpEndpoint:
                     if admission is not None:  # settled before the permit goes back
                         admission.leave(None if isinstance(result, Failure) else getattr(result, "usage", {}))
                     self.limit.release(result.kind if isinstance(result, Failure) else None)
+                transient = isinstance(result, Failure) and result.kind in RETRYABLE_GENERATION_KINDS
+                if (
+                    outage is not None
+                    and not transient
+                    and (not isinstance(result, Failure) or result.status is not None)
+                ):
+                    outage.answered()  # an answer, or an error the server chose to send: it is up
                 if not isinstance(result, Failure):
                     return self._outcome(result, None, sent, start)
                 if result.kind in FATAL_GENERATION_KINDS or result.kind not in retry_kinds:
                     return self._outcome(None, result, sent, start)
+                down = outage.failed(sent_at) if outage is not None and transient else None
+                if down is not None and is_over(down.since, down.last, down.window):
+                    return self._outcome(None, self._down(result, down.since), sent, start)
                 now = time.monotonic()
                 first_failure = now if first_failure is None else first_failure
-                wait = policy.next_wait(sent - 1, now - first_failure, result.retry_after_s, rng)
+                # A call's own window (it bounds a call that fails while others get answers) ends
+                # a little after the run's, so that with no answer at all the run's ends first.
+                spent_s = now - first_failure - (OUTAGE_GRACE_S if down is not None else 0.0)
+                wait = policy.next_wait(sent - 1, spent_s, result.retry_after_s, rng, result.refused)
                 if wait is None:
                     return self._outcome(None, result, sent, start)
+                if down is not None:  # wake by the outage window's end: one last try tells
+                    wait = min(wait, time_left(down.since, time.time(), down.window) + OUTAGE_MARGIN_S)
                 log.info(
                     "%s %s%s: %s; retry %d/%d in %.2fs (retrying for %gs at most)",
                     method,
@@ -328,8 +366,23 @@ class HttpEndpoint:
                 WAITING.waiting(id(token), sent, first_failure)
                 self.state.stop.wait(wait)  # woken early when the endpoint stops
                 WAITING.done(id(token))  # sending again: no longer waiting (until it fails again)
+                if outage is not None and outage.over():  # another call or process saw it through
+                    return self._outcome(None, self._down(result, outage.state().since), sent, start)
         finally:
             WAITING.done(id(token))
+
+    def _down(self, failure: Failure, since: float | None) -> Failure:
+        """The failure a call ends with when the server's outage is over (the run stops)."""
+        from pytest_lsrb.adapters.outage import clock_time
+
+        when = clock_time(since) if since is not None else "?"
+        return replace(
+            failure,
+            message=clip(
+                f"the server has been down since {when} (every call failed for "
+                f"{self.retry.total_s:g}s); {failure.message}"
+            ),
+        )
 
     def _outcome(self, value: T | None, failure: Failure | None, sent: int, start: float) -> Outcome[T]:
         return Outcome(value, failure, sent, (time.perf_counter() - start) * 1000.0)

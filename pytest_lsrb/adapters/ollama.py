@@ -89,13 +89,16 @@ class OllamaAdapter(Adapter):
             retry=RetryPolicy(
                 config.max_retries, config.backoff_base_s, config.backoff_max_s, total_s=config.retry_time_s
             ),
+            outage_dir=config.outage_dir,
             # Ollama itself needs no key; a proxy or hosted Ollama in front of it may.
             api_key=api_key_from_env(config.api_key_env),
         )
 
     def check(self) -> None:
         url = self.http.shown_url
-        outcome = self.http.call("GET", "/api/tags", None, parse=parse_tags, seed=0, max_retries=1)
+        outcome = self.http.call(
+            "GET", "/api/tags", None, parse=parse_tags, seed=0, max_retries=1, watch_outage=False
+        )
         if outcome.failure is not None:
             failure = outcome.failure
             if failure.kind == "auth":

@@ -120,6 +120,7 @@ class OpenAIAdapter(Adapter):
             retry=RetryPolicy(
                 config.max_retries, config.backoff_base_s, config.backoff_max_s, total_s=config.retry_time_s
             ),
+            outage_dir=config.outage_dir,
             api_key=api_key_from_env(config.api_key_env),
         )
         self._asked_concurrency = config.concurrency  # None: follow the server's slots up too
@@ -134,7 +135,9 @@ class OpenAIAdapter(Adapter):
 
     def _check_model(self) -> None:
         url = self.http.shown_url
-        outcome = self.http.call("GET", "/models", None, parse=parse_models, seed=0, max_retries=1)
+        outcome = self.http.call(
+            "GET", "/models", None, parse=parse_models, seed=0, max_retries=1, watch_outage=False
+        )
         failure = outcome.failure
         if failure is not None:
             if failure.kind in ("connection", "timeout"):

@@ -30,6 +30,9 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
 DEFAULT_TOTAL_S = 120.0
+# A refused connection (nothing listens: a server restarting) costs the server nothing, so it is
+# tried again at least this often: a server back is found within this, not up to `max_delay_s`.
+REFUSED_MAX_DELAY_S = 2.0
 HINT_JITTER = 0.1  # a hinted wait gets up to this fraction more, so clients told alike spread out
 
 
@@ -43,10 +46,12 @@ class RetryPolicy:
     # Seconds after a call's first failure in which it keeps retrying (its waits and requests).
     total_s: float = DEFAULT_TOTAL_S
 
-    def floor(self, retry_index: int, rng: random.Random) -> float:
+    def floor(self, retry_index: int, rng: random.Random, refused: bool = False) -> float:
         """The least wait before retry number `retry_index` (0-based): "equal jitter" over a
-        capped exponential, so clients spread out but never retry at once."""
-        ceiling = min(self.max_delay_s, self.base_delay_s * (2.0 ** min(retry_index, 64)))
+        capped exponential, so clients spread out but never retry at once (capped lower after a
+        refused connection: `REFUSED_MAX_DELAY_S`)."""
+        cap = min(self.max_delay_s, REFUSED_MAX_DELAY_S) if refused else self.max_delay_s
+        ceiling = min(cap, self.base_delay_s * (2.0 ** min(retry_index, 64)))
         return ceiling / 2 + rng.uniform(0.0, ceiling / 2)
 
     def asked(self, retry_after_s: float | None) -> float | None:
@@ -56,17 +61,24 @@ class RetryPolicy:
             return None
         return min(retry_after_s, self.max_retry_after_s)
 
-    def delay(self, retry_index: int, retry_after_s: float | None, rng: random.Random) -> float:
+    def delay(
+        self, retry_index: int, retry_after_s: float | None, rng: random.Random, refused: bool = False
+    ) -> float:
         """Seconds to wait before retry `retry_index`, time left aside: the floor, lengthened
         (never shortened) by the server's hint plus up to `HINT_JITTER` of it."""
-        least = self.floor(retry_index, rng)
+        least = self.floor(retry_index, rng, refused)
         asked = self.asked(retry_after_s)
         if asked is None or asked <= least:
             return least
         return max(least, min(self.max_retry_after_s, asked + rng.uniform(0.0, HINT_JITTER * asked)))
 
     def next_wait(
-        self, retry_index: int, spent_s: float, retry_after_s: float | None, rng: random.Random
+        self,
+        retry_index: int,
+        spent_s: float,
+        retry_after_s: float | None,
+        rng: random.Random,
+        refused: bool = False,
     ) -> float | None:
         """Seconds to wait before retry `retry_index`, `spent_s` seconds after the first failure;
         None: give up (the count or the time is used up, or the server asks for longer than is left).
@@ -80,7 +92,7 @@ class RetryPolicy:
         asked = self.asked(retry_after_s)
         if asked is not None and asked > left:
             return None  # retrying sooner than the server asked would only be refused again
-        return min(self.delay(retry_index, retry_after_s, rng), left)
+        return min(self.delay(retry_index, retry_after_s, rng, refused), left)
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:

@@ -249,6 +249,7 @@ class BudgetGuard:
     ledger: Ledger
     clock: SessionClock = field(default_factory=SessionClock)
     stop: BudgetStop | None = None
+    pid: int | None = None  # whose reservations these are (None: this process's; a test's stand-in)
     _local: threading.local = field(default_factory=threading.local, repr=False)
 
     def exhausted(self) -> BudgetStop | None:
@@ -275,7 +276,7 @@ class BudgetGuard:
             spent = box[0]
             verdict = decide(self.limits, spent, self.clock.elapsed(spent), worst)
             if verdict is True:
-                held = new_reservation(worst.prompt, worst.completion, lease_s)
+                held = new_reservation(worst.prompt, worst.completion, lease_s, self.pid)
                 box[0] = replace(spent, reservations=(*spent.reservations, held))
                 return held
             if verdict is False:

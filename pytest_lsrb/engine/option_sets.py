@@ -13,13 +13,13 @@ run's owner is the one its entry point is named after, and `lsrb list` shows it.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.registry import OPTIONS_GROUP, Entry, Registry
+from pytest_lsrb.core.suggest import closest, did_you_mean
 from pytest_lsrb.engine.option_spec import TASK, VERIFIER, Option, OptionSet
 from pytest_lsrb.engine.option_table import OPTIONS
 
@@ -159,12 +159,26 @@ def refuse_foreign_default(keys: Iterable[str], found: Found, owners: Owners, wh
     known = {o.key for o in found.options()}
     for name in keys:
         if name not in known:
-            close = difflib.get_close_matches(name, sorted(known), n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise LsrbUsageError(f"{where}: unknown key '{name}' in [defaults]{hint}.")
+            raise LsrbUsageError(f"{where}: unknown key '{name}' in [defaults]{did_you_mean(name, known)}.")
         owner = found.owner_of(name)
         if owner is not None and owner.kind == TASK and owners.task not in owner.owners:
             raise LsrbUsageError(
                 f"{where}: field 'defaults.{name}' is an option of {owner.describe_owner()}, "
                 f"not of this suite's task {owners.task}."
             )
+
+
+def unknown_flag(args: Iterable[str], known: Iterable[str]) -> str | None:
+    """One sentence for the first `--lsrb-*` word of a command line that is no option (`known`:
+    every registered flag), with the closest one; None when there is none. pytest alone says
+    only "unrecognized arguments"."""
+    flags = set(known)
+    for arg in args:
+        if not arg.startswith("--lsrb-"):
+            continue
+        flag = arg.split("=", 1)[0]
+        if flag not in flags:  # (compared without the prefix every one of them shares)
+            close = closest(flag.removeprefix("--lsrb-"), [f.removeprefix("--lsrb-") for f in flags])
+            hint = f" (did you mean --lsrb-{close}?)" if close else ""
+            return f"{flag}: no such option{hint}; `--help` lists them."
+    return None

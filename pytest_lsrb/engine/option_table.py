@@ -8,9 +8,7 @@ and the suite's defaults into a `RunConfig`. A family's own options are declared
 
 from __future__ import annotations
 
-from typing import Final
-
-import pytest
+from typing import TYPE_CHECKING, Final
 
 from pytest_lsrb.engine.option_spec import (
     DAY_S,
@@ -22,6 +20,9 @@ from pytest_lsrb.engine.option_spec import (
     optional_integer,
     optional_number,
 )
+
+if TYPE_CHECKING:
+    import pytest
 
 # The `pytest --help` groups of the every-suite options, in their order; a family's options come
 # between `model` and `budgets`, a group per option set.
@@ -94,9 +95,10 @@ OPTIONS: list[Option] = [
         "retry-time",
         float,
         120.0,
-        "seconds a model call keeps retrying transient errors (connection refused or reset, 429, "
-        "502/503/504, timeouts) after its first one, with capped jittered backoff honouring "
-        "Retry-After: long enough for a server to restart; 0: no retries",
+        "seconds of failed calls after which the model's server is taken for down and the run "
+        "stops what is left (resumable); until then transient errors (connection refused or "
+        "reset, 429, 502/503/504, timeouts) are retried with capped jittered backoff that a "
+        "Retry-After may lengthen: long enough for a local server to restart; 0: no retries",
         identity=False,
         bounds=Bounds(0, DAY_S, whole=False, unit="seconds"),
         group="model",
@@ -400,27 +402,29 @@ def help_text(opt: Option) -> str:
     return text.replace("%", "%%")
 
 
-def add_options(parser: pytest.Parser, families: list[OptionSet]) -> None:
-    """Every run option in its group: the every-suite ones by theme, then each family's set
-    (`option_sets.registered_sets`) in its own group, titled as the set says."""
+def grouped(families: list[OptionSet]) -> list[tuple[str, str, list[Option]]]:
+    """(group name, title, options) in the order `--help` shows them: the every-suite options by
+    theme, each family's set (`option_sets.registered_sets`) in its own group after `model`."""
     by_group: dict[str, list[Option]] = {name: [] for name in GROUPS}
     for opt in OPTIONS:
         by_group.setdefault(opt.group, []).append(opt)
+    out: list[tuple[str, str, list[Option]]] = []
     for name, options in by_group.items():
         if options:
-            _add_group(parser, f"lsrb-{name}", GROUPS.get(name, name), options)
+            out.append((f"lsrb-{name}", GROUPS.get(name, name), options))
         if name == FAMILIES_AFTER:
-            for option_set in families:
-                _add_group(parser, f"lsrb-{option_set.kind}-{option_set.owners[0]}", option_set.title,
-                           list(option_set.options))  # fmt: skip
+            out += [(f"lsrb-{s.kind}-{s.owners[0]}", s.title, list(s.options)) for s in families]
+    return out
 
 
-def _add_group(parser: pytest.Parser, name: str, title: str, options: list[Option]) -> None:
-    group = parser.getgroup(name, f"pytest-lsrb {title}")
-    for opt in options:
-        if opt.flag:
-            group.addoption(opt.flag_name, action="store_true", default=None, dest=dest(opt.name),
-                            help=help_text(opt))  # fmt: skip
-        else:
-            group.addoption(opt.flag_name, action="store", default=None, dest=dest(opt.name),
-                            help=help_text(opt), choices=opt.choices)  # fmt: skip
+def add_options(parser: pytest.Parser, families: list[OptionSet]) -> None:
+    """Every run option in its group (`grouped`), as `pytest --help` lists them."""
+    for name, title, options in grouped(families):
+        group = parser.getgroup(name, f"pytest-lsrb {title}")
+        for opt in options:
+            if opt.flag:
+                group.addoption(opt.flag_name, action="store_true", default=None, dest=dest(opt.name),
+                                help=help_text(opt))  # fmt: skip
+            else:
+                group.addoption(opt.flag_name, action="store", default=None, dest=dest(opt.name),
+                                help=help_text(opt), choices=opt.choices)  # fmt: skip

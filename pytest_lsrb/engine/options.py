@@ -28,7 +28,7 @@ from pytest_lsrb.engine.option_sets import (
     refuse_foreign,
     refuse_foreign_default,
 )
-from pytest_lsrb.engine.option_spec import Option
+from pytest_lsrb.engine.option_spec import TASK, Option
 from pytest_lsrb.engine.option_table import OPTIONS, PER_SHARD_KEYS, dest
 from pytest_lsrb.engine.suite import SuiteSpec
 
@@ -258,7 +258,9 @@ def resolve(
     """Merge command line, suite defaults and option defaults for the options this run holds
     (the every-suite ones and those of `task`, its verifier and parts); validate types and
     ranges; refuse an option the run does not hold. `task` None: the suite's task is not
-    consulted (its options are those of the task its suite.toml names)."""
+    consulted, so its code is not imported: the every-suite options and those of the task its
+    suite.toml names are checked, and only another task's options refused (a usage error in
+    less than a second, before a family's numpy and scipy load)."""
     found = installed_sets()
     known = {o.key for o in found.options()}
     from_suite = frozenset(k for k in suite.defaults if k in known and _given(getoption, k) is None)
@@ -313,6 +315,8 @@ def _resolve(
             if opt.key not in values:
                 values[opt.key] = _value(opt, getoption, suite, given)
     cli = [o.key for o in found.options() if o.key not in values and _given(getoption, o.key) is not None]
+    if task is None:  # which verifier and parts hold the rest is the task's to say: only another
+        cli = [k for k in cli if (s := found.owner_of(k)) is not None and s.kind == TASK]  # task's now
     refuse_foreign(cli, found, held, owners, suite.name)
     held_options = (*OPTIONS, *(o for s in held for o in s.options))
     if "auto" in (values["shard_index"], values["shard_count"]):

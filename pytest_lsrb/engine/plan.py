@@ -41,8 +41,15 @@ class SuiteRun:
             cache_dir=config.cache_dir,
             cache_journal=v["cache_journal"],
             concurrency=config.concurrency,
+            outage_dir=str(config.output_dir),
             answers=mock_answers(self.task.mock_answer),
         )
+
+    @property
+    def keeps_rounds(self) -> bool:
+        """Whether the run keeps its own answers for a resume (`adapters.cache.keep_rounds`): its
+        attempts may make several calls, and no response cache (`--lsrb-cache-dir`) keeps them."""
+        return not self.config.cache_dir and self.task.calls_per_attempt(self.config.values) > 1
 
     def verifier_config(self) -> VerifierConfig:
         config = self.config

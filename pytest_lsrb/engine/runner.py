@@ -23,7 +23,9 @@ a test's duration is its own answer's, not other attempts' queueing). The time a
 for a slot is recorded apart, as `queue_ms`, in attempts that asked an endpoint with a limit.
 
 A quota or auth refusal stops the run: queued attempts are cancelled (the adapter itself sends
-nothing more) and a `StopSignal` in the output directory tells the other xdist workers. A spent
+nothing more) and a `StopSignal` in the output directory tells the other xdist workers. So does an
+outage of the model's server (`adapters.outage`): once every call has failed for the retry time,
+the attempts in flight end as infrastructure errors (recorded) and the rest are not run. A spent
 budget (`engine.budget`, asked before each request and each attempt) stops it the same way; the
 attempt whose request it refused is not recorded (a resume makes it whole).
 """
@@ -35,10 +37,12 @@ import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pytest_lsrb.adapters.base import Adapter, SamplingConfig, interrupt, runs_ahead
 from pytest_lsrb.adapters.concurrency import CURRENT, Line, Ticket
+from pytest_lsrb.adapters.outage import down_sentence, run_outage
 from pytest_lsrb.core.clock import utc_now_millis
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.selection import Case, SelectableRow
@@ -101,8 +105,10 @@ class Runner:
         adapter_fields: Mapping[str, str] | None = None,
         budget: BudgetGuard | None = None,
         watches: Watches | None = None,
+        outage_dir: Path | None = None,
     ) -> None:
         self.task = task
+        self._outage_dir = outage_dir  # where the run's processes share the server's outage state
         self.budget = budget
         if budget is not None:  # every request asks the run's budget first
             adapter = BudgetedAdapter(adapter, budget, on_stop=self.stop)
@@ -229,12 +235,17 @@ class Runner:
 
     @property
     def fatal(self) -> str | None:
-        """Why the run must stop (this process's refusal or another worker's), else None."""
+        """Why the run must stop (this process's refusal or another worker's, or the server's
+        outage), else None."""
         if self._fatal is None and self._stop_signal is not None:
             message = self._stop_signal.message()
             if message is not None:
                 self._fatal = message
                 self._cancel_queued()
+        if self._fatal is None and self._outage_dir is not None:
+            down = run_outage(self._outage_dir)  # one access(2) while the server is up
+            if down is not None:
+                self.stop(down_sentence(down))
         return self._fatal
 
     def out_of_budget(self) -> bool:

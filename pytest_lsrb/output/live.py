@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_lsrb.core.processes import process_start
 from pytest_lsrb.engine.watch import Watches
 from pytest_lsrb.output.files import write_json_atomic
 
@@ -92,7 +93,7 @@ def read_live(run_dir: Path, now: float | None = None) -> list[dict[str, Any]]:
         updated, pid = data.get("updated"), data.get("pid")
         if not isinstance(updated, (int, float)) or now - float(updated) > STALE_AFTER_S:
             continue
-        if isinstance(pid, int) and not isinstance(pid, bool) and not _running(pid):
+        if isinstance(pid, int) and not isinstance(pid, bool) and process_start(pid) is None:  # gone
             continue
         attempts = data.get("attempts")
         for entry in attempts if isinstance(attempts, list) else []:
@@ -110,16 +111,6 @@ def _read(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # EPERM: it runs, as another user
-        return True
-    return True
 
 
 def _checked(entry: Any) -> dict[str, Any] | None:

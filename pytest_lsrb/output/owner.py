@@ -14,6 +14,15 @@ that started at another time, has left; a holder on another host is believed.
 Processes a controller starts check that it still owns the run: xdist workers and the children of
 an `lsrb run` of several models get its token (`owner_problem`) and stop when it is gone
 (`parent_gone`).
+
+The lock is held, not assumed (issue #46 item 6). A cleanup that deletes dot-files (`git clean`,
+`rsync --delete`, a script) can remove `.lsrb-lock` under a running command; the kernel's lock
+stays on the deleted file, and the same command started again used to create a new file, lock it
+and run beside the first (70 records for 40 attempts, 30 paid twice). So the command also locks
+the run directory itself (a `flock` of the folder, which no cleanup of its files removes): a
+second command is refused while the first runs, file or no file. And before each attempt every
+process of the run checks that `.lsrb-lock` is still the file it locked (`lock_problem`: one
+stat(2), its device and inode): when it is gone or replaced, the run stops in one sentence.
 """
 
 from __future__ import annotations
@@ -32,10 +41,10 @@ from typing import Any, Final
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.nofollow import open_nofollow
+from pytest_lsrb.core.processes import RUNNING_UNKNOWN_START, process_start
 
 LOCK_FILE: Final = ".lsrb-lock"
 MAX_LOCK_BYTES: Final = 4096
-RUNNING_UNKNOWN_START: Final = -1  # `start_of`: a process runs with that pid, its start is unknown
 # errno values of a file system that has no flock (then the file's content decides)
 NO_FLOCK: Final = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL})
 
@@ -101,25 +110,6 @@ def is_stale(holder: Holder | None, here: str, start_of: Callable[[int], int | N
     return start != holder.since_boot
 
 
-def process_start(pid: int) -> int | None:
-    """The start of process `pid` in clock ticks after boot (Linux: field 22 of /proc/PID/stat),
-    `RUNNING_UNKNOWN_START` when it runs but that cannot be read, None when no process has it."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-        # the command name (field 2) is in parentheses and may hold spaces and ')'
-        return int(stat[stat.rindex(b")") + 2 :].split()[19])
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except OSError:  # EPERM: it runs, as another user
-        return RUNNING_UNKNOWN_START
-    return RUNNING_UNKNOWN_START
-
-
 def this_host() -> str:
     return socket.gethostname()
 
@@ -153,11 +143,14 @@ def in_use(run_dir: Path, holder: Holder | None) -> str:
 class RunDirLock:
     """The lock this process holds on one run directory (`acquire`), until `release` or its end."""
 
-    def __init__(self, run_dir: Path, fd: int, holder: Holder) -> None:
+    def __init__(self, run_dir: Path, fd: int, holder: Holder, dir_fd: int | None = None) -> None:
         self.run_dir = run_dir
         self.path = run_dir / LOCK_FILE
         self.holder = holder
         self._fd: int | None = fd
+        self._dir_fd = dir_fd  # the run directory's own lock (None: its file system has no flock)
+        st = os.fstat(fd)
+        self.identity: tuple[int, int] = (st.st_dev, st.st_ino)  # the file this command locked
 
     @classmethod
     def acquire(cls, run_dir: Path) -> RunDirLock:
@@ -165,8 +158,13 @@ class RunDirLock:
         path = run_dir / LOCK_FILE
         try:
             run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LsrbUsageError(f"cannot lock {path}: {exc.strerror or exc}; nothing was run.") from None
+        dir_fd = cls._lock_folder(run_dir)
+        try:
             fd = open_nofollow(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
+            _close(dir_fd)
             raise LsrbUsageError(f"cannot lock {path}: {exc.strerror or exc}; nothing was run.") from None
         holder = Holder(
             os.getpid(),
@@ -185,8 +183,32 @@ class RunDirLock:
             os.pwrite(fd, holder.to_text().encode("utf-8"), 0)
         except BaseException:
             os.close(fd)
+            _close(dir_fd)
             raise
-        return cls(run_dir, fd, holder)
+        return cls(run_dir, fd, holder, dir_fd)
+
+    @classmethod
+    def _lock_folder(cls, run_dir: Path) -> int | None:
+        """Lock the run directory itself (its fd, kept open), or LsrbUsageError while another
+        command holds it; None where its file system has no `flock` of a folder."""
+        try:
+            dir_fd = os.open(run_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            return None
+        try:
+            taken = cls._flock(dir_fd)
+        except OSError:  # (EBADF: a network file system that locks only files opened for writing)
+            taken = None
+        if taken is True:
+            return dir_fd
+        os.close(dir_fd)
+        if taken is False:  # another command runs here, whatever became of its lock file
+            raise LsrbUsageError(in_use(run_dir, read_holder(run_dir / LOCK_FILE)))
+        return None
+
+    def problem(self) -> str | None:
+        """One sentence when `.lsrb-lock` is no longer the file this command locked."""
+        return lock_problem(self.path, self.identity)
 
     @staticmethod
     def _flock(fd: int) -> bool | None:
@@ -215,6 +237,34 @@ class RunDirLock:
                 os.ftruncate(self._fd, 0)
         os.close(self._fd)
         self._fd = None
+        _close(self._dir_fd)
+        self._dir_fd = None
+
+
+def _close(fd: int | None) -> None:
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def lock_problem(path: Path, identity: tuple[int, int]) -> str | None:
+    """One sentence when the lock file at `path` is no longer the file with `identity` (device,
+    inode) that the run's command locked: deleted, or replaced by another; None while it is."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        what = "deleted"
+    except OSError:
+        return None  # (cannot be looked at now: not a sign that it is gone)
+    else:
+        if (st.st_dev, st.st_ino) == identity:
+            return None
+        what = "replaced by another file"
+    return (
+        f"{path} was {what} while this run held it (a cleanup of dot-files such as `git clean` or "
+        "`rsync --delete`?); this run stops so that two commands never send and write the same "
+        "attempts: resume it once nothing else uses the folder."
+    )
 
 
 def owner_problem(run_dir: Path, token: str) -> str | None:
@@ -251,10 +301,16 @@ class Owner:
     run_dir: Path
     token: str
     pid: int
+    lock: tuple[int, int] | None = None  # (device, inode) of the lock file that command locked
 
     def problem(self) -> str | None:
         """One sentence when that command no longer owns its folder or has died, else None."""
-        return self.parent_problem() or owner_problem(self.run_dir, self.token)
+        return self.parent_problem() or self.lock_problem() or owner_problem(self.run_dir, self.token)
+
+    def lock_problem(self) -> str | None:
+        """One sentence when the run's lock file is no longer the one its command locked (one
+        stat(2): asked before each attempt)."""
+        return None if self.lock is None else lock_problem(self.run_dir / LOCK_FILE, self.lock)
 
     def parent_problem(self) -> str | None:
         """One sentence when that command has died (one getppid(2): asked before each attempt)."""

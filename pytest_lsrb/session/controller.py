@@ -6,7 +6,6 @@ the run directory, follows the records the workers append and notices a worker c
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     from pytest_lsrb.engine.runner import Runner
     from pytest_lsrb.output import rundir as outputs
     from pytest_lsrb.output.owner import Owner, RunDirLock
+    from pytest_lsrb.session.outage_line import OutageLine
     from pytest_lsrb.session.progress import ProgressReporter
     from pytest_lsrb.tools import gate
 
@@ -57,30 +57,26 @@ FOLLOW_EVERY_S = 0.5  # the controller of xdist workers reads their new records 
 
 def open_budget(run: SuiteRun) -> None:
     """A run with a budget (`engine.budget`): open this session's ledger. A new run starts from
-    nothing; a resumed one from what its earlier sessions spent: the ledger's, or (a run begun
-    without a budget) what its records say the requests cost, whichever is more."""
-    from pytest_lsrb.engine.budget import Ledger, Spent, limits_of
+    nothing; a resumed one from what its earlier sessions spent (the ledger's, every request in
+    flight at a crash counted at its worst case until it is settled: `engine.ledger`), or what its
+    records say the requests cost (a run begun without a budget), whichever is more."""
+    from pytest_lsrb.engine.budget import Ledger, limits_of
 
     if not limits_of(run.config.values).any:
         return
     ledger = Ledger(run.config.output_dir)
-    earlier = Spent()
+    at_least = None
     if run.config.resume:
         from pytest_lsrb.output.files import ATTEMPTS_FILE, iter_attempts
 
-        kept = ledger.read()
         prompt = completion = 0
         path = run.config.output_dir / ATTEMPTS_FILE
         for record in iter_attempts(path) if path.is_file() else ():
             if not record.get("cached"):  # every record, superseded ones too: each was paid for
                 prompt += int(record.get("prompt_tokens") or 0)
                 completion += int(record.get("completion_tokens") or 0)
-        earlier = dataclasses.replace(
-            kept,
-            prompt_tokens=max(kept.prompt_tokens, prompt),
-            completion_tokens=max(kept.completion_tokens, completion),
-        )
-    ledger.open_session(earlier, time.time())
+        at_least = (prompt, completion)
+    ledger.open_session(time.time(), at_least)
 
 
 def budget_uncounted(run: SuiteRun) -> str | None:
@@ -180,6 +176,7 @@ class ControllerSession(LsrbSession):
         self.progress: ProgressReporter | None = None  # the progress line
         self._ticker: Ticker | None = None  # prints it while long attempts finish nothing
         self._unlisten: Callable[[], None] | None = None  # its ear on calls waiting to retry
+        self.outage_line: OutageLine | None = None  # says so while the server is down
         # The cases pytest selected (-k, -m, node ids): the run is complete when they are done.
         self.selection: set[tuple[str, int]] | None = None
         self.selection_unknown = False
@@ -200,8 +197,9 @@ class ControllerSession(LsrbSession):
 
     def open_run(self, run: SuiteRun) -> None:
         """Check the gate, verifier and adapter, then open the run's output."""
-        from pytest_lsrb.adapters import create_adapter
+        from pytest_lsrb.adapters import create_adapter, outage
         from pytest_lsrb.adapters.base import in_flight
+        from pytest_lsrb.adapters.cache import drop_rounds
         from pytest_lsrb.engine.stop import StopSignal
         from pytest_lsrb.engine.verifier import create_verifier
         from pytest_lsrb.output import rundir as outputs
@@ -224,7 +222,7 @@ class ControllerSession(LsrbSession):
                 checked(adapter, made is not None)
                 concurrency = in_flight(adapter, run.config.concurrency)
                 self.queue_depth = queue_depth(concurrency)
-                self._warn_about_slots(adapter, concurrency)
+                self._warn_about_slots(adapter, concurrency, asked=run.config.concurrency is not None)
             finally:
                 if made is None:
                     adapter.close()
@@ -234,6 +232,9 @@ class ControllerSession(LsrbSession):
                 if self.gate is not None and not run.config.resume:
                     self.output.kept = []  # the gate takes this run's records from here
                 StopSignal(run.config.output_dir).clear()  # a stop from an earlier run is not ours
+                outage.clear(run.config.output_dir)  # nor its server's outage
+                if not run.config.resume:  # nor, in a new run, its answers (adapters.cache)
+                    drop_rounds(run.config.output_dir)
                 open_budget(run)  # before any worker asks it
                 xdist.clear_crash_files(run.config.output_dir)  # nor an earlier run's crashes
                 self.watch_attempts(run, "main")  # (a serial run's; under -n the workers' own)
@@ -269,8 +270,11 @@ class ControllerSession(LsrbSession):
             self.lock = None
 
     def before_attempt(self, runner: Runner) -> None:
-        """A child of `lsrb run` whose parent died: no more requests (`output.owner`)."""
+        """A child of `lsrb run` whose parent died, or a run whose lock file was deleted or
+        replaced under it: no more requests (`output.owner`)."""
         problem = self.owner.parent_problem() if self.owner is not None else None
+        if problem is None and self.lock is not None:
+            problem = self.lock.problem()
         if problem is not None:
             runner.stop(problem, everywhere=False)
 
@@ -283,8 +287,12 @@ class ControllerSession(LsrbSession):
             for sentence in key_warnings():
                 terminal.write_line(f"lsrb: WARNING: {sentence}.", yellow=True)
 
-    def _warn_about_slots(self, adapter: Adapter, concurrency: int) -> None:
-        """Say so when more attempts would be in flight than the server decodes at once."""
+    def _warn_about_slots(self, adapter: Adapter, concurrency: int, asked: bool) -> None:
+        """Say so when more attempts would be in flight than the server decodes at once, and that
+        was asked for: a `--lsrb-concurrency` above the slots, or more -n workers than slots (each
+        keeps one in flight, so the rest queue in the server, where --lsrb-timeout runs). The
+        adapter's own default above the slots is capped there without a word: nothing to change
+        (the documented `lsrb serve` path, one slot, stays quiet)."""
         from pytest_lsrb.adapters.base import served_slots
 
         slots = served_slots(adapter)
@@ -294,7 +302,7 @@ class ControllerSession(LsrbSession):
             else None
         )
         processes = workers if isinstance(workers, int) and workers > 0 else 1
-        if slots is None or concurrency * processes <= slots:
+        if slots is None or concurrency * processes <= slots or not (asked or processes > slots):
             return
         over = f"--lsrb-concurrency {concurrency}" + (f" x {processes} workers" if processes > 1 else "")
         share = (
@@ -324,15 +332,19 @@ class ControllerSession(LsrbSession):
         import sys
 
         from pytest_lsrb.engine.cost import parse_price
+        from pytest_lsrb.session.outage_line import OutageLine, outage_note
         from pytest_lsrb.session.progress import Progress, ProgressReporter, interval_for
 
         resumed = len(self.finished_judgements()) if run.config.resume else 0
+        run_dir = run.config.output_dir
         progress = Progress(
             len(run.cases) - resumed,
             interval_s=interval_for(run.config.progress, sys.stdout.isatty()),
             price=parse_price(run.config.price),
             score_label=run.task.score_label(run.config.values),
-            note=notes_of(budget_note_of(run), WAITING.note, live_note_of(run)),
+            note=notes_of(
+                budget_note_of(run), lambda: outage_note(run_dir) or WAITING.note(), live_note_of(run)
+            ),
         )
         progress.resumed = resumed
         reporter = ProgressReporter(progress, self.config.pluginmanager.get_plugin("terminalreporter"))
@@ -342,6 +354,8 @@ class ControllerSession(LsrbSession):
             # An attempt of several calls runs for minutes and finishes nothing meanwhile: a clock
             # prints the line when due, with the attempts in flight (`live_note_of`).
             self._ticker = Ticker(reporter.nudge, min(1.0, max(0.05, progress.interval_s / 4)))
+        if progress.interval_s > 0:  # (--lsrb-progress 0: no periodic line at all)
+            self.outage_line = OutageLine(run_dir, reporter.say)
         return reporter
 
     # -- collection ----------------------------------------------------------------------------
@@ -428,7 +442,8 @@ class ControllerSession(LsrbSession):
         extra = self.run.config.extra_identity
         named = {key: str(extra[key]) for key in IDENTITY_KEYS if key in extra}
         holder = self.lock.holder if self.lock is not None else None
-        xdist.give_run_dir(node, self.run.config.output_dir, self.run.config.resume, named, holder)
+        identity = self.lock.identity if self.lock is not None else None
+        xdist.give_run_dir(node, self.run.config.output_dir, self.run.config.resume, named, holder, identity)
         if fastpath(self.config):  # else workers send xdist's own per-event messages
             xdist.unpack_batches(node, self.queue_depth)
         self.following = True
@@ -480,11 +495,15 @@ class ControllerSession(LsrbSession):
         if self._ticker is not None:
             self._ticker.stop()
             self._ticker = None
+        if self.outage_line is not None:
+            self.outage_line.close()
+            self.outage_line = None
         super().finish(session)
         if self.output is None or self.run is None:
             return
         if self.following:
             self.follow()  # every worker is done: the last of their records
+        from pytest_lsrb.adapters import outage
         from pytest_lsrb.engine.stop import StopSignal
         from pytest_lsrb.session.nextstep import next_step_line
         from pytest_lsrb.tools import gate
@@ -500,7 +519,13 @@ class ControllerSession(LsrbSession):
             self.run.config.runs_folder,
             self.config.invocation_params.args,
             budget_stop=self.budget_stop,
+            outage=outage.run_outage(self.run.config.output_dir),
         )
+        outage.clear(self.run.config.output_dir)
+        if self.summary and self.summary.get("complete"):  # its answers serve a resume only
+            from pytest_lsrb.adapters.cache import drop_rounds
+
+            drop_rounds(self.run.config.output_dir)
         if self.output.write_error is not None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
             return

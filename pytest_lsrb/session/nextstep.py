@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pytest_lsrb.adapters.outage import Down
     from pytest_lsrb.engine.budget import BudgetStop
 
 RESUME_FLAGS = ("--lsrb-resume", "--lsrb-resume-or-start")
@@ -99,11 +100,13 @@ def next_step_line(
     pytest_args: Sequence[str],
     argv: Sequence[str] | None = None,
     budget_stop: BudgetStop | None = None,
+    outage: Down | None = None,
 ) -> str | None:
     """The last line of an unfinished run: why, and the command that finishes it (after a budget
-    stop: with a budget that should let it finish, `engine.budget.continue_value`)."""
+    stop: with a budget that should let it finish, `engine.budget.continue_value`; after the
+    server's outage stopped it: once the server is back)."""
     why = why_unfinished(summary, interrupted)
-    if why is None:
+    if why is None and outage is None:
         return None
     retry = bool(summary and summary.get("infrastructure_attempts"))
     typed = typed_command(list(sys.argv if argv is None else argv), pytest_args)
@@ -120,6 +123,16 @@ def next_step_line(
             f"spent {shown(budget_stop.spent)}) with {done} of {total} attempts done"
         )
         return f"lsrb: {why}; to continue it with a larger budget, run: {printable(command)}"
+    if outage is not None and outage.since is not None:
+        from pytest_lsrb.adapters.outage import clock_time
+
+        done = int((summary or {}).get("attempts") or 0)
+        total = int((summary or {}).get("attempts_expected") or 0)
+        why = (
+            f"the server at {outage.url} has been down since {clock_time(outage.since)} (every call "
+            f"failed for {outage.window:g} s, --lsrb-retry-time) with {done} of {total} attempts done"
+        )
+        return f"lsrb: {why}; when it is back, run: {printable(command)}"
     return f"lsrb: {why}; to finish it, run: {printable(command)}"
 
 

@@ -41,6 +41,7 @@ def prepare_suite_run(
     from pytest_lsrb.tools.splits import split_policy_predicate
 
     spec = load_suite(root)
+    resolve(getoption, spec, rootdir)  # a bad value is said before the task's code is imported
     task = get_task(spec.task, f"{spec.root / 'suite.toml'}: field 'suite.task'")
     config = resolve(getoption, spec, rootdir, task)
     try:

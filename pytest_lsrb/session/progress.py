@@ -189,6 +189,12 @@ class ProgressReporter:
             if self.terminal is not None and self.progress.due():
                 self.write(self.progress.line())
 
+    def say(self, line: str) -> None:
+        """One line of its own between pytest's dots (the server's outage: `session.outage_line`)."""
+        with self._lock:
+            if self.terminal is not None:
+                self.write(line)
+
     def collected(self, count: int) -> None:
         """The attempts this session will run, once collection (and `-k`) has settled it."""
         if count:

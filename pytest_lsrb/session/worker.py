@@ -54,13 +54,14 @@ class WorkerSession(LsrbSession):
         self.batcher = batch_sends(self.config, marker)
 
     def before_attempt(self, runner: Runner) -> None:
-        """Stop once the controller is gone or no longer owns the run (`output.owner`: a
-        controller killed with SIGKILL cannot stop its workers); after a worker crashed, take
+        """Stop once the controller is gone or no longer owns the run, or the run's lock file is
+        not the one it locked (`output.owner`: a controller killed with SIGKILL cannot stop its
+        workers); after a worker crashed, take
         what is already in attempts.jsonl as done (`xdist.crash_flag`)."""
         if self.run is None:
             return
         if self.owner is not None:
-            self.lost_owner = self.lost_owner or self.owner.parent_problem()
+            self.lost_owner = self.lost_owner or self.owner.parent_problem() or self.owner.lock_problem()
             if self.lost_owner is not None:
                 runner.stop(self.lost_owner, everywhere=False)  # the run may be another's now
                 return

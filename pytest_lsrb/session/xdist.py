@@ -59,7 +59,9 @@ def given_owner(config: pytest.Config) -> Owner | None:
     found = getattr(config, "workerinput", {}).get(OWNER_KEY)
     if run_dir is None or not isinstance(found, dict) or found.get("host") != this_host():
         return None
-    return Owner(run_dir, str(found.get("token")), int(found.get("pid") or 0))
+    lock = found.get("lock")
+    identity = (int(lock[0]), int(lock[1])) if isinstance(lock, (list, tuple)) and len(lock) == 2 else None
+    return Owner(run_dir, str(found.get("token")), int(found.get("pid") or 0), identity)
 
 
 def worker_id(config: pytest.Config) -> str:
@@ -73,14 +75,25 @@ def node_id(node: Any) -> str:
 
 
 def give_run_dir(
-    node: Any, run_dir: Path, resume: bool, adapter_identity: dict[str, str], owner: Holder | None = None
+    node: Any,
+    run_dir: Path,
+    resume: bool,
+    adapter_identity: dict[str, str],
+    owner: Holder | None = None,
+    lock: tuple[int, int] | None = None,
 ) -> None:
     """Controller: tell a worker about to start where the run writes, whether it resumed, the
     identity entries of a user's own adapter (so each worker's config hash is the controller's),
-    and who owns the run (the worker stops once its controller no longer does)."""
+    and who owns the run and by which lock file (the worker stops once its controller no longer
+    does, or that file is gone)."""
     node.workerinput[RUN_DIR_KEY] = str(run_dir)
     if owner is not None:
-        node.workerinput[OWNER_KEY] = {"token": owner.token, "pid": owner.pid, "host": owner.host}
+        node.workerinput[OWNER_KEY] = {
+            "token": owner.token,
+            "pid": owner.pid,
+            "host": owner.host,
+            "lock": list(lock) if lock is not None else None,
+        }
     node.workerinput[RESUME_KEY] = resume
     node.workerinput[ADAPTER_KEY] = adapter_identity
 

@@ -35,6 +35,11 @@ class TacticFields(AttemptFields, total=False):
     completed, failures, iterations, unparsed, invalid_state, no_open_state, model_error,
     repl_failed), `iterations` (model calls) and `steps` in order (`state`, `tactic`, then
     `result` and `goals` left, or `error`); the proof found is `tactic`."""
+    sorrydb: dict[str, Any] | None
+    """A run imported from SorryDB (`lsrb import sorrydb-results`): SorryDB's own fields beside the
+    record - its extracted `proof`, `proof_verified`, `verification_message`, `strategy_name`,
+    `success`, `error_type`, and this attempt's proof (`attempt_proof`); the record's verdict is
+    SorryDB's (`verification_mode` `sorrydb_recorded`), its reading (`tactic`) this project's."""
     feedback_rounds: list[dict[str, Any]] | None
     """With --lsrb-feedback-rounds: every round in order (`round`, `answer`, `outcome`, `subkind`,
     `lean`: Lean's reply shown to the next round, `prompt_hash`, `prompt_tokens`,

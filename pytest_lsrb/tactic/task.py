@@ -19,7 +19,7 @@ from pytest_lsrb.engine.records import AttemptRecord
 from pytest_lsrb.engine.suite import SuiteSpec, read_suite_text, render
 from pytest_lsrb.engine.summary import GroupCounts
 from pytest_lsrb.engine.task import PASS, AttemptContext, Judgement, Task
-from pytest_lsrb.tactic.answer import ANSWER_MODES, read_answer
+from pytest_lsrb.tactic.answer import ANSWER_MODES, Site, read_answer
 from pytest_lsrb.tactic.baseline import mock_tactic_answer
 from pytest_lsrb.tactic.lean.tabs import tab_indented
 from pytest_lsrb.tactic.options import TASK_NAME
@@ -93,8 +93,22 @@ def build_messages(
     return tuple(msgs)
 
 
-# messages, their hash, and the same as JSON-ready dicts
-_Prompt = tuple[tuple[Message, ...], str, list[dict[str, str]]]
+# messages, their hash, the same as JSON-ready dicts, and where the target sorry stands in the
+# source the prompt shows (None: it shows none)
+_Prompt = tuple[tuple[Message, ...], str, list[dict[str, str]], Site | None]
+
+
+def context_site(context: str | None, source: SourceFile, end_column: int, last_line: int) -> Site | None:
+    """The target sorry in the file context a prompt shows (cut after `last_line` of the file,
+    tactic/prompts.py): the answer reader finds what replaced it there (tactic/fill.py)."""
+    if not context:
+        return None
+    shown = last_line - source.start_line + 1  # the sorry's lines the context holds
+    if last_line < source.end_line:  # cut inside a sorry of several lines: up to its line's end
+        end_column = len(context.rsplit("\n", 1)[-1])
+    elif source.start_line == source.end_line:
+        end_column = source.start_column + len("sorry")
+    return Site.at_end(context, shown, source.start_column, end_column)
 
 
 class TacticTask(Task[TacticRow]):
@@ -157,13 +171,18 @@ class TacticTask(Task[TacticRow]):
         if last is not None and last[0] is row and last[1] is suite:
             return last[2]
         lines = ctx.options.get("context_lines")
+        site = None
         if ctx.options.get("prompt") == "sorrydb":  # SorryDB's words (tactic/prompts.py)
             source = _source(ctx, row)
             if int(ctx.options.get("feedback_rounds") or 0) > 0:  # its self-correcting prompt
                 text = agentic_prompt(source, row.goal_text, "", lines)
+                cut_at = source.start_line
             else:
                 text = one_shot_prompt(source, row.goal_text, lines)
+                cut_at = source.end_line
             messages: tuple[Message, ...] = (Message("user", text),)
+            shown = file_context(source.text, cut_at, lines)
+            site = context_site(shown, source, row.end_column, cut_at)
         else:
             context, column = None, row.start_column
             if ctx.options.get("context") == "file":
@@ -172,9 +191,10 @@ class TacticTask(Task[TacticRow]):
                 found = ctx.verifier.source_file(row) if isinstance(ctx.verifier, LeanVerifierBase) else None
                 if found is not None:  # (mode none has no source)
                     context, column = file_context(found.text, found.end_line, lines), found.start_column
+                    site = context_site(context, found, row.end_column, found.end_line)
             messages = build_messages(suite, row, context, answer_mode(ctx.options), column=column)
         as_dicts = [{"role": m.role, "content": m.content} for m in messages]
-        prompt = (messages, prompt_hash(messages), as_dicts)
+        prompt = (messages, prompt_hash(messages), as_dicts, site)
         self._last.prompt = (row, suite, prompt)
         return prompt
 
@@ -193,8 +213,8 @@ class TacticTask(Task[TacticRow]):
 
             return cast(TacticFields, search_attempt(self.name, ctx))
         row = ctx.case.row
-        messages, hashed, prompt = self._prompt(ctx, row)
-        fields, said, result = self._answer_once(ctx, row, messages, hashed, prompt)
+        messages, hashed, prompt, site = self._prompt(ctx, row)
+        fields, said, result = self._answer_once(ctx, row, messages, hashed, prompt, site)
         rounds = int(ctx.options.get("feedback_rounds") or 0)
         if rounds <= 0:
             return fields
@@ -221,7 +241,7 @@ class TacticTask(Task[TacticRow]):
             else:
                 asked = feedback.with_feedback(messages, tried)
             as_dicts = [{"role": m.role, "content": m.content} for m in asked]
-            fields, said, result = self._answer_once(ctx, row, asked, prompt_hash(asked), as_dicts)
+            fields, said, result = self._answer_once(ctx, row, asked, prompt_hash(asked), as_dicts, site)
             done.append(fields)
         out: TacticFields = feedback.combined(first, done)  # type: ignore[assignment]
         out["feedback_rounds"] = kept
@@ -234,9 +254,12 @@ class TacticTask(Task[TacticRow]):
         messages: tuple[Message, ...],
         hashed: str,
         prompt: list[dict[str, str]],
+        site: Site | None = None,
     ) -> tuple[TacticFields, tuple[str, ...], GenerationResult]:
         """One request, its answer read and checked: the fields, what the checker said of it in
-        full (Lean's messages: a feedback round shows them) and the call's result."""
+        full (Lean's messages: a feedback round shows them) and the call's result. With `site`
+        (the file the prompt showed), an answer that restates it is read as what replaced the
+        target sorry."""
         said: tuple[str, ...] = ()
         request = GenerationRequest(
             messages=messages,
@@ -258,7 +281,8 @@ class TacticTask(Task[TacticRow]):
         }
         fields.update(cast(TacticFields, result.error_fields()))  # (a feedback round reads its own)
         mode = answer_mode(ctx.options)
-        answer = read_answer(result.text, "proof" if mode == "proof" else "tactic") if result.ok else None
+        read_mode = "proof" if mode == "proof" else "tactic"
+        answer = read_answer(result.text, read_mode, site) if result.ok else None
         if answer is not None and result.ok and not answer.nonempty:
             fields["generation_error_kind"] = "empty_output"
             fields["generation_error_domain"] = "model_output"
@@ -275,7 +299,8 @@ class TacticTask(Task[TacticRow]):
                 "answer_mode": mode,
             }
         )
-        checked = result.ok and answer is not None and answer.nonempty and not answer.contains_sorry
+        refused = answer is not None and (answer.contains_sorry or answer.refusal is not None)
+        checked = result.ok and answer is not None and answer.nonempty and not refused
         if checked and ctx.verifier.mode != "none" and tab_indented(result.text, tactic):
             # the model's tab-indented lines, which the reader lined up without them: Lean refuses
             # the text as written (tactic/lean/tabs.py), so the answer is refused in its words
@@ -288,7 +313,8 @@ class TacticTask(Task[TacticRow]):
             verdict = ctx.verifier.verify(row, tactic, attempt_seed=ctx.case.attempt_seed)
             said = verdict.messages
             fields.update(verdict_fields(verdict))  # type: ignore[typeddict-item]
-        elif answer is not None and answer.contains_sorry and ctx.verifier.mode != "none":
+        elif answer is not None and refused and ctx.verifier.mode != "none":
+            # refused before Lean, the model's failure: a sorry in it, or another statement proved
             fields.update(
                 {
                     "verification_attempted": False,
@@ -298,12 +324,18 @@ class TacticTask(Task[TacticRow]):
                     "verification_error_domain": "model",
                 }
             )
+            if answer.refusal is not None and not answer.contains_sorry:
+                fields["verification_error_subkind"] = "changed_statement"
+                fields["verification_detail"] = answer.refusal
+                said = (answer.refusal,)
         return fields, said, result
 
     def judge(self, record: AttemptRecord) -> Judgement:
         tactic = record.get("tactic") or ""
         if record.get("contains_sorry"):
             return Judgement("fail", f"the tactic {tactic!r} contains a forbidden token")
+        if record.get("verification_error_subkind") == "changed_statement":
+            return Judgement("fail", str(record.get("verification_detail")))
         if record.get("verification_attempted") and record.get("verification_success"):
             return PASS  # Lean closed it: Lean's word over the tactic list's (a project's own macro)
         if not record.get("valid"):

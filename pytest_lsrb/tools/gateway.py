@@ -123,6 +123,9 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes: with Nagle's algorithm on, the body waits for
+    # the client's delayed ACK of the headers (~40 ms a request on Linux).
+    disable_nagle_algorithm = True
     server: _Server
     upstream: http.client.HTTPConnection | None = None
 
@@ -229,6 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
             if self.upstream is None:
                 self.upstream = http.client.HTTPConnection(*gateway.upstream)
                 self.upstream.connect()
+                self.upstream.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 gateway.opened(self.upstream.sock)
             try:
                 self.upstream.request(self.command, self.path, body=body or None, headers=headers)

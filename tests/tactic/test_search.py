@@ -267,3 +267,38 @@ def test_a_search_without_a_repl_is_refused_before_any_model_call(tmp_path: Path
     )
     with pytest.raises(LsrbUsageError, match=r"replay_method.*search.*nothing was sent"):
         v.preflight()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("parse", "stop", "steps"), [("sorrydb", "unparsed", 0), ("lenient", "completed", 1)]
+)
+def test_a_lean4_fence_stops_sorrydbs_search_and_not_the_lenient_one(
+    run_suite: Any, tmp_path: Path, parse: str, stop: str, steps: int
+) -> None:
+    """A prover's habit, the step in a ```lean4 fence, through a whole run against a fake server:
+    SorryDB's parser (the default) stops the search at the first answer; `lenient` reads it."""
+    from fakes.ollama_server import FakeOllama
+
+    profile = tmp_path / "repl.toml"
+    profile.write_text(
+        'schema_version = 1\nreplay_method = "repl"\nsynthetic_header = "core"\n'
+        f'repl_command = ["{sys.executable}", "{STAND_IN}"]\n'
+    )
+    with FakeOllama(reply="```lean4\n[0] exact ⟨hp, hq⟩\n```") as fake:
+        res = run_suite(
+            "--lsrb-answer=search",
+            "--lsrb-verification=synthetic",
+            f"--lsrb-profiles={profile}",
+            "-k",
+            "logic_and_intro",
+            "--lsrb-adapter=ollama",
+            "--lsrb-model=qwen2.5:7b",
+            f"--lsrb-base-url={fake.url}",
+            f"--lsrb-search-parse={parse}",
+            "--lsrb-outcome=record",
+        )
+    (attempt,) = res.attempts()
+    tree = attempt["search_tree"]
+    assert tree["stop"] == stop and len([s for s in tree["steps"] if "tactic" in s]) == steps, tree
+    assert json.loads((res.out_dir / "run.json").read_text())["config"]["search"]["parse"] == parse

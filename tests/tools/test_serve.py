@@ -59,7 +59,7 @@ def test_without_the_extra_one_sentence_says_how_to_install_it(
 ) -> None:
     assert main(["serve"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "pip install 'pytest-lsrb[llama]'" in err, err
+    assert err.count("\n") == 0 and serve.INSTALL_EXTRA in err, err
 
 
 def test_a_missing_or_foreign_model_file_is_one_sentence(

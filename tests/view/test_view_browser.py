@@ -23,7 +23,8 @@ import pytest
 from headless_chromium import CHROMIUM, NO_CHROMIUM, body_attrs, chromium, png_distinct_row_share
 from lsrb_testing import REPO
 
-from pytest_lsrb.output.owner import LOCK_FILE, Holder, process_start, this_host
+from pytest_lsrb.core.processes import process_start
+from pytest_lsrb.output.owner import LOCK_FILE, Holder, this_host
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 

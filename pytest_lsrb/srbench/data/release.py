@@ -164,7 +164,8 @@ def _require_h5py() -> Any:
         import h5py
     except ImportError:  # pragma: no cover - h5py is in the dev extras
         raise LsrbUsageError(
-            "reading the LLM-SRBench release needs h5py: pip install 'pytest-lsrb[srbench]'."
+            "reading the LLM-SRBench release needs h5py: pip install h5py (the srbench extra; from "
+            "a clone: pip install -e '.[srbench]')."
         ) from None
     return h5py
 
@@ -199,7 +200,8 @@ def read_parquet(path: Path, budget: DataBudget | None = None) -> list[dict[str,
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - pyarrow is in the dev extras
         raise LsrbUsageError(
-            f"{path}: reading parquet files needs pyarrow: pip install 'pytest-lsrb[srbench]'."
+            f"{path}: reading parquet files needs pyarrow: pip install pyarrow (the srbench extra; "
+            "from a clone: pip install -e '.[srbench]')."
         ) from None
     try:
         parquet = pq.ParquetFile(path)

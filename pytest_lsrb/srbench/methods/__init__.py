@@ -1,12 +1,19 @@
-"""Discovery methods: `--lsrb-sr-method` value -> implementation. Add one by adding a module
-that satisfies `DiscoveryMethod` and a line here."""
+"""Discovery methods: `--lsrb-sr-method` value -> implementation. A package adds one as an entry
+point of `pytest_lsrb.methods` (or a "pkg.mod:Class" spec); the built-ins are listed here.
+
+Light on purpose: `lsrb list` reads `METHODS` without importing a method (or sympy, which their
+equations need); `DiscoveryMethod` and the rest load on first use."""
 
 from __future__ import annotations
 
+import importlib
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from pytest_lsrb.core.registry import METHODS_GROUP, Registry
-from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryMethod, DiscoveryResult
+
+if TYPE_CHECKING:
+    from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryMethod, DiscoveryResult
 
 # `--lsrb-sr-method NAME`: a built-in, an entry point of `pytest_lsrb.methods`, or a spec; imported
 # only when chosen.
@@ -31,3 +38,11 @@ def get_method(name: str) -> DiscoveryMethod:
 
 
 __all__ = ["METHODS", "TASK_NAME", "DiscoveryMethod", "DiscoveryResult", "get_method"]
+
+_FROM_BASE = frozenset({"TASK_NAME", "DiscoveryMethod", "DiscoveryResult"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_BASE:
+        return getattr(importlib.import_module("pytest_lsrb.srbench.methods.base"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

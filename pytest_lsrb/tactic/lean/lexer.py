@@ -217,14 +217,19 @@ def comments_blanked(text: str) -> str:
     return _blanked(text, frozenset({"comment"}), " ")
 
 
-def strip_comments(text: str) -> str:
-    """`text` without its comments; a comment's newlines stay, so lines keep their numbers."""
+def strip_comments(text: str, *, closed_only: bool = False) -> str:
+    """`text` without its comments; a comment's newlines stay, so lines keep their numbers.
+    `closed_only`: a block comment never closed stays as text (prose around code with a stray
+    `/-`, where Lean would read the rest of the input as a comment)."""
     if "-" not in text:  # no comment can start (the common case)
         return text
     out: list[str] = []
     for span in spans(text):
         piece = text[span.start : span.end]
-        out.append("\n" * piece.count("\n") if span.kind == "comment" else piece)
+        gone = span.kind == "comment" and not (
+            closed_only and piece.startswith("/-") and not piece.endswith("-/")
+        )
+        out.append("\n" * piece.count("\n") if gone else piece)
     return "".join(out)
 
 
@@ -232,7 +237,7 @@ def has_comment(text: str) -> bool:
     return any(span.kind == "comment" for span in spans(text))
 
 
-def without_comments(text: str) -> str:
+def without_comments(text: str, *, closed_only: bool = False) -> str:
     """`text` without its comments and without the lines that held nothing but a comment (a
     blank line stays blank, and the blanks around a dropped comment line make one): what Lean
     reads, line by line, with no comment line left to be taken for code or prose
@@ -241,7 +246,8 @@ def without_comments(text: str) -> str:
         return text
     kept: list[str] = []
     dropped = False  # a comment line went since the last kept line
-    for original, code in zip(text.split("\n"), strip_comments(text).split("\n"), strict=True):
+    stripped = strip_comments(text, closed_only=closed_only)
+    for original, code in zip(text.split("\n"), stripped.split("\n"), strict=True):
         if code.strip():
             kept.append(code.rstrip())
         elif original.strip():
