@@ -2,7 +2,9 @@
 fall behind it.
 
 - options.md: the option table (`pytest_lsrb.engine.option_docs.render_options_page`), every option
-  `pytest --help` lists (tests/docs/test_docs_site.py checks the two agree).
+  `pytest --help` lists (tests/docs/test_docs_site.py checks the two agree). The page is also
+  kept in the repository, so its links resolve there too: `python docs/hooks.py` writes it, the
+  build writes it afresh, and a test fails when the kept copy falls behind the source.
 - troubleshooting.md: its "Every message" section is completed with each usage error the package
   can raise, read from the source with `ast` (nothing imported or run).
 """
@@ -25,7 +27,11 @@ USAGE_ERRORS = frozenset({"LsrbUsageError", "UsageError"})
 
 
 def on_files(files: Files, config: Any) -> Files:
-    files.append(File.generated(config, OPTIONS_PAGE, content=render_options_page()))
+    page = files.get_file_from_path(OPTIONS_PAGE)
+    if page is None:
+        files.append(File.generated(config, OPTIONS_PAGE, content=render_options_page()))
+    else:  # the kept copy, written afresh from the source
+        page.content_string = render_options_page()
     return files
 
 
@@ -83,3 +89,7 @@ def render_messages() -> str:
         lines += ["- `" + " ".join(t.split()).replace("`", "'") + "`" for t in texts]
         lines.append("")
     return "\n".join(lines)
+
+
+if __name__ == "__main__":  # `python docs/hooks.py`: write the kept copy of the options page
+    (Path(__file__).resolve().parent / OPTIONS_PAGE).write_text(render_options_page(), encoding="utf-8")

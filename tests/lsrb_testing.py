@@ -147,3 +147,35 @@ def install_distribution(
         monkeypatch.delitem(sys.modules, module, raising=False)
     monkeypatch.syspath_prepend(str(site))
     return site
+
+
+def install_example(name: str, site: Path, monkeypatch: Any) -> Path:
+    """`examples/NAME` on sys.path as if installed, in this process: its source folder on the path
+    and, in `site`, the `*.dist-info` pip would write from its pyproject.toml (its name, version
+    and entry points), so `importlib.metadata` finds its entry points like any package's. (The
+    slow tests install the same folders with pip.)"""
+    import sys
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    example = REPO / "examples" / name
+    project = tomllib.loads((example / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    groups = project.get("entry-points", {})
+    text = "".join(
+        f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in points.items()) + "\n"
+        for group, points in groups.items()
+    )
+    info = site / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
+    info.mkdir(parents=True)
+    metadata = f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
+    (info / "METADATA").write_text(metadata, encoding="utf-8")
+    (info / "entry_points.txt").write_text(text, encoding="utf-8")
+    for package in example.glob("lsrb_*"):
+        for module in [m for m in sys.modules if m == package.name or m.startswith(f"{package.name}.")]:
+            monkeypatch.delitem(sys.modules, module)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(example))
+    return example

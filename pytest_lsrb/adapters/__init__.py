@@ -1,4 +1,6 @@
-"""Adapter registry: `--lsrb-adapter` value -> implementation. Add an adapter by adding a module."""
+"""Adapter registry: `--lsrb-adapter` value -> implementation. An adapter of a lab's own is an
+`Adapter` subclass (an HTTP API: `HttpAdapter`) in its own package, named by an entry point of
+`pytest_lsrb.adapters` or a "pkg.mod:Class" spec (docs/extending.md): nothing here is edited."""
 
 from __future__ import annotations
 

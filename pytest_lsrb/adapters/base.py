@@ -148,6 +148,10 @@ class Adapter(ABC):
     runs_ahead: int = 0
     # Whether `--lsrb-cache-dir` may keep its answers (the mock's cost less than a lookup).
     cacheable: bool = True
+    # Whether it asks the run's budget itself, for each request it sends, while it holds its slot
+    # permit (`engine.budget`): an adapter on `HttpEndpoint` passing it `ADMISSION.get()` (as
+    # `HttpAdapter` does). False: the budget is asked around each `generate`.
+    admits_budget: bool = False
 
     @abstractmethod
     def generate(self, request: GenerationRequest) -> GenerationResult:
@@ -180,6 +184,11 @@ def interrupt(adapter: object) -> None:
     """`Adapter.interrupt` of `adapter` (an object not derived from `Adapter` has nothing to wake)."""
     if isinstance(adapter, Adapter):
         adapter.interrupt()
+
+
+def admits_budget(adapter: object) -> bool:
+    """`Adapter.admits_budget` of `adapter` (an object not derived from `Adapter` does not)."""
+    return isinstance(adapter, Adapter) and adapter.admits_budget is True
 
 
 def runs_ahead(adapter: object) -> int:

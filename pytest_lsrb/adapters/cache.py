@@ -28,7 +28,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult, interrupt, served_slots
+from pytest_lsrb.adapters.base import (
+    Adapter,
+    GenerationRequest,
+    GenerationResult,
+    admits_budget,
+    interrupt,
+    served_slots,
+)
 from pytest_lsrb.adapters.filesystems import filesystem_type, is_network_filesystem
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.redaction import RUN_KEYS
@@ -251,6 +258,7 @@ class CachingAdapter(Adapter):
         self.name = inner.name
         self.model = inner.model
         self.default_concurrency = inner.default_concurrency
+        self.admits_budget = admits_budget(inner)  # (a miss is its adapter's request)
         self._identity = dict(inner.identity())
         self._endpoint = endpoint_id(self._identity)
         self._check_pending = cache.has_endpoint(self._endpoint)

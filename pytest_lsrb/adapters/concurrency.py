@@ -61,12 +61,6 @@ class Admission(Protocol):
 ADMISSION: ContextVar[Admission | None] = ContextVar("lsrb_admission", default=None)
 
 
-def admits_inside(adapter: object) -> bool:
-    """Whether `adapter` asks the budget itself, per request, under its permit (the HTTP
-    adapters: a class attribute `admits_budget = True`). Looks through a cache wrapper."""
-    return getattr(getattr(adapter, "inner", adapter), "admits_budget", False) is True
-
-
 def slot_share(slots: int, workers: int, index: int) -> int:
     """The server's slots one of `workers` processes keeps in flight: `slots // workers`, one more
     for the first `slots % workers` workers, never below 1 (so the workers together keep

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -79,6 +79,33 @@ def bad_response(message: str) -> ResponseError:
 def error_in_success(where: str, error: Any) -> ResponseError:
     """`200 {"error": ...}`: the server failed and said so with the wrong status (retried)."""
     return ResponseError("server_error", f"{where} answered 200 with an error: {error}")
+
+
+# Headers whose value is a credential (lower case): registered for redaction when an adapter passes
+# one in `headers` (a key in `x-api-key`, a token in `authorization`), never written anywhere.
+CREDENTIAL_HEADERS: Final = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "ocp-apim-subscription-key",
+    }
+)
+
+
+def credentials_in(headers: Mapping[str, str]) -> list[str]:
+    """The secrets among `headers` (names in lower case): each credential header's value, and the
+    token after an `Authorization` scheme word (`Bearer KEY`: `KEY` too)."""
+    found = []
+    for name, value in headers.items():
+        if name in CREDENTIAL_HEADERS and value:
+            found.append(value)
+            scheme, _, token = value.partition(" ")
+            if token.strip() and scheme.isalpha():
+                found.append(token.strip())
+    return found
 
 
 @dataclass(frozen=True)
@@ -178,7 +205,13 @@ class HttpEndpoint:
         headers: Mapping[str, str] | None = None,
         in_flight: int | None = None,
         outage_dir: str | None = None,
+        auth_header: str = "Authorization",
+        auth_scheme: str | None = "Bearer",
     ) -> None:
+        """`api_key` is sent in `auth_header`, after `auth_scheme` and a space when there is one
+        (`Authorization: Bearer KEY`; Anthropic's `x-api-key: KEY` is `auth_header="x-api-key",
+        auth_scheme=None`). The key, and the value of every header in `headers` that carries a
+        credential (`CREDENTIAL_HEADERS`), is registered for redaction before any request."""
         self.base_url = normalize_base_url(base_url)
         # Requests in flight at once: --lsrb-concurrency, adapted to the server (adapters.concurrency).
         self.limit = AdaptiveLimit(in_flight or max(1, pool_size))
@@ -188,7 +221,8 @@ class HttpEndpoint:
         # deadline (`timeout_s`, after a connect of at most as long), so a live one ends sooner.
         self.lease_s = 2 * timeout_s + 30.0
         # This endpoint's key and every other key of the run: a server may echo any it learnt.
-        register_key(api_key, urlsplit(self.base_url).password)
+        given = {name.lower(): value for name, value in (headers or {}).items()}
+        register_key(api_key, urlsplit(self.base_url).password, *credentials_in(given))
         # safe to print and record: no `user:password@`, no key anywhere else in it (`?key=...`)
         self.shown_url = RUN_KEYS.redact(strip_userinfo(self.base_url))
         # The server's outage state: the run's (shared by its processes), else this process's.
@@ -196,7 +230,7 @@ class HttpEndpoint:
         self.outage = Outage(self.shown_url, retry.total_s, folder)
         all_headers = {"Accept": "application/json", "User-Agent": "pytest-lsrb", **(headers or {})}
         if api_key:
-            all_headers["Authorization"] = f"Bearer {api_key}"
+            all_headers[auth_header] = f"{auth_scheme} {api_key}" if auth_scheme else api_key
         pool = max(1, pool_size)
         self.client = httpx.Client(
             base_url=self.base_url,

@@ -15,7 +15,7 @@ than the allowance, a server ignoring `max_tokens`), the excess seen is added to
 case; and until one request has been answered, only one is in flight, so that first excess is
 paid once. A request whose worst case does not fit even with nothing in flight stops the run.
 
-Where it is asked: an HTTP adapter (`admits_budget`) asks inside `HttpEndpoint.call`, for each
+Where it is asked: an HTTP adapter (`Adapter.admits_budget`) asks inside `HttpEndpoint.call`, for each
 request it sends, only while holding its slot permit, and gives the permit back when the answer
 is settled; when the budget must wait for requests in flight it gives its permit back first. So
 no thread ever holds a budget reservation while it waits for a permit, nor a permit while it
@@ -48,11 +48,12 @@ from pytest_lsrb.adapters.base import (
     Adapter,
     GenerationRequest,
     GenerationResult,
+    admits_budget,
     interrupt,
     runs_ahead,
     served_slots,
 )
-from pytest_lsrb.adapters.concurrency import ADMISSION, admits_inside
+from pytest_lsrb.adapters.concurrency import ADMISSION
 from pytest_lsrb.adapters.usage import reported_tokens
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.cost import Price, parse_price
@@ -358,7 +359,7 @@ class BudgetedAdapter(Adapter):
         self.name = inner.name
         self.model = inner.model
         self.default_concurrency = inner.default_concurrency
-        self._inside = admits_inside(inner)
+        self._inside = admits_budget(inner)  # (a cache in front says what its adapter does)
         self.runs_ahead = runs_ahead(inner)
         self.cacheable = inner.cacheable if isinstance(inner, Adapter) else True
 

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-from pytest_lsrb.engine.verifier import SHARED_OUTCOMES, VerificationResult, VerifierConfig
+from typing import ClassVar
+
+from pytest_lsrb.core.selection import SelectableRow
+from pytest_lsrb.engine.verifier import SHARED_OUTCOMES, OutcomeTable, VerificationResult, Verifier
 
 # Frozen: every attempt can share the one result.
 _NOT_ATTEMPTED = VerificationResult.not_attempted()
 
 
-class NoVerifier:
+class NoVerifier(Verifier[SelectableRow]):
     mode = "none"
-    outcomes = SHARED_OUTCOMES
+    outcomes: ClassVar[OutcomeTable] = SHARED_OUTCOMES
 
-    def __init__(self, config: VerifierConfig | None = None) -> None:
-        self.config = config
-
-    def verify(self, row: object, proposal: str, *, attempt_seed: int) -> VerificationResult:
+    def verify(self, row: SelectableRow, proposal: str, *, attempt_seed: int) -> VerificationResult:
         return _NOT_ATTEMPTED
-
-    def preflight(self) -> None:
-        return None  # nothing to check with
-
-    def close(self) -> None:
-        return None

@@ -53,9 +53,10 @@ def render_options_page() -> str:
     lines = [
         "# Options reference",
         "",
-        "<!-- Generated at build time by docs/hooks.py from pytest_lsrb/engine/option_table.py (the",
-        "     options every suite reads) and each family's option set (pytest_lsrb/tactic/options.py,",
-        "     pytest_lsrb/srbench/option_table.py): edit those, not this page. -->",
+        "<!-- Written by `python docs/hooks.py` (and afresh by the site's build) from",
+        "     pytest_lsrb/engine/option_table.py (the options every suite reads) and each family's",
+        "     option set (pytest_lsrb/tactic/options.py, pytest_lsrb/srbench/option_table.py): edit",
+        "     those, not this page; tests/docs/test_docs_site.py fails when it falls behind. -->",
         "",
         f"Every run option of pytest-lsrb and its installed families ({total} in all) with its default",
         "and meaning, in the groups `pytest --help` prints them in. Every option is `--lsrb-<name>` on",

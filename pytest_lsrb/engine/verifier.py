@@ -10,9 +10,10 @@ call, and an outcome no table declares stops the run at its first use; a name is
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol, TypeVar, get_args, runtime_checkable
+from typing import Any, ClassVar, Final, Generic, Literal, TypeVar, get_args
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.registry import VERIFIERS_GROUP, Registry
@@ -135,25 +136,33 @@ class VerifierConfig:
     settings: Mapping[str, Any] = field(default_factory=dict)
 
 
-@runtime_checkable
-class Verifier(Protocol[RowT_contra]):
-    """Checks answers for rows of one family (`Verifier[TacticRow]`), or of any (`none`).
+class Verifier(ABC, Generic[RowT_contra]):
+    """Checks answers for rows of one family (`Verifier[TacticRow]`), or of any (`none`): subclass
+    it, set `mode` and `outcomes` and write `verify`; `preflight`, `close` and the constructor
+    have defaults here, so an editor lists them all. The engine calls members, never probes.
 
-    `outcomes`: every outcome `verify` can return, with whose it is (the module docstring)."""
+    `outcomes`: every outcome `verify` can return, with whose it is (the module docstring); a
+    verifier that declares none is refused before any model call."""
 
     mode: str
-    outcomes: OutcomeTable
+    outcomes: ClassVar[OutcomeTable] = {}
 
+    def __init__(self, config: VerifierConfig | None = None) -> None:
+        """`config`: what the run hands it (its options by key: `config.options`)."""
+        self.config = config if config is not None else VerifierConfig(mode=self.mode)
+
+    @abstractmethod
     def verify(self, row: RowT_contra, proposal: str, *, attempt_seed: int) -> VerificationResult:
         """Check `proposal` for `row`. Never raises for a wrong answer or a broken toolchain."""
-        ...
 
     def preflight(self) -> None:
         """Refuse (`LsrbUsageError`), before any model call, a setup that could check nothing
-        (e.g. no Lean on PATH); return None when checking can go ahead."""
-        ...
+        (e.g. no Lean on PATH); return None when checking can go ahead (the default)."""
+        return None
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release what it holds (processes, checkouts); called once, when the run ends."""
+        return None
 
 
 # `--lsrb-verification NAME`: an entry point of `pytest_lsrb.verifiers` (the built-in modes are
@@ -171,8 +180,9 @@ def create_verifier(config: VerifierConfig) -> Verifier[SelectableRow]:
     """The verifier `--lsrb-verification` names (for the rows of the task that declares the mode),
     its outcome table declared first: a verifier without one is refused before any model call."""
     cls = VERIFIERS.load(config.mode)
-    shown = f"{VERIFIERS.where} {config.mode}: {getattr(cls, '__qualname__', cls)!s}"
-    declare_outcomes(shown, getattr(cls, "outcomes", None))
+    if not (isinstance(cls, type) and issubclass(cls, Verifier)):
+        raise LsrbUsageError(f"{VERIFIERS.where}: '{config.mode}' is not a subclass of pytest_lsrb.Verifier.")
+    declare_outcomes(f"{VERIFIERS.where} {config.mode}: {cls.__qualname__}", cls.outcomes)
     verifier: Verifier[SelectableRow] = cls(config)
     return verifier
 

@@ -53,6 +53,9 @@ class SrbenchTask(Task[Problem]):
     # --lsrb-sr-partial-release, as `check_options` read it (the run checks its options before
     # it loads rows, on the same task object).
     _partial_release = False
+    # The run's method (--lsrb-sr-method, as read by `check_options` and each attempt): whose
+    # baseline the mock adapter answers with (None outside a run: the request's own method).
+    _method_name: str | None = None
 
     def load_rows(self, suite: SuiteSpec, index_path: Path) -> list[Problem]:
         return load_problems(index_path, partial_release=self._partial_release)
@@ -81,6 +84,7 @@ class SrbenchTask(Task[Problem]):
         sr = SrOptions.read(values)  # the limits, budget, judge, success and metrics options
         self._partial_release = sr.partial_release
         get_method(sr.method)
+        self._method_name = sr.method
         from pytest_lsrb.srbench.scoring.judge import check_judge_options
 
         check_judge_options(sr, values)
@@ -110,6 +114,7 @@ class SrbenchTask(Task[Problem]):
         options = ctx.options
         sr = self._options(options)
         method = get_method(sr.method)
+        self._method_name = sr.method
         budget = sr.budget or method.default_budget
         method_options = {
             **options,
@@ -234,21 +239,17 @@ class SrbenchTask(Task[Problem]):
         return ["", *table_lines(summary), "", *paper_table_lines(summary, header=False)]
 
     def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
+        """The LLM judge's mock verdict; every other call is the running method's to answer: each
+        method ships its own baseline (`DiscoveryMethod.mock_answer`)."""
         if context.get("method") == "judge":
             from pytest_lsrb.srbench.scoring.judge import mock_judge_answer
 
             return mock_judge_answer(context)
-        if context.get("method") == "lasr":
-            from pytest_lsrb.srbench.mock.baseline_methods import mock_lasr_answer
+        from pytest_lsrb.srbench.methods import get_method
 
-            return mock_lasr_answer(context, seed)
-        if context.get("method") == "sga":
-            from pytest_lsrb.srbench.mock.baseline_methods import mock_sga_answer
-
-            return mock_sga_answer(context, seed)
-        from pytest_lsrb.srbench.mock.baseline import mock_equation_answer
-
-        return mock_equation_answer(context, seed)
+        asked = context.get("method")
+        name = self._method_name or (asked if isinstance(asked, str) else None) or "direct"
+        return get_method(name).mock_answer(context, seed)
 
 
 def _fallback_note(record: AttemptRecord) -> str:

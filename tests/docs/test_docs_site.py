@@ -41,6 +41,13 @@ def test_the_options_page_lists_every_option_pytest_help_shows() -> None:
     assert listed - shown == set(), f"on the options page, not in pytest --help: {sorted(listed - shown)}"
 
 
+def test_the_options_page_kept_in_the_repository_is_the_source_s() -> None:
+    """docs/options.md is kept in the repository so that links to it resolve there (not only in
+    the built site); it must say what the source says (`python docs/hooks.py` writes it)."""
+    kept = (REPO / "docs" / "options.md").read_text(encoding="utf-8")
+    assert kept == render_options_page(), "docs/options.md is behind the source: run `python docs/hooks.py`"
+
+
 def test_each_option_row_carries_the_help_pytest_prints() -> None:
     page = render_options_page()
     for opt in OPTIONS:
@@ -81,3 +88,20 @@ def test_the_readmes_sample_output_is_the_one_the_quickstart_runs() -> None:
         return next(b.code for b in blocks(page) if "selected_rows_hash " in b.code)
 
     assert sample(REPO / "README.md") == sample(REPO / "docs" / "quickstart.md")
+
+
+# `[text](target)` with a relative target (not a URL, not a bare `#anchor`)
+_LINK = re.compile(r"\]\((?!https?:|mailto:|#)([^)\s]+)\)")
+
+
+def test_every_relative_link_resolves_in_the_repository() -> None:
+    """A link between the docs (or from the README) names a file the repository holds: one that
+    exists only in the built site (a page the build generates) is a dead link where most readers
+    read the docs, on the repository's page."""
+    dead = []
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for target in _LINK.findall(page.read_text(encoding="utf-8")):
+            path = target.split("#", 1)[0]
+            if path and not (page.parent / path).exists():
+                dead.append(f"{page.relative_to(REPO)}: {target}")
+    assert dead == []

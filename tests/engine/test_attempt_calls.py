@@ -133,17 +133,13 @@ def test_calls_from_several_threads_are_each_counted_once() -> None:
 GREEDY = '''
 import numpy as np
 
-from pytest_lsrb.adapters.base import GenerationRequest, Message
-from pytest_lsrb.equations import parse_expression
-from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult
+from pytest_lsrb import DiscoveryMethod, DiscoveryResult, GenerationRequest, Message, parse_equation
 
 
-class GreedyMethod:
+class GreedyMethod(DiscoveryMethod):
     """Makes 5 model calls per problem whatever its budget, and says it made 1."""
 
     name = "greedy"
-    default_budget = 1
-    sampling_defaults = {}
 
     def discover(self, problem, adapter, sampling, seed, budget, *, options=None):
         _, y = problem.columns("train")
@@ -151,13 +147,13 @@ class GreedyMethod:
         for i in range(5):
             request = GenerationRequest(
                 messages=(Message("user", f"Propose y ({i})."),), seed=seed + i, sampling=sampling,
-                task=TASK_NAME, context=problem.context(),
+                context=problem.context(),
             )
             kinds.append(adapter.generate(request).error_kind)
         mean = float(np.mean(y))
         mse = float(np.mean((y - mean) ** 2))
         return DiscoveryResult(
-            program=parse_expression("c0", problem.inputs, free_params=True), params=(mean,),
+            program=parse_equation("c0", problem.inputs, free_params=True), params=(mean,),
             proposal="c0", train_mse=mse, train_nmse=mse / float(np.var(y)), model_calls=1,
             extra={"seen_errors": [k for k in kinds if k]},
         )
@@ -166,8 +162,7 @@ class GreedyMethod:
 PLAIN_TASK = '''
 from pydantic import BaseModel
 
-from pytest_lsrb import Adapter, GenerationRequest, GenerationResult, Message, Task, VerificationResult
-from pytest_lsrb.core.rows import stream_jsonl
+from pytest_lsrb import Adapter, GenerationRequest, GenerationResult, Message, Task, stream_jsonl
 
 
 class Reporting(Adapter):

@@ -26,7 +26,7 @@ SRBENCH_SUITE = SUITES / "llm_srbench"
 PLUGIN = """
 from pydantic import BaseModel
 
-from pytest_lsrb import Task, VerificationResult
+from pytest_lsrb import Task, VerificationResult, Verifier
 from pytest_lsrb.core.rows import stream_jsonl
 from pytest_lsrb.engine.option_spec import Bounds, Option, OptionSet, integer
 from pytest_lsrb.engine.verifier import verification_fields
@@ -59,7 +59,7 @@ class GsmTask(Task):
         return "0"
 
 
-class ExactVerifier:
+class ExactVerifier(Verifier):
     mode = "gsm_exact"
     outcomes = {"right": None, "wrong": "model"}
 

@@ -36,9 +36,8 @@ import time
 
 from pydantic import BaseModel
 
-from pytest_lsrb import Adapter, GenerationRequest, GenerationResult, Message, Task, VerificationResult
-from pytest_lsrb.core.rows import stream_jsonl
-from pytest_lsrb.engine.verifier import verification_fields
+from pytest_lsrb import Adapter, GenerationRequest, GenerationResult, Message, Task
+from pytest_lsrb import VerificationResult, Verifier, stream_jsonl, verification_fields
 
 
 class EchoAdapter(Adapter):
@@ -88,7 +87,7 @@ class WordTask(Task):
         return "x"
 
 
-class MysteryVerifier:
+class MysteryVerifier(Verifier):
     """Declares `fine`, then returns an outcome it never declared."""
 
     mode = "mystery_check"
@@ -100,15 +99,16 @@ class MysteryVerifier:
     def verify(self, row, proposal, *, attempt_seed):
         return VerificationResult(attempted=True, success=False, outcome="mystery_outcome")
 
-    def preflight(self):
-        return None
 
-    def close(self):
-        return None
-
-
-class Undeclared:
+class Undeclared(Verifier):
     mode = "undeclared"
+
+
+class NotAVerifier:
+    """The methods of one, but no `pytest_lsrb.Verifier`: refused, as a task or adapter is."""
+
+    mode = "duck"
+    outcomes = {"fine": None}
 
     def __init__(self, config):
         pass
@@ -128,6 +128,7 @@ llm_srbench = fakeplug_mod:WordTask
 [pytest_lsrb.verifiers]
 mystery_check = fakeplug_mod:MysteryVerifier
 undeclared = fakeplug_mod:Undeclared
+duck = fakeplug_mod:NotAVerifier
 """
 
 
@@ -234,6 +235,9 @@ def test_a_verifier_must_declare_whose_each_outcome_is(installed: Path) -> None:
     with pytest.raises(LsrbUsageError) as none:
         create_verifier(VerifierConfig(mode="undeclared"))
     assert "declares no `outcomes` table" in one_sentence(none)
+    with pytest.raises(LsrbUsageError) as duck:
+        create_verifier(VerifierConfig(mode="duck"))
+    assert one_sentence(duck) == "--lsrb-verification: 'duck' is not a subclass of pytest_lsrb.Verifier."
     with pytest.raises(LsrbUsageError) as bad:
         declare_outcomes("my_verifier", {"oops": "user"})
     assert one_sentence(bad) == (

@@ -8,11 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from lsrb_mcmath.rows import McRow
-from pytest_lsrb import AttemptContext, GenerationRequest, Message, Task
-from pytest_lsrb.core.rows import stream_jsonl
-from pytest_lsrb.engine.records import AttemptFields
-from pytest_lsrb.engine.suite import SuiteSpec
-from pytest_lsrb.engine.verifier import verification_fields
+from pytest_lsrb import (
+    AttemptContext,
+    AttemptFields,
+    AttemptRecord,
+    GenerationRequest,
+    Message,
+    SuiteSpec,
+    Task,
+    stream_jsonl,
+    verification_fields,
+)
 
 # "B", "(B)", "B.", "Answer: B", "The answer is B" (any case); anything else has no letter.
 _LETTER = re.compile(r"(?:the\s+)?(?:answer\s*(?:is|:)?\s*)?\(?([A-D])\)?\.?", re.IGNORECASE)
@@ -25,16 +31,28 @@ def read_letter(text: str) -> str | None:
     return found.group(1).upper() if found else None
 
 
+class McFields(AttemptFields, total=False):
+    """What an mcmath attempt adds to the fields every attempt has."""
+
+    abs_error: float | None
+    """|chosen - right| when both choices are numbers (read by the metric `mean_abs_error`)."""
+
+
+class McRecord(AttemptRecord, McFields):
+    """An mcmath attempt's record: readers check its fields too (`Task.record_type`)."""
+
+
 class McMathTask(Task[McRow]):
     name = "mcmath"
     verification_modes = ("mcmath_exact", "none")
+    record_type = McRecord
 
     def load_rows(self, suite: SuiteSpec, index_path: Path) -> Iterator[McRow]:
-        return stream_jsonl(index_path, McRow)
+        return stream_jsonl(index_path, McRow)  # a bad row: one sentence naming file, line and field
 
-    def run_attempt(self, ctx: AttemptContext[McRow]) -> AttemptFields:
-        """One question asked, its letter read and checked. The calls, time, tokens and the
-        generation error are the harness's count (it wraps `ctx.adapter`): nothing to copy here."""
+    def run_attempt(self, ctx: AttemptContext[McRow]) -> McFields:
+        """One question asked, its letter read and checked: the answer and the verdict. The calls,
+        time, tokens and generation error are the harness's count (it wraps `ctx.adapter`)."""
         row = ctx.case.row
         system, user = ctx.suite.render_prompt({"question": row.question, "choices": row.choices_text()})
         messages = (*([Message("system", system)] if system else []), Message("user", user))
@@ -42,14 +60,14 @@ class McMathTask(Task[McRow]):
         if not result.ok:
             return {}  # the harness records why (a timeout, a refused key, ...)
         letter = read_letter(result.text)
-        fields: AttemptFields = {
+        fields: McFields = {
             "proposal": letter or "",
             "valid": letter is not None,
             "nonempty": bool(result.text.strip()),
         }
         chosen, right = (row.number(letter), row.number(row.answer)) if letter else (None, None)
-        if chosen is not None and right is not None:  # read by the metric `mean_abs_error`
-            fields["abs_error"] = abs(chosen - right)  # type: ignore[typeddict-unknown-key]
+        if chosen is not None and right is not None:
+            fields["abs_error"] = abs(chosen - right)
         verdict = ctx.verifier.verify(row, letter or "", attempt_seed=ctx.case.attempt_seed)
         fields.update(verification_fields(verdict))  # type: ignore[typeddict-item]
         return fields

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from lsrb_mcmath.rows import McRow
-from pytest_lsrb import VerificationResult, VerifierConfig
+from pytest_lsrb import VerificationResult, Verifier
 
 
-class ExactMatchVerifier:
+class ExactMatchVerifier(Verifier[McRow]):
     mode = "mcmath_exact"
     # outcome -> whose it is: model, environment or harness (None: not a failure)
     outcomes: ClassVar[dict[str, str | None]] = {
@@ -21,12 +21,6 @@ class ExactMatchVerifier:
         "no_letter": "model",
     }
 
-    def __init__(self, config: VerifierConfig) -> None:
-        self.config = config
-
-    def preflight(self) -> None:
-        return None  # nothing outside the row is needed to check an answer
-
     def verify(self, row: McRow, proposal: str, *, attempt_seed: int) -> VerificationResult:
         if proposal == row.answer:
             return VerificationResult(attempted=True, success=True, outcome="correct")
@@ -34,6 +28,3 @@ class ExactMatchVerifier:
         return VerificationResult(
             attempted=True, success=False, outcome=outcome, detail=f"expected {row.answer}"
         )
-
-    def close(self) -> None:
-        return None

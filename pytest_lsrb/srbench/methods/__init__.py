@@ -1,5 +1,7 @@
-"""Discovery methods: `--lsrb-sr-method` value -> implementation. A package adds one as an entry
-point of `pytest_lsrb.methods` (or a "pkg.mod:Class" spec); the built-ins are listed here.
+"""Discovery methods: `--lsrb-sr-method` value -> implementation. A method of a lab's own is a
+`DiscoveryMethod` subclass in its own package, named by an entry point of `pytest_lsrb.methods`
+or a "pkg.mod:Class" spec (docs/extending.md): nothing here is edited; the built-ins are listed
+here.
 
 Light on purpose: `lsrb list` reads `METHODS` without importing a method (or sympy, which their
 equations need); `DiscoveryMethod` and the rest load on first use."""
@@ -10,6 +12,7 @@ import importlib
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.registry import METHODS_GROUP, Registry
 
 if TYPE_CHECKING:
@@ -33,7 +36,14 @@ METHODS = Registry(
 
 @cache
 def get_method(name: str) -> DiscoveryMethod:
-    method: DiscoveryMethod = METHODS.load(name)()
+    """The method `--lsrb-sr-method` names (one instance per name for the process); one sentence
+    for a name that loads no `DiscoveryMethod` subclass."""
+    from pytest_lsrb.srbench.methods.base import DiscoveryMethod
+
+    cls = METHODS.load(name)
+    if not (isinstance(cls, type) and issubclass(cls, DiscoveryMethod)):
+        raise LsrbUsageError(f"{METHODS.where}: '{name}' is not a subclass of pytest_lsrb.DiscoveryMethod.")
+    method: DiscoveryMethod = cls()
     return method
 
 

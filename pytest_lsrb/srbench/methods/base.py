@@ -1,4 +1,4 @@
-"""The discovery-method plug point: one Protocol, one module per method, a registry.
+"""The discovery-method plug point: one base class (`DiscoveryMethod`), one module per method, a registry.
 
 A method runs one whole discovery attempt on one problem: it may call the model many times
 (within `budget` model calls) and returns the best equation with its fitted parameters. The task
@@ -8,9 +8,10 @@ evaluates that equation on the test and OOD data; methods never see the test dat
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, ClassVar, Final
 
 from pytest_lsrb.adapters.base import Adapter, Message, SamplingConfig
 from pytest_lsrb.core.errors import MODEL_DOMAINS, generation_domain
@@ -19,6 +20,7 @@ from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.engine.outcomes import unanswered_kind
 from pytest_lsrb.equations import Program
 from pytest_lsrb.srbench.data.problem import Problem
+from pytest_lsrb.srbench.mock.baseline import mock_equation_answer
 from pytest_lsrb.srbench.option_table import TASK_NAME as TASK_NAME  # what GenerationRequest.task says
 from pytest_lsrb.srbench.records import SrbenchFields
 
@@ -121,14 +123,22 @@ class DiscoveryResult:
         }
 
 
-@runtime_checkable
-class DiscoveryMethod(Protocol):
-    name: str
-    default_budget: int  # model calls when --lsrb-sr-budget is not given
+class DiscoveryMethod(ABC):
+    """An llm_srbench discovery method: subclass it, set `name` (and `default_budget`,
+    `sampling_defaults` where the defaults do not fit) and write `discover`; `mock_answer` has a
+    default here, so an editor lists them all. The engine calls members, never probes.
+
+    `discover` is handed the attempt's adapter (`engine.calls`): the harness counts its calls,
+    time and tokens for the record and refuses a call past `budget` (a failed result of kind
+    `call_limit`), whatever the method counts itself."""
+
+    name: ClassVar[str]
+    default_budget: ClassVar[int] = 1  # model calls when --lsrb-sr-budget is not given
     # Run settings the method needs unless the command line gives them, e.g. the reference's
     # {"temperature": None, "max_tokens": 1024}: no temperature sent (the provider's default).
-    sampling_defaults: Mapping[str, Any]
+    sampling_defaults: ClassVar[Mapping[str, Any]] = {}
 
+    @abstractmethod
     def discover(
         self,
         problem: Problem,
@@ -141,7 +151,13 @@ class DiscoveryMethod(Protocol):
     ) -> DiscoveryResult:
         """One discovery run, deterministic in `seed` (given a deterministic adapter). Never
         raises for model failures: they come back as `generation_error_kind`."""
-        ...
+
+    def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
+        """What `--lsrb-adapter mock` answers this method's calls (`context`: the request's,
+        with the prompt under `prompt`): a deterministic local baseline, so a run without a model
+        exercises the method end to end. By default the general one (`srbench.mock.baseline`):
+        an expression or an LLM-SR function of the problem's variables, as the prompt asks."""
+        return mock_equation_answer(context, seed)
 
 
 ANSWER_LOG_CALLS: Final = 8  # model answers kept per attempt (the first ones, plus the best's)

@@ -16,7 +16,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
 from pytest_lsrb.adapters.usage import CallTally
@@ -27,7 +27,13 @@ from pytest_lsrb.equations import EquationError, Program, parse_equation
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.fitting.fit import fit_cap_hit, fit_program
 from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
-from pytest_lsrb.srbench.methods.base import TASK_NAME, AnswerLog, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.methods.base import (
+    TASK_NAME,
+    AnswerLog,
+    DiscoveryMethod,
+    DiscoveryResult,
+    TracePoint,
+)
 from pytest_lsrb.srbench.methods.skeleton import Spec, read_skeleton
 
 METHOD_NAME: Final = "direct-expression"
@@ -110,10 +116,10 @@ def read_equation(text: str, problem: Problem) -> Program:
     raise error
 
 
-class DirectExpressionMethod:
+class DirectExpressionMethod(DiscoveryMethod):
     name = METHOD_NAME
     default_budget = DEFAULT_BUDGET
-    sampling_defaults: Mapping[str, Any] = {}  # the suite's (temperature 0, its max_tokens)
+    sampling_defaults: ClassVar[Mapping[str, Any]] = {}  # the suite's (temperature 0, its max_tokens)
 
     def discover(
         self,

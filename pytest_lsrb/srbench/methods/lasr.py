@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import numpy as np
 
@@ -44,7 +44,8 @@ from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.equations.ir import Node
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
-from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryMethod, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.methods.baselines import mock_lasr_answer
 from pytest_lsrb.srbench.methods.evolution import Evolution, EvolutionConfig, EvolutionHooks, Member
 from pytest_lsrb.srbench.methods.expression_tree import OPERATORS_TEXT, parametrise, read_expression, render
 from pytest_lsrb.srbench.options import SrOptions
@@ -463,13 +464,17 @@ class LaSRRun:
         return result
 
 
-class LaSRMethod:
-    """`--lsrb-sr-method=lasr` behind the DiscoveryMethod Protocol."""
+class LaSRMethod(DiscoveryMethod):
+    """`--lsrb-sr-method=lasr`: LaSR's search as a `DiscoveryMethod`."""
 
     name = METHOD_NAME
     default_budget = DEFAULT_BUDGET
     # LLM-SRBench's LaSR searcher: no temperature (the provider's default), max_tokens 1024.
-    sampling_defaults: Mapping[str, Any] = {"temperature": None, "max_tokens": 1024}
+    sampling_defaults: ClassVar[Mapping[str, Any]] = {"temperature": None, "max_tokens": 1024}
+
+    def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
+        """LaSR's own baseline: the concept and operator answers its prompts ask for."""
+        return mock_lasr_answer(context, seed)
 
     def discover(
         self,

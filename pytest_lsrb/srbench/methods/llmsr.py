@@ -28,7 +28,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import numpy as np
 
@@ -42,7 +42,13 @@ from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.fitting.fit import FitLimits, FitResult, fit_cap_hit, fit_program
 from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
-from pytest_lsrb.srbench.methods.base import TASK_NAME, AnswerLog, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.methods.base import (
+    TASK_NAME,
+    AnswerLog,
+    DiscoveryMethod,
+    DiscoveryResult,
+    TracePoint,
+)
 from pytest_lsrb.srbench.methods.buffer import BufferConfig, ExperienceBuffer
 from pytest_lsrb.srbench.methods.skeleton import INSTRUCTION, Skeleton, Spec, read_skeleton
 from pytest_lsrb.srbench.options import SrOptions
@@ -340,8 +346,8 @@ def _better(a: Candidate, b: Candidate) -> bool:
     return a.fit.score > b.fit.score
 
 
-class LLMSRMethod:
-    """`--lsrb-sr-method=llmsr` behind the DiscoveryMethod Protocol: the reference's LLM-SR config
+class LLMSRMethod(DiscoveryMethod):
+    """`--lsrb-sr-method=llmsr` as a `DiscoveryMethod`: the reference's LLM-SR config
     (10 islands, 4 samples per prompt, 1000 samples)."""
 
     name = METHOD_NAME
@@ -350,7 +356,7 @@ class LLMSRMethod:
     num_islands = 10
     # The reference sends no temperature (the provider's default: llama.cpp and Ollama 0.8,
     # OpenAI 1.0) and max_tokens 1024; the suite's temperature 0 would make a prompt's samples equal.
-    sampling_defaults: Mapping[str, Any] = {"temperature": None, "max_tokens": REFERENCE_MAX_TOKENS}
+    sampling_defaults: ClassVar[Mapping[str, Any]] = {"temperature": None, "max_tokens": REFERENCE_MAX_TOKENS}
 
     def discover(
         self,

@@ -29,7 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, Message, SamplingConfig
 from pytest_lsrb.adapters.usage import CallTally
@@ -48,7 +48,8 @@ from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.fitting.adam import AdamFit, fit_adam
 from pytest_lsrb.srbench.fitting.objective import FIT_TIME_LIMIT_S, fit_cap_hit
 from pytest_lsrb.srbench.limits import out_of_tokens, run_limits
-from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryMethod, DiscoveryResult, TracePoint
+from pytest_lsrb.srbench.methods.baselines import mock_sga_answer
 
 METHOD_NAME: Final = "sga"
 MAX_PARAMS: Final = 10
@@ -433,14 +434,18 @@ class SGARun:
         return out
 
 
-class SGAMethod:
-    """`--lsrb-sr-method=sga` behind the DiscoveryMethod Protocol."""
+class SGAMethod(DiscoveryMethod):
+    """`--lsrb-sr-method=sga`: SGA's bilevel search as a `DiscoveryMethod`."""
 
     name = METHOD_NAME
     default_budget = SGAConfig.budget
     # SGA sets its own temperatures per sample (0.5 exploit, 1.0 explore; recorded per attempt) and
     # asks for analysis, plan and code: 4096 tokens, its Anthropic setting (OpenAI: none sent).
-    sampling_defaults: Mapping[str, Any] = {"max_tokens": 4096}
+    sampling_defaults: ClassVar[Mapping[str, Any]] = {"max_tokens": 4096}
+
+    def mock_answer(self, context: Mapping[str, Any], seed: int) -> str:
+        """SGA's own baseline: analysis, plan and a PyTorch-style module, as its prompt asks."""
+        return mock_sga_answer(context, seed)
 
     def discover(
         self,

@@ -8,20 +8,17 @@ fit any free constants on the training data, and succeed on Acc_0.1 of the in-do
 from __future__ import annotations
 
 import time
-from typing import Final
+from typing import ClassVar
 
-from pytest_lsrb.engine.verifier import SHARED_OUTCOMES, VerificationResult, VerifierConfig
+from pytest_lsrb.engine.verifier import SHARED_OUTCOMES, OutcomeTable, VerificationResult, Verifier
 from pytest_lsrb.equations import UNSUPPORTED_KINDS, EquationError, parse_equation
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.scoring.outcomes import EQUATION_OUTCOMES
 
 
-class EquationVerifier:
+class EquationVerifier(Verifier[Problem]):
     mode = "equation"
-    outcomes: Final = {**SHARED_OUTCOMES, **EQUATION_OUTCOMES}
-
-    def __init__(self, config: VerifierConfig | None = None) -> None:
-        self.config = config
+    outcomes: ClassVar[OutcomeTable] = {**SHARED_OUTCOMES, **EQUATION_OUTCOMES}
 
     def verify(self, row: Problem, proposal: str, *, attempt_seed: int) -> VerificationResult:
         from pytest_lsrb.srbench.fitting.fit import fit_program
@@ -53,12 +50,6 @@ class EquationVerifier:
             latency_ms=_ms(start),
             detail=f"nmse_id={fields['nmse_id']}, frac_within_tau_id={fields['frac_within_tau_id']}",
         )
-
-    def preflight(self) -> None:
-        return None  # numpy and sympy are all it needs
-
-    def close(self) -> None:
-        return None
 
 
 def _ms(start: float) -> float:

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import threading
 import time
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from pytest_lsrb.core.credentials import checked_key
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.engine.outcomes import SKIPPED_OUTCOME
-from pytest_lsrb.engine.verifier import SHARED_OUTCOMES, VerificationResult, VerifierConfig
+from pytest_lsrb.engine.verifier import (
+    SHARED_OUTCOMES,
+    OutcomeTable,
+    VerificationResult,
+    Verifier,
+    VerifierConfig,
+)
 from pytest_lsrb.tactic.guard import refuse
 from pytest_lsrb.tactic.lean.backend import (
     FileBackend,
@@ -114,14 +120,14 @@ def no_search(profile: ReplayProfile) -> VerificationResult:
     )
 
 
-class LeanVerifierBase(ABC):
+class LeanVerifierBase(Verifier[TacticRow]):
     """Loads profiles at construction (an invalid file stops the run there) and caches backends.
 
     Subclasses (synthetic, repo_replay) supply `check`: how one tactic is put before Lean.
     """
 
     mode = "lean"
-    outcomes: Final = {**SHARED_OUTCOMES, **LEAN_OUTCOMES}
+    outcomes: ClassVar[OutcomeTable] = {**SHARED_OUTCOMES, **LEAN_OUTCOMES}
     _lean: tuple[VerifierConfig, LeanOptions] | None = None
 
     @property

@@ -1,4 +1,5 @@
-"""The mock adapter's answers to LaSR's and SGA's prompts (the offline baseline's other half).
+"""The mock baselines LaSR and SGA ship (`DiscoveryMethod.mock_answer`): the mock adapter's answers
+to their prompts (the general baseline, for the others, is `srbench.mock.baseline`).
 
 Like `srbench.mock.baseline`, it answers from what the prompt shows (the request context mirrors it),
 never from the data, and every choice comes from the call's seed, so mock runs are reproducible:
