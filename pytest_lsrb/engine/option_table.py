@@ -203,6 +203,17 @@ OPTIONS: list[Option] = [
         group="model",
     ),
     Option(
+        "dry-run",
+        str,
+        None,
+        "plan the run and make one model call, then stop: the calls, tokens and time the selection "
+        "would take, estimated from the calls each attempt may make (an llm_srbench method's budget) "
+        "and that measured call; nothing is written (`lsrb run SUITE --dry-run`)",
+        identity=False,
+        flag=True,
+        group="run",
+    ),
+    Option(
         "split-policy",
         str,
         "all",
@@ -321,6 +332,17 @@ OPTIONS: list[Option] = [
         None,
         "a previous output directory: exit 6 when this run is significantly worse (README: gating)",
         identity=False,
+        group="gate",
+    ),
+    Option(
+        "baseline-missing",
+        str,
+        "fail",
+        "when --lsrb-baseline names no run (no such folder, or an empty one): fail (the gate fails "
+        "before any model call: a lost baseline never passes by accident) or pass (declared: this is "
+        "the first run, with nothing to compare; --lsrb-min/--lsrb-max still hold)",
+        identity=False,
+        choices=("fail", "pass"),
         group="gate",
     ),
     Option(
