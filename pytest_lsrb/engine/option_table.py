@@ -418,7 +418,9 @@ def grouped(families: list[OptionSet]) -> list[tuple[str, str, list[Option]]]:
 
 
 def add_options(parser: pytest.Parser, families: list[OptionSet]) -> None:
-    """Every run option in its group (`grouped`), as `pytest --help` lists them."""
+    """Every run option in its group (`grouped`), as `pytest --help` lists them. The choices are
+    shown, not given to argparse: its "invalid choice" comes over four lines under pytest's
+    usage line, where `Option.parse` says one sentence like every other bad value."""
     for name, title, options in grouped(families):
         group = parser.getgroup(name, f"pytest-lsrb {title}")
         for opt in options:
@@ -426,5 +428,6 @@ def add_options(parser: pytest.Parser, families: list[OptionSet]) -> None:
                 group.addoption(opt.flag_name, action="store_true", default=None, dest=dest(opt.name),
                                 help=help_text(opt))  # fmt: skip
             else:
+                shown = "{" + ",".join(opt.choices) + "}" if opt.choices else None
                 group.addoption(opt.flag_name, action="store", default=None, dest=dest(opt.name),
-                                help=help_text(opt), choices=opt.choices)  # fmt: skip
+                                help=help_text(opt), metavar=shown)  # fmt: skip
