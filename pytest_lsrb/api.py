@@ -59,6 +59,7 @@ class RunOptions(TypedDict, total=False):
     cache_journal: Literal["auto", "wal", "delete"]
     price: str | None
     progress: float | None
+    dry_run: bool
     max_cost: float | None
     max_total_tokens: int | None
     max_wall_time: float | None
@@ -96,6 +97,7 @@ class RunOptions(TypedDict, total=False):
     retry_errors: bool
     overwrite: bool
     baseline: str | os.PathLike[str] | None
+    baseline_missing: Literal["fail", "pass"]
     max_drop: str | None
     min: str | None
     max: str | None

@@ -36,6 +36,7 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
     several = split_models(extra)
     if several is not None:
         return run_models(suite, *several, typed=["lsrb", "run", args.suite, *extra])
+    extra = ["--lsrb-dry-run" if word == "--dry-run" else word for word in extra]
     status = int(pytest.main([str(suite), "-p", "no:cacheprovider", *extra]))
     return EXIT_USAGE if status == pytest.ExitCode.USAGE_ERROR else status
 
@@ -273,10 +274,11 @@ def cmd_compare(args: argparse.Namespace, extra: list[str]) -> int:
     from pytest_lsrb.output.files import write_json_atomic
     from pytest_lsrb.tools import gate
 
-    config = gate.gate_config(args.baseline, args.max_drop, args.min, args.alpha, args.max, prefix="--")
+    given = (args.baseline, args.max_drop, args.min, args.alpha, args.max)
+    config = gate.gate_config(*given, prefix="--", missing=args.baseline_missing)
     result = gate.compare_dirs(config, follow_latest(Path(args.current)))
     print(gate.title(result))
-    print(f"runs: {result.baseline_name} -> {result.current_name}")
+    print(f"runs: {result.baseline_name or '(no baseline)'} -> {result.current_name}")
     print("\n".join(gate.result_lines(result)))
     if args.json:
         write_json_atomic(Path(args.json), result.to_json())
@@ -354,6 +356,13 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
         allow_hosts=tuple(args.allow_host),
     )
     return serve.serve(spec, stop_on_eof=args.stop_on_eof)
+
+
+def cmd_view(args: argparse.Namespace, extra: list[str]) -> int:
+    """`lsrb view [FOLDER] [--port N]`: a local page over the runs under FOLDER (`view`)."""
+    from pytest_lsrb.view.server import serve
+
+    return serve(Path(args.folder), args.port)
 
 
 def add_run_options(run: argparse.ArgumentParser) -> None:
@@ -519,6 +528,14 @@ def build_parser(run_options: bool = True) -> argparse.ArgumentParser:
     compare.add_argument(
         "--alpha", type=float, default=None, help="significance level of the paired test (default: 0.05)"
     )
+    compare.add_argument(
+        "--baseline-missing",
+        default="fail",
+        choices=("fail", "pass"),
+        help="when BASELINE names no run (no such folder, or an empty one): fail (exit 2, the default: "
+        "a lost baseline never passes by accident) or pass (declared: the first run, nothing to "
+        "compare; --min/--max still hold)",
+    )
     compare.add_argument("--json", default=None, metavar="PATH", help="also write the result as JSON")
     compare.set_defaults(func=cmd_compare)
 
@@ -608,6 +625,19 @@ def build_parser(run_options: bool = True) -> argparse.ArgumentParser:
     )
     add_serve_arguments(serve)
     serve.set_defaults(func=cmd_serve)
+
+    from pytest_lsrb.view import add_view_arguments
+
+    view = sub.add_parser(
+        "view",
+        help="a local page over the runs under a folder: live while they run, two compared item by item",
+        description="Serve, on 127.0.0.1 only, a page listing the runs under FOLDER; a run's page follows "
+        "it while it runs (attempts as they land, the running score, tokens, errors, an llm_srbench "
+        "search's calls and best score so far), and two runs compare item by item (answers side by "
+        "side, the items that flipped). `lsrb report` writes the static page to share.",
+    )
+    add_view_arguments(view)
+    view.set_defaults(func=cmd_view)
 
     # Further subcommands: add a parser here with set_defaults(func=cmd_...), and a small cmd_...
     # function above that calls into the module owning the work.

@@ -253,6 +253,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     session: LsrbSession
     hooks: SessionHooks
+    if config.getoption("lsrb_dry_run", None):
+        config.option.collectonly = True  # plan, measure one call (`session.dryrun`), run nothing
     if xdist.is_worker(config):
         session = WorkerSession(config)
         hooks = SessionHooks(session)
@@ -352,6 +354,7 @@ def lsrb_runner(
         adapter_fields=fields,
         # --lsrb-max-cost/-total-tokens/-wall-time: one ledger in the run's directory for every process
         budget=guard_for(lsrb_suite_run.config.values, lsrb_suite_run.config.output_dir),
+        watches=session.watches,  # attempts of several calls, watched while they run
         # a server down for the retry time stops the run in every process (adapters.outage)
         outage_dir=lsrb_suite_run.config.output_dir,
     )

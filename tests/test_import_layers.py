@@ -1,8 +1,8 @@
 """The package's import graph: imports only go down the layers, families never import each other,
 and no module-level import cycle (issue #15). Read from the source with `ast`, nothing imported.
 
-    core < equations < adapters < engine < output < {tactic, srbench} < tools < report < session
-         < plugin, cli
+    core < equations < adapters < engine < output < {tactic, srbench} < tools < report < view
+         < session < plugin, cli
 
 `session` (one pytest session's state) sits above `tools` and `report`: it applies the gate and
 prints the comparison with a baseline.
@@ -36,6 +36,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"tactic", "srbench"}),
     frozenset({"tools"}),
     frozenset({"report"}),
+    frozenset({"view"}),
     frozenset({"session"}),
     frozenset({"plugin", "cli", "api", "__main__", "__init__"}),
 )

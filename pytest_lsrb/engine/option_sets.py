@@ -168,17 +168,23 @@ def refuse_foreign_default(keys: Iterable[str], found: Found, owners: Owners, wh
             )
 
 
+def _spelt(flag: str) -> str:
+    """A flag as the options spell theirs: lower case, `-` for `_` (`--LSRB_Max_Items`)."""
+    return flag.lower().replace("_", "-")
+
+
 def unknown_flag(args: Iterable[str], known: Iterable[str]) -> str | None:
     """One sentence for the first `--lsrb-*` word of a command line that is no option (`known`:
     every registered flag), with the closest one; None when there is none. pytest alone says
-    only "unrecognized arguments"."""
+    only "unrecognized arguments". `--lsrb_max_items` (a suite.toml key's spelling) and capitals
+    count as `--lsrb-*` words too."""
     flags = set(known)
     for arg in args:
-        if not arg.startswith("--lsrb-"):
-            continue
         flag = arg.split("=", 1)[0]
-        if flag not in flags:  # (compared without the prefix every one of them shares)
-            close = closest(flag.removeprefix("--lsrb-"), [f.removeprefix("--lsrb-") for f in flags])
-            hint = f" (did you mean --lsrb-{close}?)" if close else ""
-            return f"{flag}: no such option{hint}; `--help` lists them."
+        if not _spelt(flag).startswith("--lsrb-") or flag in flags:
+            continue
+        # (compared without the prefix every one of them shares)
+        close = closest(_spelt(flag).removeprefix("--lsrb-"), [f.removeprefix("--lsrb-") for f in flags])
+        hint = f" (did you mean --lsrb-{close}?)" if close else ""
+        return f"{flag}: no such option{hint}; `--help` lists them."
     return None

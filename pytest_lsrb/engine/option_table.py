@@ -203,6 +203,17 @@ OPTIONS: list[Option] = [
         group="model",
     ),
     Option(
+        "dry-run",
+        str,
+        None,
+        "plan the run and make one model call, then stop: the calls, tokens and time the selection "
+        "would take, estimated from the calls each attempt may make (an llm_srbench method's budget) "
+        "and that measured call; nothing is written (`lsrb run SUITE --dry-run`)",
+        identity=False,
+        flag=True,
+        group="run",
+    ),
+    Option(
         "split-policy",
         str,
         "all",
@@ -324,6 +335,17 @@ OPTIONS: list[Option] = [
         group="gate",
     ),
     Option(
+        "baseline-missing",
+        str,
+        "fail",
+        "when --lsrb-baseline names no run (no such folder, or an empty one): fail (the gate fails "
+        "before any model call: a lost baseline never passes by accident) or pass (declared: this is "
+        "the first run, with nothing to compare; --lsrb-min/--lsrb-max still hold)",
+        identity=False,
+        choices=("fail", "pass"),
+        group="gate",
+    ),
+    Option(
         "max-drop",
         str,
         None,
@@ -396,7 +418,9 @@ def grouped(families: list[OptionSet]) -> list[tuple[str, str, list[Option]]]:
 
 
 def add_options(parser: pytest.Parser, families: list[OptionSet]) -> None:
-    """Every run option in its group (`grouped`), as `pytest --help` lists them."""
+    """Every run option in its group (`grouped`), as `pytest --help` lists them. The choices are
+    shown, not given to argparse: its "invalid choice" comes over four lines under pytest's
+    usage line, where `Option.parse` says one sentence like every other bad value."""
     for name, title, options in grouped(families):
         group = parser.getgroup(name, f"pytest-lsrb {title}")
         for opt in options:
@@ -404,5 +428,6 @@ def add_options(parser: pytest.Parser, families: list[OptionSet]) -> None:
                 group.addoption(opt.flag_name, action="store_true", default=None, dest=dest(opt.name),
                                 help=help_text(opt))  # fmt: skip
             else:
+                shown = "{" + ",".join(opt.choices) + "}" if opt.choices else None
                 group.addoption(opt.flag_name, action="store", default=None, dest=dest(opt.name),
-                                help=help_text(opt), choices=opt.choices)  # fmt: skip
+                                help=help_text(opt), metavar=shown)  # fmt: skip

@@ -54,6 +54,7 @@ from pytest_lsrb.engine.records import RECORD_SCHEMA_VERSION, AttemptFields, Att
 from pytest_lsrb.engine.stop import StopSignal
 from pytest_lsrb.engine.task import AttemptContext, Judgement, Task
 from pytest_lsrb.engine.verifier import UndeclaredOutcome, Verifier
+from pytest_lsrb.engine.watch import WatchedAdapter, Watches
 
 
 # Not frozen: one per test, and a frozen dataclass's __init__ costs ~3x a plain one's. Tests read it.
@@ -103,6 +104,7 @@ class Runner:
         stop_signal: StopSignal | None = None,
         adapter_fields: Mapping[str, str] | None = None,
         budget: BudgetGuard | None = None,
+        watches: Watches | None = None,
         outage_dir: Path | None = None,
     ) -> None:
         self.task = task
@@ -110,6 +112,12 @@ class Runner:
         self.budget = budget
         if budget is not None:  # every request asks the run's budget first
             adapter = BudgetedAdapter(adapter, budget, on_stop=self.stop)
+        # attempts of several calls are watched while they run (`engine.watch`): the calls each
+        # has made, counted here around the adapter, for the progress line and `lsrb view`
+        self.watches = watches
+        self._calls_each = task.calls_per_attempt(task_options or {}) if watches is not None else 1
+        if watches is not None:
+            adapter = WatchedAdapter(adapter)
         self.adapter = adapter
         self.verifier = verifier
         self.config = config
@@ -177,7 +185,11 @@ class Runner:
         if self.budget is not None:
             self.budget.begin_attempt()
         try:
-            fields = self.task.run_attempt(ctx)
+            if self.watches is not None:
+                with self.watches.watching(case.item_id, case.sample_index, self._calls_each):
+                    fields = self.task.run_attempt(ctx)
+            else:
+                fields = self.task.run_attempt(ctx)
         except UndeclaredOutcome as exc:  # never guessed: the run stops, saying which outcome
             self.stop(f"stopping the run: {exc}")
             raise RunStopped(f"stopping the run: {exc}") from None

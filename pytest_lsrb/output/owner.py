@@ -125,6 +125,12 @@ def read_holder(path: Path) -> Holder | None:
         os.close(fd)
 
 
+def held(run_dir: Path) -> bool:
+    """Whether a live command holds `run_dir` now (the run is going on), judged from its lock
+    file as a second command would (`is_stale`); a released lock names no holder."""
+    return not is_stale(read_holder(run_dir / LOCK_FILE), this_host(), process_start)
+
+
 def in_use(run_dir: Path, holder: Holder | None) -> str:
     """The one sentence refusing a second command on a run directory."""
     who = holder.named() if holder is not None else "it did not say who it is"

@@ -25,6 +25,8 @@ from pytest_lsrb.session.seams import fastpath, worker_queue
 if TYPE_CHECKING:
     from pytest_lsrb.engine.records import AttemptRecord
     from pytest_lsrb.engine.runner import Attempt, Runner
+    from pytest_lsrb.engine.watch import Watches
+    from pytest_lsrb.output.live import LivePublisher
     from pytest_lsrb.session.overrides import Made, Override
 
 
@@ -42,6 +44,10 @@ class LsrbSession(ABC):
         self.heap = Heap(ends_process=self.is_worker, fastpath=fastpath(config))
         self.pytest_session: pytest.Session | None = None
         self.made_adapter: Made | None = None  # a user's adapter made to name the run (controller)
+        # attempts of several calls in flight in this process, and their file beside the run
+        # (`engine.watch`, `output.live`): the progress line and `lsrb view` read it
+        self.watches: Watches | None = None
+        self.live: LivePublisher | None = None
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -135,6 +141,23 @@ class LsrbSession(ABC):
         from pytest_lsrb.output import rundir as outputs
 
         return outputs.finished_judgements(run)
+
+    def watch_attempts(self, run: SuiteRun, who: str) -> None:
+        """Watch this process's attempts while they run, when one may make several model calls
+        (an llm_srbench search); a one-call attempt has nothing to show before it ends."""
+        if self.config.option.collectonly or run.task.calls_per_attempt(run.config.values) <= 1:
+            return
+        from pytest_lsrb.engine.watch import Watches
+        from pytest_lsrb.output.live import LivePublisher
+
+        self.watches = Watches()
+        self.live = LivePublisher(run.config.output_dir, who, self.watches)
+        self.live.start()
+
+    def stop_watching(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
 
     # -- collection ----------------------------------------------------------------------------
 
@@ -243,3 +266,4 @@ class LsrbSession(ABC):
         """Hand on the answers fetched ahead that no test took; each role then does its own end."""
         if self.runner is not None:
             self.record_untaken(self.runner.untaken_answers())
+        self.stop_watching()

@@ -116,6 +116,38 @@ def budget_note_of(run: SuiteRun) -> Callable[[], str | None] | None:
     return lambda: budget_note(limits, ledger.read(), clock)
 
 
+def live_note_of(run: SuiteRun) -> Callable[[], str | None] | None:
+    """What the progress line says of attempts of several calls in flight, in any process of the
+    run (`output.live`); None for a task whose attempts make one call."""
+    if run.task.calls_per_attempt(run.config.values) <= 1:
+        return None
+    from pytest_lsrb.output.live import read_live
+    from pytest_lsrb.session.progress import live_note
+
+    run_dir = run.config.output_dir
+    return lambda: live_note(read_live(run_dir), time.time())
+
+
+class Ticker:
+    """Calls `tick` every `every_s` seconds from a daemon thread until `stop`."""
+
+    def __init__(self, tick: Callable[[], None], every_s: float) -> None:
+        import threading
+
+        self._stop = threading.Event()
+        self._tick, self._every = tick, every_s
+        self._thread = threading.Thread(target=self._loop, name="lsrb-progress", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._every):
+            self._tick()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
 def budget_stop(run: SuiteRun) -> BudgetStop | None:
     """The budget that stopped this session of the run, if one did, with what was spent when
     every request in flight then had settled."""
@@ -142,6 +174,7 @@ class ControllerSession(LsrbSession):
         self.started = datetime.now(timezone.utc)
         self.queue_depth = 0  # tests each xdist worker should hold so its prefetch stays busy
         self.progress: ProgressReporter | None = None  # the progress line
+        self._ticker: Ticker | None = None  # prints it while long attempts finish nothing
         self._unlisten: Callable[[], None] | None = None  # its ear on calls waiting to retry
         self.outage_line: OutageLine | None = None  # says so while the server is down
         # The cases pytest selected (-k, -m, node ids): the run is complete when they are done.
@@ -204,6 +237,7 @@ class ControllerSession(LsrbSession):
                     drop_rounds(run.config.output_dir)
                 open_budget(run)  # before any worker asks it
                 xdist.clear_crash_files(run.config.output_dir)  # nor an earlier run's crashes
+                self.watch_attempts(run, "main")  # (a serial run's; under -n the workers' own)
                 self.progress = self._progress_reporter(run)
                 self.term.install()
                 terminal = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -308,12 +342,18 @@ class ControllerSession(LsrbSession):
             interval_s=interval_for(run.config.progress, sys.stdout.isatty()),
             price=parse_price(run.config.price),
             score_label=run.task.score_label(run.config.values),
-            note=notes_of(budget_note_of(run), lambda: outage_note(run_dir) or WAITING.note()),
+            note=notes_of(
+                budget_note_of(run), lambda: outage_note(run_dir) or WAITING.note(), live_note_of(run)
+            ),
         )
         progress.resumed = resumed
         reporter = ProgressReporter(progress, self.config.pluginmanager.get_plugin("terminalreporter"))
         # A call riding out an outage finishes no attempt, so nothing else would print a line.
         self._unlisten = WAITING.listen(reporter.nudge)
+        if run.task.calls_per_attempt(run.config.values) > 1:
+            # An attempt of several calls runs for minutes and finishes nothing meanwhile: a clock
+            # prints the line when due, with the attempts in flight (`live_note_of`).
+            self._ticker = Ticker(reporter.nudge, min(1.0, max(0.05, progress.interval_s / 4)))
         if progress.interval_s > 0:  # (--lsrb-progress 0: no periodic line at all)
             self.outage_line = OutageLine(run_dir, reporter.say)
         return reporter
@@ -452,6 +492,9 @@ class ControllerSession(LsrbSession):
         if self._unlisten is not None:
             self._unlisten()
             self._unlisten = None
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
         if self.outage_line is not None:
             self.outage_line.close()
             self.outage_line = None
@@ -505,6 +548,20 @@ class ControllerSession(LsrbSession):
 
             add_gate_case(junit_xml(self.config), self.gate_result)
 
+    def write_dry_run(self, terminalreporter: Any) -> None:
+        """`--lsrb-dry-run`: one model call measured, and what the selection would cost."""
+        from pytest_lsrb.session.dryrun import dry_run_lines
+
+        assert self.run is not None
+        xdist_on = self.config.pluginmanager.hasplugin("xdist")
+        workers = self.config.getoption("numprocesses", None) if xdist_on else None
+        try:
+            lines = dry_run_lines(self.run, self.selection, workers if isinstance(workers, int) else 1)
+        except LsrbUsageError as exc:  # a wrong URL, model or key: one sentence, as for a run
+            lines = [f"lsrb: error: {exc}"]
+        for line in lines:
+            terminalreporter.write_line(line)
+
     def write_next_step(self) -> None:
         """The session's last line, after pytest's own: the command that finishes the run. The
         run directory is let go here, once nothing more is written to it."""
@@ -532,6 +589,8 @@ class ControllerSession(LsrbSession):
             terminalreporter.write_line(f"lsrb: WARNING: {uncounted}", yellow=True)
         if self.run is not None and self.config.option.collectonly:
             terminalreporter.write_line(terminal.planned_calls_line(self.run))
+            if self.config.getoption("lsrb_dry_run", None):
+                self.write_dry_run(terminalreporter)
         if self.summary is None:
             return
         from pytest_lsrb.tools import gate

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from pytest_lsrb.core.durations import duration
@@ -30,6 +30,31 @@ from pytest_lsrb.engine.records import AttemptRecord
 TTY_INTERVAL_S: Final = 5.0
 LOG_INTERVAL_S: Final = 30.0
 # Verification outcomes that say nothing about the model (see engine.outcomes): errors too.
+
+
+def live_note(attempts: Sequence[Mapping[str, Any]], now: float) -> str | None:
+    """The progress line's part for attempts of several calls in flight (`output.live`): the one
+    running longest, with its calls of the budget, its search's best score so far, how long it
+    has run and, once a call has come back, about how long it has left at the pace of the calls
+    made so far (less the time the call now running has had):
+
+        in flight: feynman_I_6_2#s0 3/5 calls, best train NMSE 0.0123, 1m10s, ~47s left (+1 more)
+    """
+    if not attempts:
+        return None
+    first = attempts[0]
+    elapsed = max(0.0, now - float(first["started"]))
+    calls, budget = int(first.get("calls") or 0), int(first.get("budget") or 0)
+    parts = [f"{first['item_id']}#s{first.get('sample_index', 0)} {calls}/{budget} calls"]
+    if first.get("best") is not None:
+        parts.append(f"best {first.get('best_label') or 'score'} {float(first['best']):.3g}")
+    parts.append(duration(elapsed))
+    last = first.get("last_call")
+    if calls and budget > calls and isinstance(last, (int, float)):
+        pace = max(0.0, float(last) - float(first["started"])) / calls
+        parts.append(f"~{duration(max(0.0, pace * (budget - calls) - (now - float(last))))} left")
+    more = f" (+{len(attempts) - 1} more)" if len(attempts) > 1 else ""
+    return "in flight: " + ", ".join(parts) + more
 
 
 def tokens(n: int) -> str:

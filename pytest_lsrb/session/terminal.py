@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_lsrb.core.durations import latency
 from pytest_lsrb.core.errors import GENERATION_ERROR_DOMAINS, MODEL_DOMAINS, LsrbUsageError
 from pytest_lsrb.engine.metric import summary_metrics
 from pytest_lsrb.engine.outcomes import subset_note, unreadable_note
@@ -28,6 +29,11 @@ def _fmt(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={v}" for k, v in value.items()) or "none"
     return str(value)
+
+
+def _latency(ms: Any) -> str:
+    """`412 ms`, `2.41 s`, `3m34s` (`core.durations.latency`); `-` when not measured."""
+    return latency(float(ms)) if isinstance(ms, (int, float)) and not isinstance(ms, bool) else "-"
 
 
 def of(value: Any, denominator: Any, what: str) -> str:
@@ -138,8 +144,8 @@ def summary_lines(summary: dict[str, Any], out_dir: Path) -> list[str]:
         ("valid_rate", of(summary.get("valid_rate"), summary.get("answered_attempts"), "answered")),
         ("nonempty_rate", of(summary.get("nonempty_rate"), summary.get("answered_attempts"), "answered")),
         (
-            "latency_ms p50/p95",
-            f"{_fmt(summary.get('latency_ms_p50'))} / {_fmt(summary.get('latency_ms_p95'))}",
+            "latency p50/p95",
+            f"{_latency(summary.get('latency_ms_p50'))} / {_latency(summary.get('latency_ms_p95'))}",
         ),
         *generation_rows(summary),
         ("tokens in/out", token_totals(summary)),

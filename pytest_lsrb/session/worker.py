@@ -50,6 +50,7 @@ class WorkerSession(LsrbSession):
             marker = running_marker(run.config.output_dir, xdist.worker_id(self.config))
             self.owner = xdist.given_owner(self.config)
             self.lost_owner = self.owner.problem() if self.owner is not None else None
+            self.watch_attempts(run, xdist.worker_id(self.config))
         self.batcher = batch_sends(self.config, marker)
 
     def before_attempt(self, runner: Runner) -> None:

@@ -83,7 +83,7 @@ def blocks(page: Path) -> list[Block]:
 VOLATILE = (
     (re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{12}"), "<RUN>"),
     (re.compile(r"in \d+(\.\d+)?s\b( \([0-9:]+\))?"), "in <T>s"),
-    (re.compile(r"^(latency_ms p50/p95\s+).*$"), r"\1<T>"),
+    (re.compile(r"^(latency p50/p95\s+).*$"), r"\1<T>"),
     (re.compile(r"^lsrb \d+/\d+ \(\d+%\).*$"), "<PROGRESS>"),
 )
 

@@ -138,6 +138,34 @@ def test_a_mistyped_option_gets_the_closest_one() -> None:
     )
     assert unknown_flag(["--lsrb-zzzzzz"], known) == "--lsrb-zzzzzz: no such option; `--help` lists them."
     assert unknown_flag(["--lsrb-max-items=3", "-k", "nat"], known) is None
+    # spelt as a suite.toml key or in capitals: pytest said only "unrecognized arguments"
+    assert unknown_flag(["--lsrb_max_items", "3"], known) == (
+        "--lsrb_max_items: no such option (did you mean --lsrb-max-items?); `--help` lists them."
+    )
+    assert unknown_flag(["--LSRB-Max-Items=3"], known) == (
+        "--LSRB-Max-Items: no such option (did you mean --lsrb-max-items?); `--help` lists them."
+    )
+    assert unknown_flag(["--lsrb_sr_methd", "x"], known) == (
+        "--lsrb_sr_methd: no such option (did you mean --lsrb-sr-method?); `--help` lists them."
+    )
+
+
+def test_a_value_outside_an_options_choices_is_one_sentence_naming_them() -> None:
+    for value in ("bogus", "Record"):
+        with pytest.raises(LsrbUsageError) as err:
+            prepare(outcome=value)
+        assert str(err.value) == f"--lsrb-outcome: expected one of strict, record (got {value!r})."
+
+
+def test_through_pytest_a_value_outside_the_choices_is_one_line(tmp_path: Path) -> None:
+    """argparse answered `--lsrb-outcome bogus` with pytest's usage line and "invalid choice"
+    over four lines (issue #50 item 7): one sentence, as every other bad value gets."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    command = [sys.executable, "-m", "pytest", str(TACTIC_SUITE), "-p", "no:cacheprovider"]
+    command += ["--lsrb-outcome", "bogus"]
+    proc = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert proc.returncode == 4, proc.stdout[-1000:] + proc.stderr
+    assert proc.stderr.strip() == "ERROR: --lsrb-outcome: expected one of strict, record (got 'bogus')."
 
 
 @pytest.mark.smoke  # the feature's one end-to-end test in the default run

@@ -55,7 +55,10 @@ def test_the_labelled_sets_cover_the_domains_and_categories_and_hold_out_a_third
         "constant_value",
         "constant_placement",
         "identity",
-        *sorted(REJECTED - {"exponent_value"}),
+        "superset",
+        "subset",
+        "approximation",
+        "near_miss",
     ):
         assert cats[cat] >= 10, cats
     for pair in [*DEV, *held]:  # one label per category, fixed before scoring
@@ -123,7 +126,8 @@ def test_a_form_with_its_constants_elsewhere_matches(
 ) -> None:
     got = _verdict(truth, proposal, ranges)
     assert got.match is True, got
-    assert method is None or got.method == method
+    # one family: equal skeletons (`structure`) or each family holding the other's members
+    assert method is None or got.method in (method, "structure")
 
 
 @pytest.mark.parametrize(
@@ -152,9 +156,8 @@ def test_the_open_cases_are_decided_as_documented() -> None:
     assert _verdict("P**0.333333", "P**0.3", {"P": (5.0, 100.0)}).match is False
     assert _verdict("abs(x)*y", "x*y", XY).match is True  # abs on a positive domain
     assert _verdict("v*abs(v)", "v**2", {"v": (-1.0, 1.0)}).match is False
-    assert (
-        _verdict("F*sin(2*t)", "c0*cos(c1*t)", {"t": (0.0, 10.0)}).match is True
-    )  # a phase (F a template constant)
+    # no side writes a phase: sin is not cos (issue #48; F a template constant)
+    assert _verdict("F*sin(2*t)", "c0*cos(c1*t)", {"t": (0.0, 10.0)}).match is False
 
 
 def test_exponents_snap_to_the_fraction_they_print() -> None:
@@ -165,7 +168,8 @@ def test_exponents_snap_to_the_fraction_they_print() -> None:
 
 def test_the_maximal_form_frees_every_constant_but_exponents() -> None:
     form = maximal_form(parse_expression("m*sqrt(1 - v**2/c**2)", ["m", "v", "c"]))
-    assert form.program.n_params == 4  # the factor, the 1, the v**2/c**2 coefficient, the offset
+    # the factor, the 1, the v**2/c**2 coefficient; no additive constant: none is written
+    assert form.program.n_params == 3
     assert form.program.evaluate(
         {"m": np.array([2.0]), "v": np.array([1.0]), "c": np.array([2.0])}, form.start
     )[0] == pytest.approx(2 * np.sqrt(0.75))

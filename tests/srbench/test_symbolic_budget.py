@@ -64,7 +64,7 @@ def test_a_check_past_its_budget_is_undecided(relativistic_mass) -> None:
 def test_ordinary_answers_keep_their_verdicts(relativistic_mass) -> None:
     same = score(relativistic_mass, result_for(relativistic_mass, "m*sqrt(1 - v**2/c**2)"))
     other = score(relativistic_mass, result_for(relativistic_mass, "m*v/c"))
-    assert (same["symbolic_match"], same["symbolic_method"]) == (True, "family")
+    assert same["symbolic_match"] is True and same["symbolic_method"] in ("structure", "family")
     assert other["symbolic_match"] is False
 
 

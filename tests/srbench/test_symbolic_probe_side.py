@@ -1,5 +1,5 @@
 """The symbolic checker's far probe stays on the data's side of zero, also when the data touch
-it (`srbench.scoring.symbolic._box_probe`; issue #40 item 5's release-built sweeps start at 0)."""
+it (`srbench.scoring.probes.probe_points`; issue #40 item 5's release-built sweeps start at 0)."""
 
 from __future__ import annotations
 

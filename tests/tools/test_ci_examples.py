@@ -2,6 +2,10 @@
 network (recipe_kit): each installs pytest-lsrb from what a user has (the checkout, or a wheel
 built from it), runs its shards, and merges them.
 
+The GitHub workflow runs job by job and step by step as GitHub runs it (`actions_runner`), over
+the runs that make it safe: no baseline fails, a declared first run and a declared model change
+become the baseline, an unchanged model passes quietly, a worse one fails.
+
 The Kubernetes Job is retry-safe: one of its shards is stopped with SIGTERM mid-run (as an
 eviction does), exits 143, and the same command run again (a retried pod) finishes it; the merged
 shards then hold exactly the records of one uninterrupted run of the same options. The Slurm
@@ -10,6 +14,8 @@ script runs under a real Slurm cluster instead (test_slurm_array.py).
 
 from __future__ import annotations
 
+import itertools
+import json
 import re
 import shutil
 import subprocess
@@ -17,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from actions_runner import Runner
 from fakes.ollama_server import FakeOllama
 from recipe_kit import checkout, lines, outcomes, run_until_recorded, user_environ, user_venv
 
 from pytest_lsrb.engine.option_sets import every_option
 from pytest_lsrb.session.termination import EXIT_TERMINATED
+from pytest_lsrb.tools.gate import EXIT_REGRESSION
 
 OPTIONS = every_option()
 
@@ -44,10 +52,6 @@ MODEL = "smollm2:135m"  # one of the models the local server lists
 
 def lsrb_options(text: str) -> set[str]:
     return set(re.findall(r"--lsrb-[a-z-]+[a-z]", text))
-
-
-def steps(workflow: dict[str, Any], job: str) -> list[dict[str, Any]]:
-    return list(workflow["jobs"][job]["steps"])
 
 
 def bash(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -85,50 +89,73 @@ def reference_run(venv: Path, home: Path, base_url: str, out: Path) -> dict[tupl
     return outcomes(out / "attempts.jsonl")
 
 
-def test_the_github_workflow_runs_shards_merges_and_gates(tmp_path: Path) -> None:
+def test_the_github_workflow_cannot_pass_by_accident(tmp_path: Path) -> None:
+    """The workflow's steps run in order as written (`actions_runner`), over five runs that share
+    the repository's cache: the first push to main finds no baseline and fails (exit 2, with the
+    way on); a dispatched run with `rebaseline` declares the first run and keeps it; a pull request
+    on the unchanged model passes with no warning; a pushed model change that got worse fails
+    (exit 6) and is not kept; the same change pushed with [lsrb rebaseline] passes and becomes the
+    baseline. A shard job whose steps and inputs repeat an earlier run's is taken from it (the
+    mock and the fake model answer the same every time: the shards are the same)."""
     workflow = yaml.safe_load((EXAMPLES / "github-workflow.yml").read_text("utf-8"))
     shard_job, gate_job = workflow["jobs"]["shard"], workflow["jobs"]["gate"]
     assert gate_job["needs"] == "shard"
-    shards = shard_job["strategy"]["matrix"]["shard"]
-    assert shards == list(range(int(workflow["env"]["SHARDS"])))
-    # actions/checkout and actions/setup-python: the repository's files, and a Python on PATH.
-    workspace = checkout(tmp_path / "workspace")
+    assert shard_job["strategy"]["matrix"]["shard"] == list(range(int(workflow["env"]["SHARDS"])))
+    for job in (shard_job, gate_job):
+        for step in job["steps"]:
+            assert lsrb_options(step.get("run", "")) <= KNOWN, step
     venv = user_venv(tmp_path / "venv")
-    env = user_environ(venv, tmp_path, **{k: str(v) for k, v in workflow["env"].items()})
-    env["PYTEST_ADDOPTS"] = "--lsrb-max-items=12"  # a small selection, the commands as shipped
-    shard_runs = [s["run"] for s in steps(workflow, "shard") if "run" in s]
-    assert any("pip install" in r for r in shard_runs) and any("lsrb run" in r for r in shard_runs)
-    for shard in shards:
-        for script in shard_runs:
-            assert lsrb_options(script) <= KNOWN
-            proc = bash(script.replace("${{ matrix.shard }}", str(shard)), workspace, env)
-            assert proc.returncode == 0, script + "\n" + proc.stdout + proc.stderr
-        # actions/upload-artifact, then download-artifact into shards/ in the gate job
-        (workspace / "shards").mkdir(exist_ok=True)
-        (workspace / "out" / f"shard-{shard}").rename(workspace / "shards" / f"shard-{shard}")
-        assert (workspace / "shards" / f"shard-{shard}" / "junit.xml").is_file()
-    installed = subprocess.run(
-        ["python", "-c", "import pytest_lsrb; print(pytest_lsrb.__file__)"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
+    env = user_environ(venv, tmp_path, PYTEST_ADDOPTS="--lsrb-max-items=12")  # a small selection
+    machines = itertools.count()
+    runner = Runner(
+        workflow,
+        machine=lambda: checkout(tmp_path / f"machine-{next(machines)}"),
+        environ=env,
+        root=tmp_path / "github",
+        reuse=True,
     )
-    assert str(venv) in installed.stdout, installed  # the shards ran the package pip installed
-    gate_steps = steps(workflow, "gate")
-    (install,) = [s["run"] for s in gate_steps if "pip install" in s.get("run", "")]
-    assert bash(install, workspace, env).returncode == 0
-    scripts = {s["name"]: s["run"] for s in gate_steps if "run" in s and "name" in s}
-    merged = bash(scripts["Merge the shards"], workspace, env)
-    assert merged.returncode == 0 and "merged 3 shards" in merged.stdout, merged.stdout + merged.stderr
-    no_baseline = bash(scripts["Gate (exit 6 on a significant regression fails the job)"], workspace, env)
-    assert no_baseline.returncode == 0 and "no baseline yet" in no_baseline.stdout
-    subprocess.run(["cp", "-r", str(workspace / "merged"), str(workspace / "baseline")], check=True)
-    gate = bash(scripts["Gate (exit 6 on a significant regression fails the job)"], workspace, env)
-    assert gate.returncode == 0 and "lsrb gate: ok" in gate.stdout, gate.stdout + gate.stderr
-    assert (workspace / "merged" / "gate.json").is_file()
-    report = bash(scripts["Report"], workspace, env)
-    assert report.returncode == 0 and (workspace / "merged" / "report.html").is_file(), report.stderr
+    main = "refs/heads/main"
+    gate = "Gate (exit 6 on a significant regression fails the job)"
+
+    first = runner.run("push", main, message="add the lsrb workflow")
+    assert first.jobs == {"shard": "success", "gate": "failure"}, first.log()
+    failed = first.step(gate)
+    assert failed.returncode == 2, first.log()
+    assert "there is no baseline run at baseline" in failed.output
+    assert "run the workflow on main with rebaseline ticked" in failed.output
+    assert first.step("Report").status == "success"  # the report is kept all the same
+    assert first.step("actions/cache/save@v4").status == "skipped"  # nothing became a baseline
+
+    declared = runner.run("workflow_dispatch", main, inputs={"rebaseline": True})
+    assert declared.jobs["gate"] == "success", declared.log()
+    said = declared.step(gate).output
+    assert "re-baselining (declared)" in said and "lsrb gate: ok without a baseline" in said
+    assert "Cache saved with key: lsrb-baseline-" in declared.step("actions/cache/save@v4").output
+
+    pr = runner.run("pull_request", "refs/pull/7/merge")
+    assert pr.jobs["gate"] == "success", pr.log()
+    quiet = pr.step(gate).output
+    assert "lsrb gate: ok against baseline baseline" in quiet and "WARNING" not in quiet, quiet
+    assert pr.step("actions/cache/save@v4").status == "skipped"  # a pull request keeps nothing
+
+    # A model change: the user's LSRB_MODEL_ARGS now name a model that answers in prose.
+    with FakeOllama(reply="Sure! Try induction on n, then simplify.") as worse:
+        changed = {
+            "LSRB_MODEL_ARGS": f"--lsrb-adapter=openai --lsrb-base-url={worse.url}/v1 --lsrb-model={MODEL}"
+        }
+        regressed = runner.run("push", main, message="a cheaper model", env=changed)
+        assert regressed.jobs["gate"] == "failure", regressed.log()
+        assert regressed.step(gate).returncode == EXIT_REGRESSION, regressed.log()
+        assert "lsrb gate: REGRESSION" in regressed.step(gate).output
+        assert regressed.step("actions/cache/save@v4").status == "skipped"  # the baseline stays
+
+        accepted = runner.run("push", main, message="a cheaper model [lsrb rebaseline]", env=changed)
+    assert accepted.jobs["gate"] == "success", accepted.log()
+    said = accepted.step(gate).output
+    assert "lsrb gate: REGRESSION" in said and "exit status 6 accepted: this run is the new baseline" in said
+    assert "Cache saved" in accepted.step("actions/cache/save@v4").output
+    kept = sorted((tmp_path / "github" / "cache").iterdir(), key=lambda p: p.stat().st_mtime_ns)[-1]
+    assert json.loads((kept / "summary.json").read_text("utf-8"))["config"]["adapter"] == "openai"
 
 
 def test_the_kubernetes_job_survives_an_eviction(tmp_path: Path, server: FakeOllama) -> None:

@@ -23,6 +23,7 @@ from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
 from pytest_lsrb.engine.suite import render
+from pytest_lsrb.engine.watch import note_best
 from pytest_lsrb.equations import EquationError, Program, parse_equation
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.fitting.fit import fit_cap_hit, fit_program
@@ -194,6 +195,7 @@ class DirectExpressionMethod(DiscoveryMethod):
                     train_nmse=fit.nmse,
                 )
                 trace.append(TracePoint(calls, program, fit.params))
+                note_best("train NMSE", fit.nmse)  # (the progress line and `lsrb view`)
             elif best.program is None:
                 proposal_error = fit.status  # parsed, but not finite on the training data
         best.model_calls = calls

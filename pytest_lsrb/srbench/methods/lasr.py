@@ -40,6 +40,7 @@ from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.excerpts import CONCEPT_TEXT, RECORD_TEXT, excerpt
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
+from pytest_lsrb.engine.watch import note_best
 from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.equations.ir import Node
 from pytest_lsrb.srbench.data.problem import Problem
@@ -390,6 +391,7 @@ class LaSRRun:
 
     def _new_best(self, member: Member) -> None:
         self.best_at_call[self.calls] = member.tree
+        note_best("train loss", member.loss)  # (the progress line and `lsrb view`)
 
     def _trace(self) -> list[TracePoint]:
         points = []

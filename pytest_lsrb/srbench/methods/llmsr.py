@@ -38,6 +38,7 @@ from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.excerpts import RECORD_TEXT, excerpt
 from pytest_lsrb.core.metrics import finite_float
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
+from pytest_lsrb.engine.watch import note_best
 from pytest_lsrb.equations import EquationError, Program
 from pytest_lsrb.srbench.data.problem import Problem
 from pytest_lsrb.srbench.fitting.fit import FitLimits, FitResult, fit_cap_hit, fit_program
@@ -320,6 +321,7 @@ class LLMSRRun:
         if best is None or _better(candidate, best):
             self.best = candidate
             self.progress.append((candidate.call, candidate.fit.nmse))
+            note_best("train NMSE", candidate.fit.nmse)  # (the progress line and `lsrb view`)
             self.trace.append(TracePoint(candidate.call, candidate.program, candidate.fit.params))
 
     def _request(self, bodies: list[str]) -> GenerationRequest:

@@ -36,6 +36,7 @@ from pytest_lsrb.adapters.usage import CallTally
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS
 from pytest_lsrb.core.excerpts import PROMPT_TEXT, RECORD_TEXT, excerpt
 from pytest_lsrb.core.seeds import SEED_BITS, stable_hash
+from pytest_lsrb.engine.watch import note_best
 from pytest_lsrb.equations import (
     EquationError,
     Program,
@@ -269,6 +270,7 @@ class SGARun:
         if hyp.program is not None and (self.best is None or hyp.fitness < self.best.fitness):
             self.best = hyp
             self.trace.append(TracePoint(hyp.call, hyp.program, hyp.params))
+            note_best("train MSE", hyp.fitness)  # (the progress line and `lsrb view`)
 
     def primitive(self) -> Hypothesis:
         inputs = self.problem.inputs

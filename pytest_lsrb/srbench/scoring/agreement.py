@@ -28,11 +28,24 @@ from pytest_lsrb.srbench.scoring.agreement_options import MEASURED, PAIRS_DIR
 from pytest_lsrb.srbench.scoring.symbolic import SymbolicVerdict, symbolic_match
 
 preload("pytest_lsrb.srbench.scoring.symbolic")
-SETS: Final = ("dev", "heldout", "fresh")
-# Categories the builder labels "not the same form". Only the builder's own reading: what a pair
+# `adversarial` and its blind third `adversarial_heldout` (issue #48): function swaps, narrow-domain
+# approximations, PySR floats, rows on a line (tests/srbench/data/build_adversarial_pairs.py).
+SETS: Final = ("dev", "heldout", "fresh", "adversarial", "adversarial_heldout")
+# Categories the builders label "not the same form". Only the builders' own reading: what a pair
 # is labelled, and so what a false accept is, comes from each pair's own `label` (a user's file
 # may put any label under any category name).
-REJECTED: Final = frozenset({"superset", "subset", "approximation", "near_miss", "exponent_value"})
+REJECTED: Final = frozenset(
+    {
+        "superset",
+        "subset",
+        "approximation",
+        "near_miss",
+        "exponent_value",
+        "function_swap",
+        "narrow_approximation",
+        "line_only",
+    }
+)
 POINTS: Final = 300
 MAX_PAIRS: Final = 5000
 
@@ -46,6 +59,8 @@ class Pair:
     ranges: dict[str, tuple[float, float]]
     source: str = ""
     note: str = ""
+    # rows on a line, as a release's: variable -> (other, a, b) makes it a + b*other on every row
+    line: dict[str, tuple[str, float, float]] = field(default_factory=dict)
 
     # What `judge.llm_judge` reads of a problem (its `JudgedProblem`).
     @property
@@ -65,7 +80,10 @@ class Pair:
 
     def columns(self) -> dict[str, np.ndarray]:
         rng = np.random.default_rng(0)
-        return {k: rng.uniform(lo, hi, POINTS) for k, (lo, hi) in self.ranges.items()}
+        cols = {k: rng.uniform(lo, hi, POINTS) for k, (lo, hi) in self.ranges.items()}
+        for k, (other, a, b) in self.line.items():
+            cols[k] = a + b * cols[other]
+        return cols
 
 
 def load_pairs(which: str) -> list[Pair]:
@@ -84,6 +102,10 @@ def load_pairs(which: str) -> list[Pair]:
         try:
             row = json.loads(line)
             ranges = {str(k): (float(v[0]), float(v[1])) for k, v in row["ranges"].items()}
+            on_line = {str(k): (str(v[0]), float(v[1]), float(v[2])) for k, v in row.get("line", {}).items()}
+            free = set(ranges) - set(on_line)
+            if not set(on_line) <= set(ranges) or {v[0] for v in on_line.values()} - free:
+                raise ValueError("a line names a variable the ranges do not")
             pairs.append(
                 Pair(
                     truth=str(row["truth"]),
@@ -93,6 +115,7 @@ def load_pairs(which: str) -> list[Pair]:
                     ranges=ranges,
                     source=str(row.get("source", "")),
                     note=str(row.get("note", "")),
+                    line=on_line,
                 )
             )
         except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:

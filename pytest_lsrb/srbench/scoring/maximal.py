@@ -1,26 +1,33 @@
-"""An equation's *maximal parametrisation*: its form with every constant free.
+"""An equation's *maximal parametrisation*: its form with every constant it writes free.
 
-The paper compares forms "after removing parameters and constants" (LLM-SRBench §2.3). Here that
-is one rewrite, applied to both sides alike: every constant an equation writes or implies becomes
-a free constant, so two equations with the same form have the same family of functions.
+The paper compares forms "after removing parameters and constants" (LLM-SRBench §2.3): values of
+the hypothesis's constants must exist that make it the ground truth. Here that is one rewrite,
+applied to both sides alike, with one rule: a constant either side *writes* is free, a constant
+neither side writes is not invented (`Written` says what a side writes; docs/srbench.md):
 
 - every additive term, at the top and inside any sum, gets its own free coefficient (the implicit
   1, -1 or 2 included: `x - y` is `c0*x + c1*y`); constant factors of a term fold into it;
 - a sum's constant term is a term: free in value, but it is there or not (`sqrt(1 - u)` and
-  `sqrt(u)` differ). At the top it is always free: an additive constant alone is a constant;
-- every function argument gets a free scale (`exp(-u)` is `exp(c*u)`), and `sin`/`cos` a free
-  offset too (a phase is a constant: sin and cos are one form). Other functions get no offset: a
-  shift moves a root, a pole or a centre (`log(1 + A)` is not `log(A)`);
+  `sqrt(u)` differ). At the top it is free where either side writes one (`x**2 + 1.2` and
+  `x**2`), and absent where neither does: no shift turns `arcsin` into `arccos`;
+- every function argument gets a free scale (`exp(-u)` is `exp(c*u)`). An offset only where it is
+  written: `sin`/`cos` get a phase where either side writes a constant in a `sin`/`cos` argument
+  over the same variables (`sin(w*t + 0.4)` and `cos(c*t)`), never otherwise (`sin(t)` is not
+  `cos(t)`); other functions never (a shift moves a root, a pole or a centre: `log(1 + A)` is not
+  `log(A)`);
 - `log`'s argument gets no overall scale where the log multiplies a variable factor: `log(c*u)` is
   `log(c) + log(u)`, and beside `A` (`A*log(c*(1 + A))`) that constant would stand for a term `A`
   of its own. Elsewhere (`sqrt(log(c/f))`) it is scaled like any argument;
 - an exponent that is a number is part of the form (`x**2`, `A**1.5`, `P**(1/3)`, compared by
-  value; a printed `0.333333` is 1/3); an exponent that is a parameter stays a free constant.
+  value; a printed `0.333333` is 1/3), and a proposal's exponent within a relative 1e-3 of one the
+  truth writes is that one (PySR's `A**2.0002` is `A**2`); an exponent that is a parameter stays a
+  free constant.
 
-`maximal_form` returns the rewritten program, starting values (near the original constants), and
-which constants carry a variable-bearing term or a function's argument (`works`): a proposal
-whose match needs one of those at ~0 matched by dropping a term (a superset). Bounded by the caller
-(sympy on model text runs under `core.bounded`).
+`maximal_form` returns the rewritten program, starting values (near the original constants),
+which constants carry a variable-bearing term or a function's argument (`works`: a proposal
+whose match needs one of those at ~0 matched by dropping a term, a superset), and its `skeleton`
+(the form with every constant one placeholder: two equal skeletons are one family, decided
+without numbers). Bounded by the caller (sympy on model text runs under `core.bounded`).
 """
 
 from __future__ import annotations
@@ -44,6 +51,25 @@ LOGS: Final = frozenset({sympy.log})
 # (0.333333 is how 1/3 prints); the denominators a writer uses for roots and half powers.
 EXPONENT_SNAP: Final = 1e-5
 EXPONENT_DENOMINATORS: Final = 12
+# A proposal's exponent within this (relative) of one the truth writes is that one (PySR floats).
+EXPONENT_MATCH: Final = 1e-3
+SKELETON_CONSTANT: Final = sympy.Symbol("_C")
+
+
+@dataclass(frozen=True)
+class Written:
+    """The constants one side writes that decide what the other side's form may hold."""
+
+    additive: bool = False  # an additive constant at the top
+    phases: frozenset[frozenset[str]] = frozenset()  # variables of sin/cos arguments with an offset
+    exponents: tuple[float, ...] = ()  # numeric exponents of variable-bearing powers (and 1)
+
+    def __or__(self, other: Written) -> Written:
+        return Written(
+            self.additive or other.additive,
+            self.phases | other.phases,
+            tuple(sorted({*self.exponents, *other.exponents})),
+        )
 
 
 @dataclass(frozen=True)
@@ -53,20 +79,56 @@ class MaximalForm:
     works: tuple[int, ...]  # constants of variable-bearing terms and argument scales
     linear: tuple[int, ...]  # the top-level coefficients and offset: the form is linear in them
     arguments: tuple[Node, ...]  # function arguments that hold a variable (IR nodes of `program`)
+    skeleton: Any = None  # the sympy form, every constant one placeholder (`SKELETON_CONSTANT`)
 
 
-def snap_exponent(value: float) -> sympy.Expr:
-    """The exponent as the fraction it prints (1/3 for 0.333333), else as written."""
+def snap_exponent(value: float, targets: Sequence[float] = ()) -> sympy.Expr:
+    """The exponent as the one of `targets` (the other side's) within a relative
+    `EXPONENT_MATCH`, then as the fraction it prints (1/3 for 0.333333), else as written."""
+    near = [t for t in targets if abs(value - t) <= EXPONENT_MATCH * abs(t)]
+    if near:
+        value = min(near, key=lambda t: abs(value - t))
     frac = Fraction(value).limit_denominator(EXPONENT_DENOMINATORS)
     if abs(float(frac) - value) <= EXPONENT_SNAP * max(1.0, abs(value)):
         return sympy.Rational(frac.numerator, frac.denominator)
     return sympy.Float(value)
 
 
+def _symbols(program: Program) -> tuple[dict[str, Any], list[Any]]:
+    return {n: sympy.Symbol(n, real=True) for n in program.variables}, [
+        sympy.Symbol(f"_p{i}") for i in range(program.n_params)
+    ]
+
+
+def _has_constant_term(expr: Any, variables: set[Any]) -> bool:
+    return any(not (t.free_symbols & variables) for t in sympy.Add.make_args(expr))
+
+
+def written(program: Program) -> Written:
+    """What the program writes (its `Written`)."""
+    syms, own = _symbols(program)
+    expr = program.to_sympy(syms, own)
+    variables = set(syms.values())
+    phases = frozenset(
+        frozenset(str(v) for v in f.args[0].free_symbols & variables)
+        for f in expr.atoms(sympy.sin, sympy.cos)
+        if f.args[0].is_Add and _has_constant_term(f.args[0], variables)
+    )
+    exponents = {1.0} | {
+        float(p.exp) for p in expr.atoms(sympy.Pow) if p.exp.is_Number and p.base.free_symbols & variables
+    }
+    return Written(
+        additive=bool(expr.free_symbols & variables) and _has_constant_term(expr, variables),
+        phases=phases,
+        exponents=tuple(sorted(exponents)),
+    )
+
+
 class _Builder:
-    def __init__(self, variables: set[Any], values: dict[Any, float]) -> None:
+    def __init__(self, variables: set[Any], values: dict[Any, float], other: Written) -> None:
         self.variables = variables
         self.values = values
+        self.other = other
         self.symbols: list[Any] = []
         self.start: list[float] = []
         self.works: list[int] = []
@@ -95,12 +157,13 @@ class _Builder:
     # -- sums and terms --------------------------------------------------------------------------
 
     def top(self, expr: Any, strict: bool = False) -> Any:
-        """The sum of terms and a free additive constant (`strict`: only where one is written,
-        and then a term like the others, which must not be fitted to ~0)."""
+        """The sum of terms and a free additive constant where either side writes one (`strict`:
+        only where this side writes one, and then a term like the others, which must not be
+        fitted to ~0)."""
         terms = sympy.Add.make_args(expr)
         constant = [t for t in terms if not self.has_var(t)]
         out = sympy.Add(*[self.term(t, linear=True) for t in terms if self.has_var(t)])
-        if strict and not constant:
+        if not constant and (strict or not self.other.additive):
             return out
         return out + self.new(self.value(sympy.Add(*constant)), works=strict, linear=True)
 
@@ -144,7 +207,7 @@ class _Builder:
         base, exp = expr.args
         if not self.has_var(exp):
             if exp.is_Number:
-                return self.body(base) ** snap_exponent(float(exp))
+                return self.body(base) ** snap_exponent(float(exp), self.other.exponents)
             return self.body(base) ** self.new(self.value(exp), works=False)
         if not self.has_var(base):  # a**u is exp(u*log(a)): a scale of the exponent's argument
             return sympy.exp(self.scaled(exp))
@@ -156,7 +219,9 @@ class _Builder:
             return sympy.exp(self.scaled(args[0]))
         if func in PHASED:
             arg = self.scaled(args[0])
-            if not args[0].is_Add or all(self.has_var(t) for t in args[0].args):
+            unphased = not args[0].is_Add or all(self.has_var(t) for t in args[0].args)
+            names = frozenset(str(v) for v in args[0].free_symbols & self.variables)
+            if unphased and names in self.other.phases:  # the other side writes a phase
                 arg += self.new(0.0, works=False)
             return func(arg)
         if func in LOGS and len(args) == 1:
@@ -190,18 +255,24 @@ class _Builder:
 
 
 def maximal_form(
-    program: Program, params: Sequence[float] | None = None, strict: bool = False
+    program: Program,
+    params: Sequence[float] | None = None,
+    strict: bool = False,
+    other: Written | None = None,
 ) -> MaximalForm:
     """The program's maximal parametrisation (the module's note); `params`: its own parameters'
     values (fitted constants or a template's), which the starting values are computed from;
-    `strict`: an additive constant alone is a term (`--lsrb-sr-sa-scale strict`)."""
-    syms = {n: sympy.Symbol(n, real=True) for n in program.variables}
-    own = [sympy.Symbol(f"_p{i}") for i in range(program.n_params)]
+    `strict`: an additive constant alone is a term (`--lsrb-sr-sa-scale strict`); `other`: what
+    the other side writes (an additive constant, phases; its exponents, which this side's snap
+    to: pass them for the proposal's form only)."""
+    syms, own = _symbols(program)
     values = (
         list(params) if params is not None and len(params) == program.n_params else [1.0] * program.n_params
     )
     expr = program.to_sympy(syms, own)
-    builder = _Builder(set(syms.values()), {s: float(v) for s, v in zip(own, values, strict=True)})
+    builder = _Builder(
+        set(syms.values()), {s: float(v) for s, v in zip(own, values, strict=True)}, other or Written()
+    )
     form = builder.top(expr, strict)
     index = {str(s): i for i, s in enumerate(builder.symbols)}
     root = from_sympy(form, program.variables, index)
@@ -212,6 +283,7 @@ def maximal_form(
         works=tuple(builder.works),
         linear=tuple(builder.linear),
         arguments=_variable_arguments(out),
+        skeleton=form.xreplace(dict.fromkeys(builder.symbols, SKELETON_CONSTANT)),
     )
 
 

@@ -328,7 +328,10 @@ def _header_lines(summary: Mapping[str, Any]) -> list[str]:
     table = summary.get("srbench_table") or {}
     judges = sorted({j for row in table.values() for j in str(row.get("sa_judge") or "").split(", ") if j})
     rules = {
-        RULE_JUDGE: "the paper's rule (the forms, every constant free, are equal; srbench.scoring.symbolic)",
+        RULE_JUDGE: (
+            "the paper's rule (the forms, every constant a side writes free, are equal; "
+            "srbench.scoring.symbolic)"
+        ),
         STRICT_RULE_JUDGE: "the paper's rule with an additive constant a term (--lsrb-sr-sa-scale strict)",
     }
     reached = bool(judges)

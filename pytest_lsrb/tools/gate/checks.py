@@ -61,6 +61,8 @@ class GateResult:
     same_selection: bool | None
     baseline_name: str | None = None  # `output.reader.run_name`: adapter/model
     current_name: str = ""
+    # the baseline named but not there, declared the first run (--lsrb-baseline-missing=pass)
+    missing_baseline: str | None = None
 
     @property
     def regressed(self) -> bool:

@@ -57,6 +57,7 @@ def evaluate(config: GateConfig, current: RunDir, baseline: RunDir | None) -> Ga
         same_selection=None if not (b_hash and c_hash) else b_hash == c_hash,
         baseline_name=baseline.name if baseline else None,
         current_name=current.name,
+        missing_baseline=str(config.missing_baseline) if config.missing_baseline is not None else None,
     )
 
 

@@ -29,6 +29,7 @@ def preflight(run: RunConfig, suite: str) -> GateConfig | None:
         values.get("min"),
         values.get("alpha"),
         values.get("max"),
+        missing=values.get("baseline_missing"),
     )
     if not config.active:
         return None

@@ -25,6 +25,8 @@ def _p(value: float | None) -> str:
 def title(result: GateResult) -> str:
     verdict = "REGRESSION" if result.regressed else "ok"
     against = f" against baseline {result.baseline_dir}" if result.baseline_dir else ""
+    if result.missing_baseline is not None:
+        against = " without a baseline (the first run, declared)"
     return f"lsrb gate: {verdict}{against}"
 
 
@@ -45,6 +47,15 @@ def result_lines(result: GateResult) -> list[str]:
         "verdict",
     )
     rows = [header]
+    first = (
+        [
+            f"no baseline at {result.missing_baseline}: this run is declared the first "
+            "(baseline-missing=pass), so nothing was compared"
+            + ("; the floors and ceilings below still hold" if result.checks else "")
+        ]
+        if result.missing_baseline is not None
+        else []
+    )
     for c in result.checks:
         test = c.test or "-"
         if c.test:
@@ -64,7 +75,11 @@ def result_lines(result: GateResult) -> list[str]:
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines = first + (
+        ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+        if result.checks
+        else []
+    )
     for c in result.checks:
         if c.regressed and c.kind == "max_drop":
             moved = "rose" if c.direction == "lower" else "fell"

@@ -15,6 +15,9 @@ from pytest_lsrb.output.runs import follow_latest
 
 DEFAULT_ALPHA: Final = 0.05
 DEFAULT_MAX_DROP: Final = "pass_at_1=0"
+# A baseline named but not there: `fail` (the gate fails: a CI cache that lost it cannot pass by
+# accident) or `pass` (declared: this run is the first, there is nothing to compare it with).
+BASELINE_MISSING: Final = ("fail", "pass")
 
 
 ThresholdKind = Literal["max_drop", "min", "max"]
@@ -78,10 +81,24 @@ class GateConfig:
     alpha: float = DEFAULT_ALPHA
     # The baseline as read when the options were checked: read once, used by every later step.
     baseline_run: RunDir | None = field(default=None, compare=False, repr=False)
+    # A baseline named but not there, with --lsrb-baseline-missing=pass: the first run, declared.
+    missing_baseline: Path | None = None
 
     @property
     def active(self) -> bool:
-        return bool(self.thresholds)
+        return bool(self.thresholds) or self.missing_baseline is not None
+
+
+def baseline_absent(path: Path) -> bool:
+    """Nothing where the baseline was to be: no such path, or an empty folder (what a cache
+    restore that found nothing leaves, or a folder made for it). A folder with something in it
+    that is no run is not "missing": reading it fails in its own sentence."""
+    if not path.exists() and not path.is_symlink():
+        return True
+    try:
+        return path.is_dir() and not any(path.iterdir())
+    except OSError:
+        return False
 
 
 def gate_config(
@@ -92,20 +109,34 @@ def gate_config(
     maximum: str | None = None,
     *,
     prefix: str = "--lsrb-",
+    missing: str | None = None,
 ) -> GateConfig:
-    """Validate the gate's options (before any model is called)."""
+    """Validate the gate's options (before any model is called). `missing`: what a baseline that
+    is not there does (`BASELINE_MISSING`; default `fail`)."""
     a = DEFAULT_ALPHA if alpha is None else float(alpha)
     if not 0.0 < a <= 1.0:
         raise LsrbUsageError(f"{prefix}alpha must be in (0, 1] (got {a:g}).")
+    missing = missing or BASELINE_MISSING[0]
+    if missing not in BASELINE_MISSING:
+        raise LsrbUsageError(f"{prefix}baseline-missing must be fail or pass (got '{missing}').")
     base = follow_latest(Path(baseline).expanduser()) if baseline else None
     drops = parse_thresholds(max_drop, "max_drop", f"{prefix}max-drop")
     if base is None and drops:
         raise LsrbUsageError(f"{prefix}max-drop compares against a baseline; pass {prefix}baseline too.")
+    mins = parse_thresholds(minimum, "min", f"{prefix}min")
+    maxes = parse_thresholds(maximum, "max", f"{prefix}max")
+    if base is not None and baseline_absent(base):
+        if missing == "fail":
+            raise LsrbUsageError(
+                f"{prefix}baseline: there is no baseline run at {base}, so there is nothing to compare "
+                f"with and the gate fails; if this is the first run, declare it with "
+                f"{prefix}baseline-missing=pass."
+            )
+        # the first run, declared: nothing to compare with; the floors and ceilings still hold
+        return GateConfig(None, tuple(mins + maxes), a, None, missing_baseline=base)
     baseline_run = None
     if base is not None:
         baseline_run = read_run(base, f"{prefix}baseline")  # fail now, not after the run
         if not drops:
             drops = parse_thresholds(DEFAULT_MAX_DROP, "max_drop", f"{prefix}max-drop")
-    mins = parse_thresholds(minimum, "min", f"{prefix}min")
-    maxes = parse_thresholds(maximum, "max", f"{prefix}max")
     return GateConfig(base, tuple(drops + mins + maxes), a, baseline_run)

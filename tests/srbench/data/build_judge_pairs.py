@@ -10,9 +10,17 @@ where the paper is silent, never from a checker's verdict: every category has on
 here before any judge scored a pair.
 
 - reparametrisation, constant_value, constant_placement, identity, additive_constant,
-  phase, abs_positive: the same form once constants are removed: `true`;
+  shift_written (a phase the proposal writes), abs_positive: the same form once constants are
+  removed: `true`;
 - superset (a variable-bearing term added), subset (one missing), approximation (a truncated
-  series of the truth), near_miss (another exponent, function, variable or inversion): `false`.
+  series of the truth), near_miss (another exponent, function, variable or inversion),
+  function_swap (sin for cos where no side writes a phase): `false`.
+
+(Issue #48: the two hand pairs first labelled `phase`, both `true`, were relabelled by the rule
+docs/srbench.md states -- a constant no side writes is not invented -- before the checker
+changed: `c0*cos(c1*t)` for `F*sin(w*t)` is a function swap, `c0*sin(c1*t + c2)` for
+`F*sin(2*t)` a phase the proposal writes. `build_adversarial_pairs.py` builds the categories
+this builder lacks.)
 
 Truths: LSR-Synth truths composed from the project's term libraries for the four domains
 (`srbench.generate.terms`, chemistry, biology, physics, material science) and LSR-Transform
@@ -50,7 +58,7 @@ LABELS = {
     "constant_placement": True,
     "identity": True,
     "additive_constant": True,
-    "phase": True,
+    "shift_written": True,
     "abs_positive": True,
     "exponent_equal": True,
     "superset": False,
@@ -58,6 +66,7 @@ LABELS = {
     "approximation": False,
     "near_miss": False,
     "exponent_value": False,
+    "function_swap": False,
 }
 RANGES = {
     "chem_react": {"t": [0.0, 30.0], "A": [0.05, 2.0]},
@@ -576,16 +585,16 @@ def hand_pairs() -> list[dict[str, Any]]:
         _pair(
             "F*sin(w*t)",
             "c0*cos(c1*t)",
-            "phase",
+            "function_swap",
             {"t": [0.0, 10.0]},
-            "sin vs cos: a phase (F, w template constants)",
+            "sin vs cos: no side writes a phase (F, w template constants)",
         ),
         _pair(
             "F*sin(2*t)",
             "c0*sin(c1*t + c2)",
-            "phase",
+            "shift_written",
             {"t": [0.0, 10.0]},
-            "a fitted phase (F a template constant)",
+            "a fitted phase the proposal writes (F a template constant)",
         ),
         _pair("abs(x)*y", "x*y", "abs_positive", XY, "abs of a positive variable"),
         _pair("v*abs(v)", "v**2", "near_miss", {"v": [-1.0, 1.0]}, "abs on a mixed-sign variable"),

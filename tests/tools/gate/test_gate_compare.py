@@ -79,7 +79,8 @@ def test_option_mistakes_are_one_sentence(tmp_path: Path) -> None:
         (dict(baseline=str(base), max_drop="pass_at_1=lots"), "'lots' in 'pass_at_1=lots' is not a number"),
         (dict(baseline=str(base), max_drop="pass_at_1=2"), "must be in [0, 1]"),
         (dict(baseline=str(base), max_drop="score=0.1"), "--lsrb-max-drop: unknown metric 'score'"),
-        (dict(baseline=str(tmp_path / "nope"), max_drop=None), "is not a directory"),
+        (dict(baseline=str(tmp_path / "nope"), max_drop=None), "there is no baseline run at"),
+        (dict(baseline=str(base / "run.json"), max_drop=None), "is not a directory"),
         (dict(baseline=str(tmp_path), max_drop=None), "holds no attempts.jsonl"),
         (dict(baseline=None, max_drop=None, alpha=0.0), "--lsrb-alpha must be in (0, 1]"),
     ]
