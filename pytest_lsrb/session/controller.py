@@ -116,16 +116,17 @@ def budget_note_of(run: SuiteRun) -> Callable[[], str | None] | None:
     return lambda: budget_note(limits, ledger.read(), clock)
 
 
-def live_note_of(run: SuiteRun) -> Callable[[], str | None] | None:
+def live_note_of(run: SuiteRun, going: Callable[[], bool]) -> Callable[[], str | None] | None:
     """What the progress line says of attempts of several calls in flight, in any process of the
-    run (`output.live`); None for a task whose attempts make one call."""
+    run (`output.live`), while `going` (not once every attempt is in: a live file lags by up to a
+    second); None for a task whose attempts make one call."""
     if run.task.calls_per_attempt(run.config.values) <= 1:
         return None
     from pytest_lsrb.output.live import read_live
     from pytest_lsrb.session.progress import live_note
 
     run_dir = run.config.output_dir
-    return lambda: live_note(read_live(run_dir), time.time())
+    return lambda: live_note(read_live(run_dir), time.time()) if going() else None
 
 
 class Ticker:
@@ -343,7 +344,9 @@ class ControllerSession(LsrbSession):
             price=parse_price(run.config.price),
             score_label=run.task.score_label(run.config.values),
             note=notes_of(
-                budget_note_of(run), lambda: outage_note(run_dir) or WAITING.note(), live_note_of(run)
+                budget_note_of(run),
+                lambda: outage_note(run_dir) or WAITING.note(),
+                live_note_of(run, lambda: progress.done < progress.total),
             ),
         )
         progress.resumed = resumed

@@ -35,6 +35,7 @@ class FirstCall:
     prompt_tokens: int | None
     completion_tokens: int | None
     error: str | None  # the call's error kind and message, when it failed
+    requests: int = 1  # HTTP requests it took (a retried call's time includes the failed tries)
 
 
 class FirstCallOnly(Adapter):
@@ -55,6 +56,7 @@ class FirstCallOnly(Adapter):
             usage.get("prompt_tokens"),
             usage.get("completion_tokens"),
             None if result.ok else f"{result.error_kind}: {result.error_message}",
+            max(1, result.http_attempts),
         )
         raise FirstCallMade
 
@@ -109,7 +111,8 @@ def estimate_lines(
         return [*lines, f"lsrb: the first call ({where}) failed: {first.error}"]
     p_tok, c_tok = first.prompt_tokens, first.completion_tokens
     said = f" and {p_tok:,} prompt + {c_tok:,} completion tokens" if p_tok is not None and c_tok else ""
-    lines.append(f"lsrb: the first call ({where}) took {latency(first.seconds * 1000)}{said}")
+    tries = f" ({first.requests} requests: it was retried)" if first.requests > 1 else ""
+    lines.append(f"lsrb: the first call ({where}) took {latency(first.seconds * 1000)}{tries}{said}")
     if p_tok is not None and c_tok is not None:
         most = (
             f"; at most {calls * (p_tok + max_tokens):,} with every answer at --lsrb-max-tokens"
