@@ -7,6 +7,7 @@ Everything else is the shared endpoint's (`adapters.http.HttpEndpoint`), as the 
 have it: one pooled client, whole-response timeouts and body limits, retries with capped jittered
 backoff that honour `Retry-After`, quota and auth refusals that stop the run, no redirect
 followed, the run's budget asked per request under the slot permit, attempts served in test order,
+a server that is down waited out as the run's other processes see it (`adapters.outage`),
 and the key registered for redaction before any request (a server that echoes it gets it stored
 nowhere: records, logs, the terminal). The key is read from the variable `--lsrb-api-key-env`
 names (else the adapter's own `api_key_env`) and sent in `auth_header` (`Authorization: Bearer
@@ -55,6 +56,7 @@ class HttpAdapter(Adapter):
             retry=RetryPolicy(
                 config.max_retries, config.backoff_base_s, config.backoff_max_s, total_s=config.retry_time_s
             ),
+            outage_dir=config.outage_dir,  # the run's processes share what they saw of the server
             api_key=api_key_from_env(config.api_key_env or self.api_key_env),
             headers=self.headers,
             auth_header=self.auth_header,

@@ -7,24 +7,19 @@ https://github.com/ollama/ollama/blob/main/docs/api.md
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from pytest_lsrb.adapters.base import Adapter, AdapterConfig, GenerationRequest, GenerationResult
-from pytest_lsrb.adapters.concurrency import ADMISSION
+from pytest_lsrb.adapters.base import AdapterConfig, GenerationRequest
 from pytest_lsrb.adapters.http import (
-    HttpEndpoint,
     Reply,
     ResponseError,
-    api_key_from_env,
     bad_response,
     error_in_success,
     reply_string,
     shown_models,
-    to_result,
     token_usage,
 )
-from pytest_lsrb.adapters.retry import RetryPolicy
+from pytest_lsrb.adapters.http_adapter import HttpAdapter
 from pytest_lsrb.core.errors import LsrbUsageError
 
 DEFAULT_BASE_URL = "http://localhost:11434"
@@ -73,26 +68,17 @@ def model_available(model: str, names: list[str]) -> bool:
     return model in names or (":" not in model and f"{model}:latest" in names)
 
 
-class OllamaAdapter(Adapter):
+class OllamaAdapter(HttpAdapter):
     name = "ollama"
+    default_base_url = DEFAULT_BASE_URL
+    generate_path = "/api/chat"
     default_concurrency = DEFAULT_CONCURRENCY
-    admits_budget = True  # a run's budget is asked per request, under the slot permit
+    # Ollama itself needs no key; a proxy or hosted Ollama in front of it may (--lsrb-api-key-env,
+    # sent as a Bearer token by `HttpAdapter`).
 
     def __init__(self, config: AdapterConfig) -> None:
-        self.model = config.model
+        super().__init__(config)
         self.allow_model_alias = config.allow_model_alias
-        self.http = HttpEndpoint(
-            config.base_url or DEFAULT_BASE_URL,
-            timeout_s=config.timeout_s,
-            pool_size=(config.concurrency or DEFAULT_CONCURRENCY) + 2,
-            in_flight=config.concurrency or DEFAULT_CONCURRENCY,
-            retry=RetryPolicy(
-                config.max_retries, config.backoff_base_s, config.backoff_max_s, total_s=config.retry_time_s
-            ),
-            outage_dir=config.outage_dir,
-            # Ollama itself needs no key; a proxy or hosted Ollama in front of it may.
-            api_key=api_key_from_env(config.api_key_env),
-        )
 
     def check(self) -> None:
         url = self.http.shown_url
@@ -121,7 +107,7 @@ class OllamaAdapter(Adapter):
                 "if a proxy in front of it answers that name on purpose."
             )
 
-    def payload(self, request: GenerationRequest) -> dict[str, Any]:
+    def request_body(self, request: GenerationRequest) -> dict[str, Any]:
         s = request.sampling
         options: dict[str, Any] = {"seed": request.seed, "num_predict": s.max_tokens}
         if s.temperature is not None:
@@ -137,22 +123,5 @@ class OllamaAdapter(Adapter):
             "options": options,
         }
 
-    def generate(self, request: GenerationRequest) -> GenerationResult:
-        outcome = self.http.call(
-            "POST",
-            "/api/chat",
-            self.payload(request),
-            parse=parse_chat,
-            seed=request.seed,
-            admission=ADMISSION.get(),
-        )
-        return to_result(outcome)
-
-    def identity(self) -> Mapping[str, Any]:
-        return {"adapter": self.name, "model": self.model, "base_url": self.http.shown_url}
-
-    def interrupt(self) -> None:
-        self.http.interrupt()
-
-    def close(self) -> None:
-        self.http.close()
+    def parse_reply(self, data: Any) -> Reply:
+        return parse_chat(data)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -54,7 +53,7 @@ class AttemptCalls(Adapter):
         self.cached = 0  # calls the response cache answered
         self.latency_ms = 0.0
         self.tally = CallTally()
-        self.failed: Counter[str] = Counter()
+        self.failed: dict[str, int] = {}  # kind -> failed calls
         self.last_failure: dict[str, str | None] = {}  # kind -> its last message
         self.last_request: GenerationRequest | None = None
         self.last_text: str | None = None  # the last answer's text
@@ -86,7 +85,7 @@ class AttemptCalls(Adapter):
             self.last_text = result.text
         else:
             kind = str(result.error_kind)
-            self.failed[kind] += 1
+            self.failed[kind] = self.failed.get(kind, 0) + 1
             self.last_failure[kind] = result.error_message
         self.last_request = request
 
@@ -104,15 +103,16 @@ class AttemptCalls(Adapter):
     def record(self, task_fields: AttemptFields, verification_mode: str) -> AttemptFields:
         """The attempt's fields: the defaults, the task's own over them, then what was counted."""
         # the model never answered: infrastructure (THE rule); None when it did, or made no call
-        kind = unanswered_kind(self.calls, self.failed)
+        kind = unanswered_kind(self.calls, self.failed) if self.failed else None
         fields: AttemptFields = {
             "generation_error_kind": kind,
             "generation_error_domain": None if kind is None else generation_domain(kind),
             "generation_error_message": None if kind is None else self.last_failure.get(kind),
         }
-        if self.calls:
-            fields["raw_output"] = self.last_text or ""
-            if self.last_request is not None:
+        if self.calls:  # (each default made only when the task gave none: a hash costs)
+            if "raw_output" not in task_fields:
+                fields["raw_output"] = self.last_text or ""
+            if "prompt_hash" not in task_fields and self.last_request is not None:
                 fields["prompt_hash"] = prompt_hash(self.last_request.messages)
         fields.update(task_fields)
         fields.update(cast(AttemptFields, self.tally.record_fields()))  # tokens, finish reasons, model
