@@ -23,6 +23,8 @@ GENERATION_ERROR_DOMAINS: Final[dict[str, str]] = {
     "bad_response": "provider",
     "empty_output": "model_output",
     "harness": "harness",
+    # A call the harness refused, not sent: past the attempt's limit (`engine.calls`).
+    "call_limit": "harness",
 }
 
 # Transient kinds are retried with capped, jittered backoff; quota and auth never are.

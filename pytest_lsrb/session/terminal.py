@@ -105,8 +105,8 @@ def cut_rows(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return [
         (
             "cut by max tokens",
-            f"{cut} of {said} answers ({100.0 * cut / said:.1f} %) stopped at the limit{at} tokens: "
-            "raise --lsrb-max-tokens if the task needs longer answers",
+            f"{cut} of {said} answers ({100.0 * cut / said:.1f} %) stopped at the limit{at} tokens "
+            "(judged as cut: a limit below what the task's answer needs makes the score say nothing)",
         )
     ]
 

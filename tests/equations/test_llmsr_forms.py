@@ -148,3 +148,12 @@ def test_an_unsupported_equation_is_not_charged_to_the_model() -> None:
     assert ours.outcome == "unsupported_equation" and outcome_domain(ours.outcome) == "harness"
     theirs = verifier.verify(problem, f"c0*np.frobnicate({first})", attempt_seed=1)
     assert theirs.outcome == "no_equation" and outcome_domain(theirs.outcome) == "model"
+
+
+def test_model_text_that_makes_python_warn_warns_nothing(recwarn: pytest.WarningsRecorder) -> None:
+    """An invalid escape or `1if x` in a model's answer is the model's text, not a warning of
+    the user's run (pytest's warnings summary showed DeprecationWarning: invalid escape sequence)."""
+    from pytest_lsrb.equations import parse_python
+
+    parse_python("def equation(x, v, params):\n    s = '\\q'\n    return 1if x else 2\n")
+    assert [str(w.message) for w in recwarn] == []
