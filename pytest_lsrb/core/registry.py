@@ -179,21 +179,27 @@ class Registry:
         its entry; one sentence naming the first that cannot be loaded (for a plug point whose
         every entry is used at once, as metrics are)."""
         own, others = self._split()
+        # Not an option the user gave: every run reads them all (say so, and what to do).
+        every = f"the installed {self.what} plug-ins, which every run reads"
         for ep in own.values():
-            yield Entry(ep.name, ep.value, BUILT_IN), self._load_entry_point(ep)
+            yield Entry(ep.name, ep.value, BUILT_IN), self._load_entry_point(ep, every)
         for ep in others:
             if ep.name not in self.builtins and ep.name not in own:
-                yield Entry(ep.name, ep.value, f"entry point ({_dist_of(ep)})"), self._load_entry_point(ep)
+                entry = Entry(ep.name, ep.value, f"entry point ({_dist_of(ep)})")
+                yield entry, self._load_entry_point(ep, every, fix=True)
 
-    def _load_entry_point(self, ep: importlib.metadata.EntryPoint, where: str | None = None) -> Any:
+    def _load_entry_point(
+        self, ep: importlib.metadata.EntryPoint, where: str | None = None, *, fix: bool = False
+    ) -> Any:
         try:
             return ep.load()
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # another package's code: one sentence, no traceback
+            todo = f": fix or uninstall {ep.dist.metadata['Name'] if ep.dist else 'it'}" if fix else ""
             raise LsrbUsageError(
                 f"{where or self.where}: the {self.what} '{ep.name}' of {_dist_of(ep)} (entry point "
-                f"'{ep.value}') cannot be loaded ({failure(exc)})."
+                f"'{ep.value}') cannot be loaded ({failure(exc)}){todo}."
             ) from None
 
     def load(self, name: str, where: str | None = None) -> Any:

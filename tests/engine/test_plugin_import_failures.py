@@ -81,3 +81,27 @@ def test_a_run_with_an_exiting_adapter_stops_in_one_sentence(installed: Path, ru
         "ERROR: --lsrb-adapter: the adapter 'exits' of badplug 1.0 (entry point 'exits_mod:Adapter') "
         "cannot be loaded (it called sys.exit(3) while being imported)."
     )
+
+
+def test_a_metric_plug_in_that_exits_names_itself_not_the_gate_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every run reads the installed metrics (summary.json writes them): a broken one stops the
+    run in one sentence that says so and what to do, not one blaming gate options never given."""
+    from pytest_lsrb.engine.metric import all_metrics
+
+    install_distribution(
+        tmp_path / "site",
+        "badmetric",
+        "[pytest_lsrb.metrics]\nmae = badmetric_mod:MAE\n",
+        {"badmetric_mod": "import sys\nsys.exit(3)\n"},
+        monkeypatch,
+    )
+    with pytest.raises(LsrbUsageError) as err:
+        all_metrics()
+    text = sentence(err)
+    assert text.startswith(  # (one sentence)
+        "the installed metric plug-ins, which every run reads: the metric 'mae' of badmetric"
+    )
+    assert text.endswith("(it called sys.exit(3) while being imported): fix or uninstall badmetric.")
+    assert "--lsrb-min" not in text
