@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from pytest_lsrb.engine.suite import SuiteSpec
     from pytest_lsrb.engine.task import AttemptContext, Judgement, SummaryAccumulator, Task
     from pytest_lsrb.engine.verifier import (
+        Domain,
         VerificationResult,
         Verifier,
         VerifierConfig,
@@ -88,6 +89,7 @@ _EXPORTS = {
     "stream_jsonl": "pytest_lsrb.core.rows",
     # a verifier
     "Verifier": "pytest_lsrb.engine.verifier",
+    "Domain": "pytest_lsrb.engine.verifier",
     "VerifierConfig": "pytest_lsrb.engine.verifier",
     "VerificationResult": "pytest_lsrb.engine.verifier",
     "verification_fields": "pytest_lsrb.engine.verifier",
@@ -139,6 +141,7 @@ __all__ = [
     "Case",
     "DiscoveryMethod",
     "DiscoveryResult",
+    "Domain",
     "EquationError",
     "GenerationRequest",
     "GenerationResult",

@@ -26,7 +26,7 @@ STABLE = {
     "Task", "AttemptContext", "Judgement", "SummaryAccumulator", "SuiteSpec", "AttemptFields",
     "AttemptRecord", "stream_jsonl",
     # a verifier
-    "Verifier", "VerifierConfig", "VerificationResult", "verification_fields",
+    "Verifier", "VerifierConfig", "VerificationResult", "verification_fields", "Domain",
     # a metric
     "Metric", "every", "answered", "judged",
     # options

@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 from lsrb_mcmath.rows import McRow
-from pytest_lsrb import VerificationResult, Verifier
+from pytest_lsrb import Domain, VerificationResult, Verifier
 
 
 class ExactMatchVerifier(Verifier[McRow]):
     mode = "mcmath_exact"
     # outcome -> whose it is: model, environment or harness (None: not a failure)
-    outcomes: ClassVar[dict[str, str | None]] = {
+    outcomes: ClassVar[dict[str, Domain | None]] = {
         "correct": None,
         "wrong_answer": "model",
         "no_letter": "model",
