@@ -91,10 +91,13 @@ def test_report_shows_methods_side_by_side_with_the_analyses(run_suite: Any, tmp
     assert lines[-1].startswith("wrote ")
     section = html[html.index("<section id='methods'>") :]
     assert "direct · mock" in section and "sga · mock" in section
-    assert section.count("<figure>") == 4
+    # Fig. 4 needs an LSR-Transform and a Feynman set; with one synth group it is not drawn as an
+    # empty panel (#50 item 5), and one line says which and why.
+    assert section.count("<figure>") == 3
     for title in ("Search progress", "Fig. 5", "Fig. 6"):
         assert title in section
-    assert "Fig. 4 needs both" in section
+    assert "Not drawn, no data in these runs: Complexity" in section
+    assert "Fig. 4 needs symbolic verdicts on both" in section
 
 
 def test_lsrb_report_prints_table1_in_the_papers_layout(
