@@ -45,7 +45,7 @@ LOG_FOLDER: Final = ("logs", "process_single_sorry")
 _SAFE_ID: Final = re.compile(r"[A-Za-z0-9_.-]{1,200}")
 # SorryDB's runner writes `"{n} succeeded, {m} failed out of {k} attempts"` and `<name>_pass_at_{k}`.
 _OUT_OF: Final = re.compile(r"out of (\d+) attempts")
-_PASS_AT: Final = re.compile(r"_pass_at_(\d+)$")
+PASS_AT_SUFFIX: Final = re.compile(r"_pass_at_(\d+)$")
 # A log line of SorryDB's runner: `[2025-12-19 20:15:45] [INFO] ...`.
 _LOG_LINE: Final = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] \[", re.M)
 _RESPONSE: Final = re.compile(r"\] (?:Full LLM response|\[Iteration \d+\] LLM response):\n")
@@ -80,7 +80,7 @@ class SorryResult(BaseModel):
 
     def k(self) -> int:
         """How many attempts its runner made (`pass_at_k` in its name, `out of k` in its message)."""
-        for pattern, text in ((_PASS_AT, self.strategy_name), (_OUT_OF, self.verification_message)):
+        for pattern, text in ((PASS_AT_SUFFIX, self.strategy_name), (_OUT_OF, self.verification_message)):
             found = pattern.search(text or "")
             if found:
                 return min(MAX_ATTEMPTS, int(found.group(1)))

@@ -51,7 +51,7 @@ from pytest_lsrb.tactic.lean.splice import block_at
 from pytest_lsrb.tactic.records import TacticAttemptRecord
 from pytest_lsrb.tactic.rows import TacticRow
 from pytest_lsrb.tactic.sorrydb import write_index
-from pytest_lsrb.tactic.sorrydb_results import Experiment, SorryResult, read_experiment
+from pytest_lsrb.tactic.sorrydb_results import PASS_AT_SUFFIX, Experiment, SorryResult, read_experiment
 
 SUITE: Final = "goal_to_tactic_proposal_v1"
 RECORDED_MODE: Final = "sorrydb_recorded"  # the verdicts of an imported run are SorryDB's
@@ -242,11 +242,12 @@ def _config(experiment: Experiment, index: Path, samples: int) -> RunConfig:
     suite = load_suite(find_suite(SUITE))
     config = resolve(lambda _name: None, suite, suite.root)
     strategy = experiment.settings.get("strategy") or {}
-    name = str(strategy.get("name") or "unknown")
+    named = _named_by_results(experiment)
+    name = str(strategy.get("name") or (named[0] if named else "unknown"))
     values = {
         **config.values,
-        "adapter": f"sorrydb/{name}",
-        "model": _model_of(strategy) or name,
+        "adapter": name if name.startswith("sorrydb/") else f"sorrydb/{name}",  # (a re-import)
+        "model": _model_of(strategy) or (named[1] if named else name),
         "samples": samples,
         "answer": "proof",
         "prompt": "sorrydb",
@@ -254,6 +255,22 @@ def _config(experiment: Experiment, index: Path, samples: int) -> RunConfig:
         "index": str(index),
     }
     return dataclasses.replace(config, values=values)
+
+
+def _named_by_results(experiment: Experiment) -> tuple[str, str] | None:
+    """(strategy, model) from the results' one `strategy_name` when no run summary names them: a
+    result list alone. SorryDB's runner writes `<strategies>_pass_at_<k>`; `lsrb export sorrydb`
+    writes `<adapter>:<model>_pass_at_<k>`, read back as that adapter and model. None when the
+    results name no strategy, or several."""
+    names = {PASS_AT_SUFFIX.sub("", r.strategy_name) for r in experiment.results if r.strategy_name}
+    names.discard("error")  # SorryDB's runner names a result that crashed "error"
+    if len(names) != 1:
+        return None
+    (name,) = names
+    if not name or len(name) > 200:
+        return None
+    adapter, colon, model = name.partition(":")
+    return (adapter, model) if colon and adapter and model else (name, name)
 
 
 def _model_of(strategy: Mapping[str, Any]) -> str | None:
@@ -290,6 +307,9 @@ def result_records(
     for index, (proof, verified) in enumerate(result.attempts(samples)):
         raw = response if response is not None and index == 0 else proof
         answer = read_answer(raw, "proof")
+        # SorryDB counts a result's tokens over all its attempts: the totals stand on the first
+        # attempt's record, so the run's (and a re-export's) sums are SorryDB's.
+        tokens = (result.input_tokens, result.output_tokens) if index == 0 else (None, None)
         record: dict[str, Any] = {
             "record_schema_version": 1,
             "suite": run["suite"],
@@ -300,6 +320,8 @@ def result_records(
             "adapter": run["adapter"],
             "model": run["model"],
             "raw_output": excerpt(raw, RECORD_TEXT),
+            "prompt_tokens": tokens[0],
+            "completion_tokens": tokens[1],
             "tactic": answer.tactic,
             "proposal": answer.tactic,
             "valid": answer.valid,

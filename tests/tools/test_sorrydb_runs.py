@@ -193,6 +193,20 @@ def test_export_then_import_gives_the_same_proofs(tmp_path: Path) -> None:
         assert lsrb("import", "sorrydb-results", str(exported), "-o", str(back), cwd=tmp_path).returncode == 0
         before = {r["item_id"]: r for r in attempts(tmp_path / run) if r["sample_index"] == 0}
         after = {r["item_id"]: r for r in attempts(back) if r["sample_index"] == 0}
+        # a result list alone (no run_summary.json) is named by its results' strategy_name, and
+        # SorryDB's token counts per sorry come back whole
+        header = json.loads((tmp_path / run / "run.json").read_text())["config"]
+        again = json.loads((back / "run.json").read_text())["config"]
+        assert (again["adapter"], again["model"]) == (
+            header["adapter"] if run == "imported" else f"sorrydb/{header['adapter']}",
+            header["model"] or "default",  # (export names a run without a model `default`)
+        )
+        for field, ours in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
+            assert [r[field] for r in results] == [
+                sum(r[ours] or 0 for r in attempts(back) if r["item_id"] == item) or None for item in before
+            ], field
+        if run == "imported":
+            assert [r["input_tokens"] for r in results] == [1817, None, None]
         for item, result in zip(before, results, strict=True):
             proof = result["proof"]
             if run == "imported":  # the verified proofs SorryDB recorded, and nothing for the rest
