@@ -100,11 +100,18 @@ def test_every_call_failing_is_the_commonest_failure_of_every_search(method: str
         kind = "timeout" if n % 3 == 0 else "server_error"
         return GenerationResult.failure(kind, f"failure {n}", 1.0)
 
-    # LaSR at the reference's settings searches for minutes; its calls come in the first seconds
-    options = {"sr_time_limit": 30.0} if method == "lasr" else None
-    result = get_method(method).discover(
-        make_problem(), ScriptedAdapter(answer), SamplingConfig(), 1, 6, options=options
-    )
+    if method == "lasr":  # at the reference's settings LaSR searches for minutes: a small search
+        from pytest_lsrb.srbench.methods.evolution import EvolutionConfig
+        from pytest_lsrb.srbench.methods.lasr import LaSRConfig, LaSRRun
+
+        # one concept call per iteration (every call fails, so no prompt_evol follows): 8 iterations
+        # spend the budget of 6, as a whole search would, in well under a second
+        small = EvolutionConfig(iterations=8, populations=2, population_size=12, cycles=30)
+        config = LaSRConfig(budget=6, evolution=small)
+        result = LaSRRun(make_problem(), ScriptedAdapter(answer), SamplingConfig(), 1, config).run()
+        assert result.model_calls == 6
+    else:
+        result = get_method(method).discover(make_problem(), ScriptedAdapter(answer), SamplingConfig(), 1, 6)
     assert result.generation_error_kind == "server_error"
     calls = result.model_calls
     assert result.generation_error_message == (

@@ -4,8 +4,6 @@ them in `usage`), keeps its best equation and says why it stopped, like the time
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from lsrb_testing import sin_problem
 
@@ -55,18 +53,22 @@ def test_a_search_stops_at_its_token_budget_and_keeps_its_best(name: str) -> Non
 
 
 def test_lasr_falls_back_to_its_symbolic_operators_once_the_tokens_are_spent() -> None:
-    """LaSR's LLM operators are drawn at random (llm_weight); within 3 s they are drawn ~19 times
-    on this problem without a cap (and with it only the first is asked)."""
-    options: dict[str, Any] = {"sr_time_limit": 3.0}
+    """LaSR asks the model after each iteration (its concept calls) and at random inside one
+    (llm_weight); a small search of 8 iterations asks it at least 8 times without a cap, and with
+    it only the first call is made while the symbolic search goes on to its last iteration."""
+    from pytest_lsrb.srbench.methods.evolution import EvolutionConfig
+    from pytest_lsrb.srbench.methods.lasr import LaSRConfig, LaSRRun
+
+    small = EvolutionConfig(iterations=8, populations=2, population_size=12, cycles=30)
     free = Reporting()
-    get_method("lasr").discover(sin_problem(), free, SamplingConfig(), seed=1, budget=50, options=options)
+    LaSRRun(sin_problem(), free, SamplingConfig(), 1, LaSRConfig(budget=50, evolution=small)).run()
     capped = Reporting()
-    result = get_method("lasr").discover(
-        sin_problem(), capped, SamplingConfig(), seed=1, budget=50, options={**options, "sr_token_budget": 1}
-    )
-    assert free.calls > 1
+    config = LaSRConfig(budget=50, token_budget=1, evolution=small)
+    result = LaSRRun(sin_problem(), capped, SamplingConfig(), 1, config).run()
+    assert free.calls >= 8
     assert capped.calls == 1 and result.model_calls == 1
     assert result.found  # the symbolic search went on to its own end
+    assert result.extra.get("stop_reason") != "time_limit"
 
 
 def test_without_reported_usage_nothing_is_counted() -> None:
