@@ -149,7 +149,15 @@ class RunOutput:
         line that does not decode stops the run like a refused write, naming the line.
         """
         path = self.writer.path
-        with path.open("rb") as fh:
+        try:
+            fh = path.open("rb")
+        except OSError as exc:  # `rm -rf` of the run folder while the workers write it
+            self.write_error = self.write_error or (
+                f"cannot read {path}: {exc.strerror or exc}; was the run's folder deleted or moved "
+                "while it ran? The run stops here; what it wrote is wherever the folder went."
+            )
+            return
+        with fh:
             # up to the size it has now (a device such as /dev/full would read forever)
             left = os.fstat(fh.fileno()).st_size - self.followed
             fh.seek(self.followed)
