@@ -379,7 +379,7 @@ def test_judge_agreement_help_names_every_shipped_set(capsys) -> None:
     """`--pairs`'s help named dev, heldout and fresh only, though the docs score the adversarial
     sets with it (`--pairs adversarial_heldout`): the help reads the one list of shipped sets."""
     from pytest_lsrb.cli import main
-    from pytest_lsrb.srbench.scoring.agreement import SETS
+    from pytest_lsrb.srbench.scoring.agreement_options import SETS
 
     with pytest.raises(SystemExit) as done:
         main(["srbench", "judge-agreement", "--help"])
