@@ -13,7 +13,7 @@ from pytest_lsrb.adapters.base import (
     SamplingConfig,
 )
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.registry import ADAPTERS_GROUP, Registry
+from pytest_lsrb.core.registry import ADAPTERS_GROUP, Registry, refuse_unfit
 
 # `--lsrb-adapter NAME`: a built-in, an entry point of `pytest_lsrb.adapters`, or a spec.
 ADAPTERS = Registry(
@@ -31,19 +31,11 @@ ADAPTERS = Registry(
 )
 
 
-def refuse_non_adapter(cls: object, name: str) -> None:
-    """A usage error when what `--lsrb-adapter NAME` loads is not an `Adapter` subclass."""
-    if not (isinstance(cls, type) and issubclass(cls, Adapter)):
-        raise LsrbUsageError(
-            f"--lsrb-adapter: '{name}' is not a subclass of pytest_lsrb.adapters.base.Adapter."
-        )
-
-
 def create_adapter(config: AdapterConfig) -> Adapter:
     """The adapter `--lsrb-adapter` names, made with `config` (behind the response cache when
     `--lsrb-cache-dir` is given and the adapter is `cacheable`)."""
     cls = ADAPTERS.load(config.name)
-    refuse_non_adapter(cls, config.name)
+    refuse_unfit(cls, Adapter, where=ADAPTERS.where, name=config.name)
     adapter: Adapter = cls(config)
     if config.cache_dir and adapter.cacheable:
         from pathlib import Path

@@ -96,6 +96,31 @@ def load_spec(spec: str, *, where: str) -> Any:
     return found
 
 
+def refuse_unfit(cls: object, base: type, *, where: str, name: str) -> None:
+    """One rule for every plug point's class: what a name loads must be a subclass of the plug
+    point's public base (`pytest_lsrb.Task`, `Adapter`, `Verifier`, `DiscoveryMethod`) that
+    writes every member its bases leave abstract; else one sentence naming what is wrong, before
+    any model call (never a `TypeError` from making it)."""
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise LsrbUsageError(f"{where}: '{name}' is not a subclass of pytest_lsrb.{base.__name__}.")
+    missing = sorted(getattr(cls, "__abstractmethods__", ()))
+    if missing:
+        # The base that asks for them (an `HttpAdapter` asks more than an `Adapter`).
+        owner = next(
+            (
+                c
+                for c in cls.__mro__[1:]
+                if c.__module__.startswith("pytest_lsrb.")
+                and set(missing) & set(getattr(c, "__abstractmethods__", ()))
+            ),
+            base,
+        )
+        raise LsrbUsageError(
+            f"{where}: '{name}' does not write {', '.join(missing)}, which every subclass of "
+            f"pytest_lsrb.{owner.__name__} must."
+        )
+
+
 class Registry:
     """The implementations one option can name: built-ins, entry points of `group`, and specs.
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Literal, Protoc
 
 from pytest_lsrb.adapters.base import Adapter, GenerationRequest, MockAnswers, SamplingConfig
 from pytest_lsrb.core.errors import LsrbUsageError, printable
-from pytest_lsrb.core.registry import TASKS_GROUP, Registry
+from pytest_lsrb.core.registry import TASKS_GROUP, Registry, refuse_unfit
 from pytest_lsrb.core.selection import Case, SelectableRow
 from pytest_lsrb.engine.records import AttemptFields, AttemptRecord
 from pytest_lsrb.engine.verifier import Verifier
@@ -234,7 +234,6 @@ def get_task(name: str, where: str = TASKS.where) -> Task[SelectableRow]:
     with _MADE_LOCK:
         if name not in _MADE:
             cls = TASKS.load(name, where)
-            if not (isinstance(cls, type) and issubclass(cls, Task)):
-                raise LsrbUsageError(f"{where}: '{name}' is not a subclass of pytest_lsrb.engine.task.Task.")
+            refuse_unfit(cls, Task, where=where, name=name)
             _MADE[name] = cls()
         return _MADE[name]

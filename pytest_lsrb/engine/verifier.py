@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Generic, Literal, TypeVar, get_args
 
 from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.registry import VERIFIERS_GROUP, Registry
+from pytest_lsrb.core.registry import VERIFIERS_GROUP, Registry, refuse_unfit
 from pytest_lsrb.core.selection import SelectableRow
 
 RowT_contra = TypeVar("RowT_contra", bound=SelectableRow, contravariant=True)
@@ -180,8 +180,7 @@ def create_verifier(config: VerifierConfig) -> Verifier[SelectableRow]:
     """The verifier `--lsrb-verification` names (for the rows of the task that declares the mode),
     its outcome table declared first: a verifier without one is refused before any model call."""
     cls = VERIFIERS.load(config.mode)
-    if not (isinstance(cls, type) and issubclass(cls, Verifier)):
-        raise LsrbUsageError(f"{VERIFIERS.where}: '{config.mode}' is not a subclass of pytest_lsrb.Verifier.")
+    refuse_unfit(cls, Verifier, where=VERIFIERS.where, name=config.mode)
     declare_outcomes(f"{VERIFIERS.where} {config.mode}: {cls.__qualname__}", cls.outcomes)
     verifier: Verifier[SelectableRow] = cls(config)
     return verifier

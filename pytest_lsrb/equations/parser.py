@@ -348,13 +348,8 @@ class _Builder:
             raise _unsupported("len() of anything but params", node)
         args: list[ast.expr | None] = list(node.args)
         if fname == "clip":
-            args += [None] * (3 - len(args))
-            for kw in node.keywords:
-                slot = _CLIP_KEYWORDS.get(kw.arg or "")
-                if slot is None or args[slot] is not None:
-                    raise EquationError("bad_call", f"clip() got an unexpected keyword {kw.arg!r}")
-                args[slot] = kw.value
-        elif node.keywords:
+            return self.clip(node, depth)
+        if node.keywords:
             raise EquationError("bad_call", f"keyword arguments to {fname}()")
         arity = 1 if fname in _CASTS else _SUGAR_ARITY[fname]
         if len(args) != arity or any(a is None for a in args):
@@ -366,12 +361,30 @@ class _Builder:
             return values[0]
         if fname == "reciprocal":
             return Op("div", (Num(1.0), values[0]))
-        if fname == "clip":
-            x, lo, hi = values
-            return Op("minimum", (Op("maximum", (x, lo)), hi))
         x, at_zero = values  # heaviside
         zero = Num(0.0)
         return Op("where", (Op("gt", (x, zero)), Num(1.0), Op("where", (Op("lt", (x, zero)), zero, at_zero))))
+
+    def clip(self, node: ast.Call, depth: int) -> Node:
+        """`clip(x, lo, hi)` = minimum(maximum(x, lo), hi), numpy's way: a bound written as the
+        literal None is no bound (numpy 2 also takes both as None: x itself)."""
+        if len(node.args) > 3:
+            raise EquationError("bad_call", f"clip() takes 3 argument(s), got {len(node.args)}")
+        args: list[ast.expr | None] = [*node.args, None, None, None][:3]
+        for kw in node.keywords:
+            slot = _CLIP_KEYWORDS.get(kw.arg or "")
+            if slot is None or args[slot] is not None:
+                raise EquationError("bad_call", f"clip() got an unexpected keyword {kw.arg!r}")
+            args[slot] = kw.value
+        x, lo, hi = args
+        if x is None or lo is None or hi is None:
+            given = sum(a is not None for a in args)
+            raise EquationError("bad_call", f"clip() takes 3 argument(s), got {given}")
+        clipped = self.expr(x, depth)
+        for op, bound in (("maximum", lo), ("minimum", hi)):
+            if not (isinstance(bound, ast.Constant) and bound.value is None):
+                clipped = Op(op, (clipped, self.expr(bound, depth)))
+        return clipped
 
 
 def _unsupported(what: str, node: ast.AST | None = None) -> EquationError:
@@ -648,8 +661,11 @@ def parse_function_ir(
 _RUNNABLE_STATEMENTS = (ast.For, ast.While, ast.With, ast.Try)
 
 
-def _block(builder: _Builder, body: list[ast.stmt], *, top: bool = False) -> Node | None:
-    """Bind a block's assignments in `builder.env`; the value of its `return`, if it reaches one."""
+def _block(builder: _Builder, body: list[ast.stmt], *, top: bool = False, depth: int = 0) -> Node | None:
+    """Bind a block's assignments in `builder.env`; the value of its `return`, if it reaches one
+    (`depth`: the ifs it is inside, early returns included, bounded like the source's nesting)."""
+    if depth > MAX_DEPTH:
+        raise EquationError("too_complex", f"if statements nested deeper than {MAX_DEPTH} levels")
     for i, stmt in enumerate(body):
         if isinstance(stmt, ast.Return):
             if i != len(body) - 1 and top:
@@ -658,7 +674,14 @@ def _block(builder: _Builder, body: list[ast.stmt], *, top: bool = False) -> Nod
                 raise EquationError("bad_signature", "the return has no value")
             return builder.expr(stmt.value)
         if isinstance(stmt, ast.If):
-            returned = _branch(builder, stmt)
+            if _returns(stmt.body) != _returns(stmt.orelse):
+                # An early return (`if t: return a` then `return b`): the way that does not
+                # return goes on with the rest of the block, as Python does.
+                rest = body[i + 1 :]
+                stmt = ast.If(test=stmt.test, body=[*stmt.body, *rest], orelse=[*stmt.orelse, *rest])
+                ast.copy_location(stmt, body[i])
+                return _branch(builder, stmt, depth)
+            returned = _branch(builder, stmt, depth)
             if returned is not None:  # an early return: what follows never runs
                 return returned
         elif isinstance(stmt, ast.Assign):
@@ -688,7 +711,17 @@ def _block(builder: _Builder, body: list[ast.stmt], *, top: bool = False) -> Nod
     return None
 
 
-def _branch(builder: _Builder, stmt: ast.If) -> Node | None:
+def _returns(body: list[ast.stmt]) -> bool:
+    """Whether a block returns on every way through it (a `return`, or an `if` whose two ways
+    both do), read from its statements alone: what follows it never runs."""
+    return any(
+        isinstance(stmt, ast.Return)
+        or (isinstance(stmt, ast.If) and _returns(stmt.body) and _returns(stmt.orelse))
+        for stmt in body
+    )
+
+
+def _branch(builder: _Builder, stmt: ast.If, depth: int = 0) -> Node | None:
     """An `if` statement. Its test decided by constants alone (`len(params) < 3`, with the
     reference's full-length params) takes its branch; a test on parameters only is a `where` of
     both branches (they must both return, or bind the same names); a test on the data's values
@@ -696,13 +729,13 @@ def _branch(builder: _Builder, stmt: ast.If) -> Node | None:
     test = builder.expr(stmt.test)
     decided = _constant_value(test)
     if decided is not None:
-        return _block(builder, stmt.body if decided != 0 else stmt.orelse)
+        return _block(builder, stmt.body if decided != 0 else stmt.orelse, depth=depth + 1)
     if any(isinstance(n, Var) for n in dag_nodes(test)):
         raise _forbid("an if statement on the data's values (numpy cannot take an array's truth value)", stmt)
     before = dict(builder.env)
-    then_value = _block(builder, stmt.body)
+    then_value = _block(builder, stmt.body, depth=depth + 1)
     then_env, builder.env = builder.env, dict(before)
-    else_value = _block(builder, stmt.orelse)
+    else_value = _block(builder, stmt.orelse, depth=depth + 1)
     else_env = builder.env
     if then_value is not None and else_value is not None:
         return Op("where", (test, then_value, else_value))

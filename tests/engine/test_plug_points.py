@@ -103,6 +103,9 @@ class MysteryVerifier(Verifier):
 class Undeclared(Verifier):
     mode = "undeclared"
 
+    def verify(self, row, proposal, *, attempt_seed):
+        return VerificationResult(attempted=True, success=True, outcome="fine")
+
 
 class NotAVerifier:
     """The methods of one, but no `pytest_lsrb.Verifier`: refused, as a task or adapter is."""
@@ -182,7 +185,7 @@ def test_an_entry_point_loads_and_lsrb_list_names_its_package(installed: Path) -
     assert text.startswith("--lsrb-adapter: the adapter 'broken' of fakeplug 1.0 (entry point "), text
     with pytest.raises(LsrbUsageError) as wrong:
         create_adapter(AdapterConfig(name="notadapter"))
-    assert "is not a subclass of pytest_lsrb.adapters.base.Adapter" in one_sentence(wrong)
+    assert "is not a subclass of pytest_lsrb.Adapter" in one_sentence(wrong)
 
 
 def test_the_built_in_families_are_pytest_lsrbs_own_entry_points(installed: Path) -> None:
@@ -321,3 +324,64 @@ def test_a_declared_outcome_reads_back_as_declared(table: dict[str, str | None])
     with pytest.raises(LsrbUsageError, match=f"outcome '{name}' is declared"):
         declare_outcomes("law_other", {name: other})
     assert outcome_domain(name) == domain
+
+
+HALF_WRITTEN = """
+from pytest_lsrb import DiscoveryMethod, HttpAdapter, Task, Verifier
+
+
+class NoBody(HttpAdapter):
+    name = "no_body"
+    generate_path = "/v1/x"
+
+
+class NoVerify(Verifier):
+    mode = "no_verify"
+    outcomes = {"ok": None}
+
+
+class NoDiscover(DiscoveryMethod):
+    name = "no_discover"
+
+
+class NoRows(Task):
+    name = "no_rows"
+"""
+
+
+def test_a_plug_in_that_leaves_its_base_abstract_is_one_sentence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subclass that does not write what its base asks (an HttpAdapter with no request_body
+    and parse_reply, ...) is refused in one sentence naming what is missing, before any model
+    call; it was an INTERNALERROR traceback (`TypeError: Can't instantiate abstract class`)."""
+    from pytest_lsrb.engine.task import get_task
+    from pytest_lsrb.srbench.methods import get_method
+
+    (tmp_path / "half_written_zz.py").write_text(HALF_WRITTEN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    made = {
+        "--lsrb-adapter": lambda: create_adapter(AdapterConfig(name="half_written_zz:NoBody")),
+        "--lsrb-verification": lambda: create_verifier(VerifierConfig(mode="half_written_zz:NoVerify")),
+        "--lsrb-sr-method": lambda: get_method("half_written_zz:NoDiscover"),
+        "suite.toml [suite] task": lambda: get_task("half_written_zz:NoRows"),
+    }
+    texts = {}
+    for where, make in made.items():
+        with pytest.raises(LsrbUsageError) as refused:
+            make()
+        texts[where] = one_sentence(refused)
+        assert texts[where].startswith(f"{where}: 'half_written_zz:"), texts[where]
+    assert texts["--lsrb-adapter"] == (
+        "--lsrb-adapter: 'half_written_zz:NoBody' does not write parse_reply, request_body, "
+        "which every subclass of pytest_lsrb.HttpAdapter must."
+    )
+    assert (
+        "does not write verify, which every subclass of pytest_lsrb.Verifier must"
+        in texts["--lsrb-verification"]
+    )
+    assert (
+        "does not write discover, which every subclass of pytest_lsrb.DiscoveryMethod must"
+        in texts["--lsrb-sr-method"]
+    )
+    assert "which every subclass of pytest_lsrb.Task must" in texts["suite.toml [suite] task"]

@@ -38,6 +38,19 @@ RUNNABLE = {
     "params_branch_bind": (
         "    if params[2] < 0.5:\n        y = x\n    else:\n        y = v\n    return params[0] * y"
     ),
+    # numpy's one-sided clip: a bound of None is no bound
+    "clip_one_sided": "    return np.clip(params[0] * x, None, 0.5) + np.clip(v, a_min=0.0, a_max=None)",
+    "clip_no_bound": "    return np.clip(params[0] * x, None, None)",
+    # an early return: the if's other way is the rest of the block
+    "early_return": "    if params[0] > 0:\n        return params[1] * x\n    return v",
+    "early_returns_chained": (
+        "    y = params[1] * x\n    if params[0] > 0.5:\n        return y\n    y = y + v\n"
+        "    if params[2] < 0:\n        if params[3] > 0:\n            return y * v\n"
+        "        else:\n            return y - v\n    return y + 1.0"
+    ),
+    "early_return_in_else": (
+        "    if params[0] > 0:\n        y = x\n    else:\n        return v * params[1]\n    return y * y"
+    ),
 }
 
 
@@ -97,7 +110,7 @@ def test_heaviside_is_numpys_heaviside(x: float, h0: float) -> None:
         ("    return np.sinc(x) * params[0]", "unsupported_form"),
         ("    return round(x) * params[0]", "unsupported_form"),
         ("    return np.array([x, v])[0]", "forbidden_construct"),
-        ("    if params[0] > 0:\n        return x\n    y = v\n    return y", "unsupported_form"),
+        ("    if params[0] > 0:\n        return x\n    y = v", "unsupported_form"),  # returns None
         # the model's own errors: the reference fails on them too
         ("    return np.frobnicate(x)", "unknown_name"),  # AttributeError in numpy
         ("    if x > 0:\n        return x\n    return v", "forbidden_construct"),  # ambiguous truth value
@@ -110,6 +123,15 @@ def test_refusals_say_whose_they_are(body: str, kind: str) -> None:
     with pytest.raises(EquationError) as err:
         parse_function(HEADER + body, VARS)
     assert err.value.kind == kind, err.value
+
+
+def test_a_long_chain_of_early_returns_is_too_complex_not_a_crash() -> None:
+    # each early return nests the rest of the block in its if: 500 of them (under the source
+    # limit) recursed past Python's limit before that nesting was bounded
+    body = "".join(f"    if params[{i % 10}] > {i % 10}: return x\n" for i in range(500))
+    with pytest.raises(EquationError) as err:
+        parse_function(HEADER + body + "    return v\n", VARS)
+    assert err.value.kind == "too_complex" and "nested deeper than" in str(err.value), err.value
 
 
 def test_a_guard_that_always_raises_under_the_references_params_is_the_models() -> None:

@@ -373,3 +373,17 @@ def test_a_users_pairs_file_is_judged_by_its_own_labels(tmp_path, capsys) -> Non
     }
     assert table == {"mine": "1y/1n", "theirs": "no"}
     assert "sympy: 2 false accepts, 0 undecided" in out
+
+
+def test_judge_agreement_help_names_every_shipped_set(capsys) -> None:
+    """`--pairs`'s help named dev, heldout and fresh only, though the docs score the adversarial
+    sets with it (`--pairs adversarial_heldout`): the help reads the one list of shipped sets."""
+    from pytest_lsrb.cli import main
+    from pytest_lsrb.srbench.scoring.agreement_options import SETS
+
+    with pytest.raises(SystemExit) as done:
+        main(["srbench", "judge-agreement", "--help"])
+    assert done.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{', '.join(SETS)} (the shipped sets)" in out, out
+    assert {"adversarial", "adversarial_heldout"} <= set(SETS)

@@ -12,8 +12,7 @@ import importlib
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from pytest_lsrb.core.errors import LsrbUsageError
-from pytest_lsrb.core.registry import METHODS_GROUP, Registry
+from pytest_lsrb.core.registry import METHODS_GROUP, Registry, refuse_unfit
 
 if TYPE_CHECKING:
     from pytest_lsrb.srbench.methods.base import TASK_NAME, DiscoveryMethod, DiscoveryResult
@@ -41,8 +40,7 @@ def get_method(name: str) -> DiscoveryMethod:
     from pytest_lsrb.srbench.methods.base import DiscoveryMethod
 
     cls = METHODS.load(name)
-    if not (isinstance(cls, type) and issubclass(cls, DiscoveryMethod)):
-        raise LsrbUsageError(f"{METHODS.where}: '{name}' is not a subclass of pytest_lsrb.DiscoveryMethod.")
+    refuse_unfit(cls, DiscoveryMethod, where=METHODS.where, name=name)
     method: DiscoveryMethod = cls()
     return method
 

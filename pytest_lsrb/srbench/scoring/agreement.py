@@ -24,13 +24,12 @@ from pytest_lsrb.core.bounded import Budget, call_bounded, preload
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.equations import EquationError, Program, parse_expression
 from pytest_lsrb.srbench.limits import SYMBOLIC_BUDGET
-from pytest_lsrb.srbench.scoring.agreement_options import MEASURED, PAIRS_DIR
+from pytest_lsrb.srbench.scoring.agreement_options import MEASURED, PAIRS_DIR, SETS
 from pytest_lsrb.srbench.scoring.symbolic import SymbolicVerdict, symbolic_match
 
 preload("pytest_lsrb.srbench.scoring.symbolic")
 # `adversarial` and its blind third `adversarial_heldout` (issue #48): function swaps, narrow-domain
 # approximations, PySR floats, rows on a line (tests/srbench/data/build_adversarial_pairs.py).
-SETS: Final = ("dev", "heldout", "fresh", "adversarial", "adversarial_heldout")
 # Categories the builders label "not the same form". Only the builders' own reading: what a pair
 # is labelled, and so what a false accept is, comes from each pair's own `label` (a user's file
 # may put any label under any category name).
@@ -87,7 +86,7 @@ class Pair:
 
 
 def load_pairs(which: str) -> list[Pair]:
-    """A shipped set (`dev`, `heldout`, `fresh`) or a JSONL file of pairs in the same shape."""
+    """A shipped set (`SETS`) or a JSONL file of pairs in the same shape."""
     path = PAIRS_DIR / f"{which}.jsonl" if which in SETS else Path(which)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()

@@ -10,11 +10,13 @@ from typing import Any, Final
 PAIRS_DIR: Final = Path(__file__).with_name("judge_pairs")
 MEASURED: Final = PAIRS_DIR / "agreement.json"
 JUDGES: Final = ("sympy", "llm", "both")
+# The shipped labelled sets (`--pairs NAME`), each PAIRS_DIR / NAME.jsonl.
+SETS: Final = ("dev", "heldout", "fresh", "adversarial", "adversarial_heldout")
 
 
 def add_agreement_arguments(parser: Any) -> None:
     parser.add_argument(
-        "--pairs", default="dev", help="dev, heldout, fresh (the shipped sets) or a JSONL file of pairs"
+        "--pairs", default="dev", help=f"{', '.join(SETS)} (the shipped sets) or a JSONL file of pairs"
     )
     parser.add_argument(
         "--lsrb-sr-judge",
