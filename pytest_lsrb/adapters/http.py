@@ -61,6 +61,9 @@ T = TypeVar("T")
 MESSAGE_LIMIT = 300  # characters of a provider's error message kept in a record
 OUTAGE_MARGIN_S = 0.05  # a call waiting out an outage wakes just past its window's end
 OUTAGE_GRACE_S = 0.5  # a call's own retry window outlasts the run's outage window by this
+# A check before the run (the model list) answers at once on any live server; a wedged one (it
+# accepts, never answers) must not hold the start for two whole --lsrb-timeouts, silently.
+CHECK_TIMEOUT_S = 15.0
 MAX_BODY_BYTES = 16 * 1024 * 1024  # a chat answer is kilobytes; more is a broken or hostile server
 
 
@@ -247,8 +250,14 @@ class HttpEndpoint:
 
     # -- one request ---------------------------------------------------------------------------
 
-    def _once(self, method: str, path: str, payload: Any, parse: Callable[[Any], T]) -> T | Failure:
-        received = self._receive(method, path, payload)
+    def check_timeout(self) -> float:
+        """The timeout of a check before the run: `--lsrb-timeout`, at most CHECK_TIMEOUT_S."""
+        return min(self.timeout_s, CHECK_TIMEOUT_S)
+
+    def _once(
+        self, method: str, path: str, payload: Any, parse: Callable[[Any], T], timeout_s: float | None = None
+    ) -> T | Failure:
+        received = self._receive(method, path, payload, timeout_s)
         if isinstance(received, Failure):
             return received
         response, body = received
@@ -274,11 +283,18 @@ class HttpEndpoint:
         except RecursionError:  # parsed, but too deep for the parser's walk over it
             return Failure("bad_response", "not usable JSON (nested too deeply)", status=status)
 
-    def _receive(self, method: str, path: str, payload: Any) -> tuple[httpx.Response, bytes] | Failure:
-        """The response and its whole body, within `timeout_s` in all (not just per read)."""
-        deadline = time.monotonic() + self.timeout_s
+    def _receive(
+        self, method: str, path: str, payload: Any, timeout_s: float | None = None
+    ) -> tuple[httpx.Response, bytes] | Failure:
+        """The response and its whole body, within `timeout_s` (default: the endpoint's) in all
+        (not just per read)."""
+        limit = self.timeout_s if timeout_s is None else timeout_s
+        deadline = time.monotonic() + limit
+        own: dict[str, Any] = (
+            {} if timeout_s is None else {"timeout": httpx.Timeout(limit, connect=min(limit, 10.0))}
+        )
         try:
-            with self.client.stream(method, path, json=payload) as response:
+            with self.client.stream(method, path, json=payload, **own) as response:
                 chunks: list[bytes] = []
                 size = 0
                 for chunk in response.iter_bytes():  # decoded: the cap also stops a zip bomb
@@ -293,12 +309,11 @@ class HttpEndpoint:
                     if time.monotonic() > deadline:
                         return Failure(
                             "timeout",
-                            f"the answer took longer than {self.timeout_s:g}s "
-                            "in all (the server sends it too slowly)",
+                            f"the answer took longer than {limit:g}s in all (the server sends it too slowly)",
                         )
                 return response, b"".join(chunks)
         except httpx.TimeoutException as exc:
-            return Failure("timeout", f"no answer within {self.timeout_s:g}s ({type(exc).__name__})")
+            return Failure("timeout", f"no answer within {limit:g}s ({type(exc).__name__})")
         except httpx.ConnectError as exc:  # refused (or no such host): nothing answered at all
             return Failure("connection", clip(self.redact(f"{type(exc).__name__}: {exc}")), refused=True)
         except httpx.HTTPError as exc:  # reset, closed mid-body, bad URL
@@ -320,12 +335,14 @@ class HttpEndpoint:
         retry_kinds: frozenset[str] = RETRYABLE_GENERATION_KINDS,
         admission: Admission | None = None,
         watch_outage: bool = True,
+        timeout_s: float | None = None,
     ) -> Outcome[T]:
         """Send until success, a non-retryable failure (a kind not in `retry_kinds`), the retry
         cap, or the end of the server's outage window; never raises. `admission`: the run's
         budget, asked for each request sent while its permit is held (see `adapters.concurrency`).
         `watch_outage`: whether this call tells and follows the server's outage state (a
-        generation call does; a check before the run does not)."""
+        generation call does; a check before the run does not). `timeout_s`: each request's, in
+        place of the endpoint's (a check's, `check_timeout`)."""
         policy = self.retry if max_retries is None else replace(self.retry, max_retries=max_retries)
         # (--lsrb-retry-time 0: no retries, so no outage either: each call fails on its own)
         outage = self.outage if watch_outage and policy.total_s > 0 else None
@@ -360,7 +377,7 @@ class HttpEndpoint:
                 sent_at = time.time()
                 result: T | Failure = Failure("connection", "no answer")
                 try:
-                    result = self._once(method, path, payload, parse)
+                    result = self._once(method, path, payload, parse, timeout_s)
                     if isinstance(result, Failure) and result.kind in FATAL_GENERATION_KINDS:
                         # Stop before the permit goes back: a waiting request must not be sent after it.
                         self._go_fatal(result)

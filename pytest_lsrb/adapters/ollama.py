@@ -83,7 +83,14 @@ class OllamaAdapter(HttpAdapter):
     def check(self) -> None:
         url = self.http.shown_url
         outcome = self.http.call(
-            "GET", "/api/tags", None, parse=parse_tags, seed=0, max_retries=1, watch_outage=False
+            "GET",
+            "/api/tags",
+            None,
+            parse=parse_tags,
+            seed=0,
+            max_retries=1,
+            watch_outage=False,
+            timeout_s=self.http.check_timeout(),
         )
         if outcome.failure is not None:
             failure = outcome.failure

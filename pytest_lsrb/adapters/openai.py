@@ -136,7 +136,14 @@ class OpenAIAdapter(Adapter):
     def _check_model(self) -> None:
         url = self.http.shown_url
         outcome = self.http.call(
-            "GET", "/models", None, parse=parse_models, seed=0, max_retries=1, watch_outage=False
+            "GET",
+            "/models",
+            None,
+            parse=parse_models,
+            seed=0,
+            max_retries=1,
+            watch_outage=False,
+            timeout_s=self.http.check_timeout(),
         )
         failure = outcome.failure
         if failure is not None:

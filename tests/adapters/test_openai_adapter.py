@@ -152,3 +152,29 @@ def test_bodies_missing_the_promised_fields_are_bad_responses(body: object) -> N
     assert info.value.kind == (
         "server_error" if isinstance(body, dict) and "error" in body else "bad_response"
     )
+
+
+@pytest.mark.parametrize("name", ["openai", "ollama"])
+def test_the_check_of_a_server_that_never_answers_does_not_wait_out_the_run_timeout(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wedged server (it accepts, and never answers) held the start for two whole
+    `--lsrb-timeout`s (240 s by default) with nothing printed; the model list is asked with
+    the check's own short timeout, then one sentence."""
+    import socket
+
+    from pytest_lsrb.adapters import http
+
+    monkeypatch.setattr(http, "CHECK_TIMEOUT_S", 0.3)
+    with socket.socket() as wedged:
+        wedged.bind(("127.0.0.1", 0))
+        wedged.listen(8)  # connections complete in the backlog; nothing reads or answers
+        url = f"http://127.0.0.1:{wedged.getsockname()[1]}"
+        adapter = create_adapter(quick_config(name, url, timeout_s=3.0))
+        try:
+            with pytest.raises(LsrbUsageError) as refused:
+                adapter.check()
+        finally:
+            adapter.close()
+    assert "cannot reach" in str(refused.value) or "no answer" in str(refused.value)
+    assert "within 0.3s" in str(refused.value), str(refused.value)
