@@ -27,9 +27,11 @@ tests/integration/test_outage_runs.py.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -161,7 +163,7 @@ class Outage:
                 self._state = box[0]
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = open_nofollow(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # never through a link
+            fd = open_regular(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # never through a link
             with os.fdopen(fd, "r+", encoding="utf-8") as handle:
                 with contextlib.suppress(ImportError, OSError):
                     import fcntl
@@ -218,6 +220,18 @@ class Outage:
         return time_left(self.state().since, self.clock(), self.window_s)
 
 
+def open_regular(path: Path, flags: int, mode: int = 0o666) -> int:
+    """`open_nofollow`, refusing anything but a plain file (OSError): a named pipe planted there
+    would block the open, and then every read, for good."""
+    fd = open_nofollow(path, flags | getattr(os, "O_NONBLOCK", 0), mode)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a plain file", str(path))
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return fd
+
+
 def _read(handle: Any) -> Down:
     handle.seek(0)
     text = handle.read(MAX_BYTES)
@@ -244,7 +258,7 @@ def read_state(folder: Path) -> Down | None:
     if not os.access(path, os.F_OK):
         return None
     try:
-        fd = open_nofollow(path, os.O_RDONLY)
+        fd = open_regular(path, os.O_RDONLY)
     except OSError:
         return None
     with os.fdopen(fd, "r", encoding="utf-8") as handle:

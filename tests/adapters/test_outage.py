@@ -6,6 +6,7 @@ tests/integration/test_outage_runs.py."""
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 import threading
@@ -163,6 +164,27 @@ def test_the_state_is_never_written_through_a_symlink(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         Outage("u", 1.0, tmp_path / "run").failed(time.time())
     assert victim.read_text() == "keep" and read_state(tmp_path / "run") is None
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_planted_as_the_state_file_never_blocks_a_reader_or_a_writer(tmp_path: Path) -> None:
+    """Opening a FIFO for reading waits for a writer that never comes: the check before each
+    attempt (and the status line) hung the run for good."""
+    os.mkfifo(tmp_path / OUTAGE_FILE)
+    seen: list[object] = []
+
+    def look() -> None:
+        seen.append(read_state(tmp_path))
+        try:
+            Outage("u", 1.0, tmp_path).failed(time.time())
+        except OSError as exc:
+            seen.append(exc)
+
+    reader = threading.Thread(target=look, daemon=True)
+    reader.start()
+    reader.join(10)
+    assert not reader.is_alive(), "blocked on the named pipe"
+    assert seen[0] is None and isinstance(seen[1], OSError)
 
 
 def test_threads_noting_failures_and_answers_at_once_leave_a_readable_state(tmp_path: Path) -> None:
