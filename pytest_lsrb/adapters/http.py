@@ -334,6 +334,7 @@ class HttpEndpoint:
         first_failure: float | None = None  # the retry time counts from here
         token = object()  # this call's entry on the WAITING board
         sent = 0
+        last: Failure | None = None  # this call's latest failure
         try:
             while True:
                 # Another thread met a quota/auth refusal, or the run is ending: send nothing more.
@@ -343,6 +344,10 @@ class HttpEndpoint:
                 queued = time.perf_counter()
                 if not self.limit.acquire(self.state.stop, CURRENT.get()):  # in test order
                     continue  # stopped while waiting for a permit: the check above says why
+                if outage is not None and outage.over():  # it ended while this call queued
+                    self.limit.release(NOT_SENT)
+                    unsent = Failure("connection", "not sent: the run is stopping")
+                    return self._outcome(None, self._down(last or unsent, outage.state().since), sent, start)
                 if admission is not None and (admitted := admission.enter(self.lease_s)) is not True:
                     self.limit.release(NOT_SENT)  # never wait for the budget holding a permit
                     start += time.perf_counter() - queued
@@ -372,6 +377,7 @@ class HttpEndpoint:
                     outage.answered()  # an answer, or an error the server chose to send: it is up
                 if not isinstance(result, Failure):
                     return self._outcome(result, None, sent, start)
+                last = result
                 if result.kind in FATAL_GENERATION_KINDS or result.kind not in retry_kinds:
                     return self._outcome(None, result, sent, start)
                 down = outage.failed(sent_at) if outage is not None and transient else None

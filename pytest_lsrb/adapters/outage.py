@@ -248,6 +248,11 @@ def read_state(folder: Path) -> Down | None:
     except OSError:
         return None
     with os.fdopen(fd, "r", encoding="utf-8") as handle:
+        # shared: a writer truncates, then writes; read between the two, the file says "up"
+        with contextlib.suppress(ImportError, OSError):
+            import fcntl
+
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
         return _read(handle)
 
 

@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
+from pytest_lsrb.adapters.outage import OUTAGE_FILE
 from pytest_lsrb.core.errors import FATAL_GENERATION_KINDS, LsrbUsageError, OutputWriteError
 from pytest_lsrb.core.nofollow import linked_names
 from pytest_lsrb.core.rows import describe_validation_error
 from pytest_lsrb.engine.cost import parse_price, summary_cost
 from pytest_lsrb.engine.outcomes import INFRASTRUCTURE, judgement, status
 from pytest_lsrb.engine.records import AttemptRecord, record_key
+from pytest_lsrb.engine.stop import STOP_FILE
 from pytest_lsrb.engine.summary import SUMMARY_SCHEMA_VERSION, Summarizer, summarizer_for
 from pytest_lsrb.engine.task import Judgement, record_type_of
 from pytest_lsrb.output.files import (
@@ -147,7 +149,15 @@ class RunOutput:
         line that does not decode stops the run like a refused write, naming the line.
         """
         path = self.writer.path
-        with path.open("rb") as fh:
+        try:
+            fh = path.open("rb")
+        except OSError as exc:  # `rm -rf` of the run folder while the workers write it
+            self.write_error = self.write_error or (
+                f"cannot read {path}: {exc.strerror or exc}; was the run's folder deleted or moved "
+                "while it ran? The run stops here; what it wrote is wherever the folder went."
+            )
+            return
+        with fh:
             # up to the size it has now (a device such as /dev/full would read forever)
             left = os.fstat(fh.fileno()).st_size - self.followed
             fh.seek(self.followed)
@@ -310,17 +320,27 @@ class WorkerOutput:
 
 # What lsrb writes in a run directory (besides `.lsrb-*`: lock, ledger, stop, crash flags).
 WRITTEN_NAMES = (ATTEMPTS_FILE, RUN_FILE, SUMMARY_FILE, "gate.json", "report.html")
+# The run's state files a session removes when it opens (an earlier run's stop, its server's outage).
+CLEARED_NAMES = (STOP_FILE, OUTAGE_FILE)
 
 
 def refuse_links(out: Path) -> None:
     """A run directory holding a symbolic link named like a file lsrb writes is refused in one
     sentence before anything is written (every writer also opens without following one,
-    `core.nofollow`, which closes the gap after this look)."""
+    `core.nofollow`, which closes the gap after this look). So is a folder where the session
+    removes a file when it opens (`CLEARED_NAMES`): its unlink would end in a traceback."""
     links = linked_names(out, WRITTEN_NAMES, ".lsrb-")
     if links:
         raise LsrbUsageError(
             f"{out} holds symbolic link(s) named like files lsrb writes ({', '.join(links)}); lsrb "
             "never writes a run's file through a link: remove them, or choose another --lsrb-output-dir."
+        )
+    folders = [name for name in CLEARED_NAMES if (out / name).is_dir()]
+    if folders:
+        raise LsrbUsageError(
+            f"{out} holds a folder where lsrb keeps a file of the run ({', '.join(folders)}); lsrb "
+            "removes that file when a run opens and never removes a folder: remove it, or choose "
+            "another --lsrb-output-dir."
         )
 
 

@@ -369,6 +369,8 @@ class ControllerSession(LsrbSession):
         else:
             for _ in records:
                 pass
+        if self.output.write_error is not None and self.pytest_session is not None:
+            self.pytest_session.shouldstop = self.output.write_error  # (the workers stop too)
 
     # -- the workers ---------------------------------------------------------------------------
 

@@ -245,3 +245,61 @@ def test_no_retry_time_means_no_outage_either(tmp_path: Path) -> None:
     assert outcome.failure is not None and outcome.http_attempts == 1
     assert "has been down" not in outcome.failure.message
     assert read_state(tmp_path) is None and run_outage(tmp_path) is None
+
+
+def test_calls_queued_for_a_permit_send_nothing_once_the_outage_is_over(tmp_path: Path) -> None:
+    """A server that accepts and never answers, one request in flight at a time (the limit
+    halved to 1 by the timeouts, or a 1-slot server): once the failures span the window the
+    outage is over, and the calls still queued for the permit give up with it instead of each
+    sending one more request and waiting out its whole timeout (with `--lsrb-timeout 120`, 8
+    attempts queued meant 16 minutes after the run was already stopping)."""
+    accepted: list[float] = []
+    held: list[socket.socket] = []
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    server.settimeout(0.2)
+    done = threading.Event()
+
+    def accept() -> None:
+        while not done.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            accepted.append(time.time())
+            held.append(conn)  # read nothing, answer nothing
+
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+    policy = RetryPolicy(max_retries=1000, base_delay_s=0.02, max_delay_s=0.1, total_s=1.0)
+    http = HttpEndpoint(url, timeout_s=0.4, pool_size=8, in_flight=1, retry=policy, outage_dir=str(tmp_path))
+    messages: list[str] = []
+
+    def call(k: int) -> None:
+        outcome = http.call("POST", "/chat/completions", {}, parse=lambda d: d, seed=k)
+        assert outcome.failure is not None
+        messages.append(outcome.failure.message)
+
+    pool = [threading.Thread(target=call, args=(k,)) for k in range(6)]
+    try:
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join(30)
+    finally:
+        done.set()
+        acceptor.join(5)
+        http.close()
+        for conn in held:
+            conn.close()
+        server.close()
+    over = run_outage(tmp_path)
+    assert over is not None and over.since is not None
+    # Requests go one at a time, each failing 0.4 s after it is sent: the one in flight when the
+    # window (1 s from the first failure) ends is the last that may be sent. (The permit goes
+    # back a moment before its failure is noted: one more may slip into that gap.)
+    after = [t for t in accepted if t > over.since + 1.0]
+    assert len(after) <= 1, ([round(t - over.since, 2) for t in accepted], messages)
+    assert len(messages) == 6 and all("has been down since" in m for m in messages), messages

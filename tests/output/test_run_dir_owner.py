@@ -211,6 +211,25 @@ def test_a_run_dir_holding_a_link_is_refused_and_its_target_untouched(
     assert json.loads((out / "run.json").read_text())["attempts_expected"] == 2
 
 
+@pytest.mark.parametrize("name", [".lsrb-outage", ".lsrb-stop"])
+def test_a_folder_where_lsrb_keeps_a_file_is_refused_in_one_sentence(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder planted under the name of a file lsrb writes or clears (`.lsrb-outage`,
+    `.lsrb-stop`) ended the resume in an INTERNALERROR traceback (IsADirectoryError, exit 3)."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "run"
+    assert api.run(SUITE, max_items=2, output_dir=str(out), pytest_args=["-q"]).finished
+    (out / name).unlink(missing_ok=True)
+    (out / name).mkdir()
+    (out / name / "keep").write_text("precious\n")
+    with pytest.raises(LsrbUsageError) as refused:
+        api.run(SUITE, max_items=2, output_dir=str(out), resume=True)
+    sentence = str(refused.value)
+    assert f"({name})" in sentence and "a folder" in sentence, sentence
+    assert (out / name / "keep").read_text() == "precious\n"
+
+
 def test_a_child_whose_lsrb_run_no_longer_owns_the_group_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

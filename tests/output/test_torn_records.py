@@ -135,3 +135,24 @@ def test_the_controller_following_workers_keeps_the_record_after_a_cut_short_one
         fh.write(b"garbage" + a)
     assert list(output.follow()) == []
     assert output.write_error is not None and ":3: not a valid attempt record" in output.write_error
+
+
+def test_the_controller_following_a_run_folder_deleted_mid_run_stops_it_in_one_sentence(
+    tmp_path: Path,
+) -> None:
+    """`rm -rf` of the run folder while `-n 2` workers write it: the controller's next look at
+    attempts.jsonl ended the run in an INTERNALERROR traceback (FileNotFoundError)."""
+    import shutil
+
+    from pytest_lsrb.engine.option_table import dest
+    from pytest_lsrb.output.rundir import RunOutput
+    from pytest_lsrb.session.prepare import prepare_suite_run
+
+    repo = Path(__file__).resolve().parents[2]
+    values = {dest("max-items"): "3", dest("output-dir"): str(tmp_path / "out")}
+    run = prepare_suite_run(repo / "suites" / "goal_to_tactic_proposal_v1", values.get, repo)
+    output = RunOutput.open(run)
+    shutil.rmtree(tmp_path / "out")
+    assert list(output.follow()) == []
+    assert output.write_error is not None
+    assert str(output.writer.path) in output.write_error and "deleted or moved" in output.write_error
