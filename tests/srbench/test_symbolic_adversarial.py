@@ -117,6 +117,12 @@ X1 = {"x": (0.01, 0.1)}
         ("exp(x)", "(c0 + c1*x + c2*x**2)/(1 + c3*x + c4*x**2)", X1),
         ("d*n*sin(theta)", "c0*d*n*theta", {"d": (2.0, 5.0), "n": (1.0, 5.0), "theta": (1e-4, 1e-3)}),
         ("1/(exp(x) - 1)", "exp(-x)", {"x": (20.0, 30.0)}),
+        # data far from unit scale, where the forms part only orders of magnitude away (rv48's
+        # review: these four were accepted before the unit band of probes)
+        ("sqrt(x**2 + 1)", "x + 1/(2*x)", {"x": (1e4, 1.001e4)}),
+        ("log(1 + x)", "log(x) + 1/x", {"x": (1e6, 1.001e6)}),
+        ("arctan(x)", "pi/2 - 1/x", {"x": (1e8, 1.001e8)}),
+        ("sin(x)", "x", {"x": (1e-9, 1.001e-9)}),
     ],
 )
 def test_an_approximation_accurate_on_a_narrow_domain_is_not_the_form(
@@ -133,6 +139,12 @@ def test_an_approximation_accurate_on_a_narrow_domain_is_not_the_form(
         ("1/sqrt(1 - v**2/c**2)", "c0/sqrt(1 + c1*v**2/c**2)", {"v": (1.0, 10.0), "c": (1e3, 3e3)}),
         ("1/(exp(x) - 1)", "c0/(exp(c1*x) + c2)", {"x": (20.0, 30.0)}),
         ("sqrt(x**2 + y**2)", "c0*sqrt(x**2 + c1*y**2)", {"x": (100.0, 200.0), "y": (0.1, 1.0)}),
+        # the same truths far from unit scale, written another way: still the form
+        ("sqrt(x**2 + 1)", "sqrt(c0 + x**2)", {"x": (1e4, 1.001e4)}),
+        ("arctan(x)", "pi/2 - arctan(1/x)", {"x": (1e8, 1.001e8)}),
+        ("log(1 + x)", "log(x) + log(1 + 1/x)", {"x": (1e6, 1.001e6)}),
+        ("sin(x)", "2*sin(x/2)*cos(x/2)", {"x": (1e-9, 1.001e-9)}),
+        ("x*exp(-y/x)", "c0*x*exp(c1*y/x)", {"x": (1e5, 2e5), "y": (1.0, 2.0)}),
     ],
 )
 def test_the_form_on_a_narrow_domain_is_the_form(truth: str, proposal: str, ranges: dict) -> None:

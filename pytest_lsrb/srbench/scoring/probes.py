@@ -9,7 +9,11 @@ Equivalence is exact on the domain where the ground truth is finite, not agreeme
   epsilon, and a form equal to the truth on the line only would fit them;
 - the probes reach a data width beyond each side, then each variable's magnitude out to 10x and
   1000x (log-uniform, on the data's side of zero), where a truncated series, a Pade approximant
-  or a small-angle form parts from its function however well it fits a narrow domain;
+  or a small-angle form parts from its function however well it fits a narrow domain; and a unit
+  band for a variable whose data lie wholly beyond 1e3 or below 1e-3 in magnitude: magnitudes
+  0.01 to 100 on the data's side of zero (the other variables of those probes stay in their near
+  band). `x` for `sin(x)` on x ~ 1e-9, or `pi/2 - 1/x` for `arctan(x)` on x ~ 1e8, part only
+  there, orders of magnitude beyond what 1000x of a narrow box reaches;
 - at each probe a first-order bound on the rounding error of both sides' evaluation
   (`rounding_bound`) says whether float64 can decide there: where a difference cancels (`1 -
   cos(x)` at x = 1e-6, `1 - v**2/c**2` at v ~ c) two equal functions part by rounding alone,
@@ -30,9 +34,11 @@ from pytest_lsrb.equations.ir import OPS, Num, Op, Param, Var, dag_nodes
 FIT_POINTS: Final = 200
 FIT_CANDIDATES: Final = 800  # box points drawn, of which the first FIT_POINTS finite ones fit
 MIN_BOX: Final = 50  # fewer finite box points: the truth lives on a thin part of the box (rows)
-PROBE_POINTS: Final = 200  # per band: near, 10x, 1000x
+PROBE_POINTS: Final = 200  # per band: near, 10x, 1000x, unit
 WIDEN: Final = 1.0  # the near band reaches one data width beyond each side
 FAR: Final = (10.0, 1000.0)  # the far bands: each variable's magnitude up to these factors
+UNIT: Final = (0.01, 100.0)  # the unit band's magnitudes
+FAR_FROM_UNIT: Final = 1e3  # data wholly beyond this factor from 1 (either way) get the unit band
 EPS: Final = float(np.finfo(np.float64).eps)
 # A probe decides only where rounding could part two equal functions by less than this
 # (relative): 1000x below the tolerance, for a bound that is first order.
@@ -74,11 +80,12 @@ def box_points(
 def probe_points(
     columns: Mapping[str, np.ndarray], names: Sequence[str], rng: np.random.Generator
 ) -> dict[str, np.ndarray]:
-    """The near band and the far bands (the module's note), PROBE_POINTS each."""
+    """The near band, the far bands and, where a variable's data are far from unit scale, the
+    unit band (the module's note), PROBE_POINTS each."""
+    spans = {k: _span(np.asarray(columns[k], dtype=np.float64)) for k in names}
+    unit = any(_far_from_unit(small, big) for _, _, small, big in spans.values())
     probe: dict[str, np.ndarray] = {}
-    for k in names:
-        data = np.asarray(columns[k], dtype=np.float64)
-        lo, hi = float(np.min(data)), float(np.max(data))
+    for k, (lo, hi, small, big) in spans.items():
         width = hi - lo if hi > lo else max(abs(hi), 1.0)
         a, b = lo - WIDEN * width, hi + WIDEN * width
         if lo >= 0:
@@ -86,10 +93,14 @@ def probe_points(
         elif hi <= 0:
             b = min(b, hi / 2)
         bands = [rng.uniform(a, b, PROBE_POINTS)]
-        nonzero = np.abs(data[data != 0])
-        small, big = (float(nonzero.min()), float(nonzero.max())) if nonzero.size else (1.0, 1.0)
-        for far in FAR:
-            magnitude = np.exp(rng.uniform(math.log(small / far), math.log(big * far), PROBE_POINTS))
+        magnitudes = [(small / far, big * far) for far in FAR]
+        if unit:  # a variable near unit scale already keeps its near band in these probes
+            magnitudes.append(UNIT if _far_from_unit(small, big) else (math.nan, math.nan))
+        for low, high in magnitudes:
+            if math.isnan(low):
+                bands.append(rng.uniform(a, b, PROBE_POINTS))
+                continue
+            magnitude = np.exp(rng.uniform(math.log(low), math.log(high), PROBE_POINTS))
             if lo >= 0 or hi <= 0:
                 # Data on one side of zero, touching it or not (a time from t = 0, a strain
                 # from 0): the far bands stay on that side.
@@ -98,6 +109,18 @@ def probe_points(
                 bands.append(rng.choice([-1.0, 1.0], PROBE_POINTS) * magnitude)
         probe[k] = np.concatenate(bands)
     return probe
+
+
+def _span(data: np.ndarray) -> tuple[float, float, float, float]:
+    """(lowest, highest, smallest nonzero magnitude, largest magnitude) of a variable's data."""
+    nonzero = np.abs(data[data != 0])
+    small, big = (float(nonzero.min()), float(nonzero.max())) if nonzero.size else (1.0, 1.0)
+    return float(np.min(data)), float(np.max(data)), small, big
+
+
+def _far_from_unit(small: float, big: float) -> bool:
+    """The data lie wholly beyond FAR_FROM_UNIT from 1 in magnitude, above or below."""
+    return small > FAR_FROM_UNIT or big < 1 / FAR_FROM_UNIT
 
 
 def rounding_bound(
