@@ -202,6 +202,26 @@ def test_a_constant_is_in_the_form_only_where_a_side_writes_it() -> None:
     assert pysr.skeleton == maximal_form(parse_expression("3*x**2", ["x"])).skeleton
 
 
+@pytest.mark.parametrize(
+    ("truth", "proposal", "same"),
+    [
+        # a constant term inside an argument is there or not, whichever side writes it (rv48's
+        # review: the proposal's was fitted to 0 and the pair accepted)
+        ("log(x)", "log(x + 1)", False),
+        ("sqrt(x)", "sqrt(x + 1)", False),
+        ("log(x)", "log(x + c0)", False),
+        ("x*y", "(x + 1)*y", False),
+        ("log(1 + x)", "log(c0 + x)", True),
+        ("sqrt(1 + x)", "c0*sqrt(c1 + x)", True),
+        # ...unless what it adds is a constant the top's free one holds anyway
+        ("3*x + 2*(1 - exp(-x))", "c0*x + c1*(1 - exp(c2*x))", True),
+    ],
+)
+def test_a_constant_term_inside_an_argument_is_there_or_not(truth: str, proposal: str, same: bool) -> None:
+    got = _verdict(truth, proposal, {"x": (1.0, 5.0), "y": (1.0, 2.0)})
+    assert got.match is same, got
+
+
 def test_rounding_is_bounded_where_a_difference_cancels() -> None:
     x = {"x": np.array([1e-6, 1e-3, 1.0])}
     value, error = rounding_bound(parse_expression("1 - cos(x)", ["x"]), x)

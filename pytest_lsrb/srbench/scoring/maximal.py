@@ -8,7 +8,9 @@ neither side writes is not invented (`Written` says what a side writes; docs/srb
 - every additive term, at the top and inside any sum, gets its own free coefficient (the implicit
   1, -1 or 2 included: `x - y` is `c0*x + c1*y`); constant factors of a term fold into it;
 - a sum's constant term is a term: free in value, but it is there or not (`sqrt(1 - u)` and
-  `sqrt(u)` differ). At the top it is free where either side writes one (`x**2 + 1.2` and
+  `sqrt(u)` differ: `sqrt(c + u)` fitted with c ~ 0 is refused, as a term fitted to ~0 is),
+  unless what it adds is a constant the top's free additive constant holds anyway
+  (`c1*(c2 + exp(u)) + c3`). At the top it is free where either side writes one (`x**2 + 1.2` and
   `x**2`), and absent where neither does: no shift turns `arcsin` into `arccos`;
 - every function argument gets a free scale (`exp(-u)` is `exp(c*u)`). An offset only where it is
   written: `sin`/`cos` get a phase where either side writes a constant in a `sin`/`cos` argument
@@ -80,6 +82,7 @@ class MaximalForm:
     linear: tuple[int, ...]  # the top-level coefficients and offset: the form is linear in them
     arguments: tuple[Node, ...]  # function arguments that hold a variable (IR nodes of `program`)
     skeleton: Any = None  # the sympy form, every constant one placeholder (`SKELETON_CONSTANT`)
+    additive: int | None = None  # the free additive constant at the top, where there is one
 
 
 def snap_exponent(value: float, targets: Sequence[float] = ()) -> sympy.Expr:
@@ -133,6 +136,7 @@ class _Builder:
         self.start: list[float] = []
         self.works: list[int] = []
         self.linear: list[int] = []
+        self.additive: int | None = None
 
     def new(self, value: float, works: bool, linear: bool = False) -> Any:
         symbol = sympy.Symbol(f"_c{len(self.symbols)}")
@@ -165,6 +169,7 @@ class _Builder:
         out = sympy.Add(*[self.term(t, linear=True) for t in terms if self.has_var(t)])
         if not constant and (strict or not self.other.additive):
             return out
+        self.additive = len(self.symbols)
         return out + self.new(self.value(sympy.Add(*constant)), works=strict, linear=True)
 
     def term(self, expr: Any, linear: bool = False) -> Any:
@@ -175,8 +180,8 @@ class _Builder:
         terms = sympy.Add.make_args(expr)
         constant = [t for t in terms if not self.has_var(t)]
         out = sympy.Add(*[self.term(t) for t in terms if self.has_var(t)])
-        if constant:
-            out += self.new(self.value(sympy.Add(*constant)), works=False)
+        if constant:  # a term: free in value, but there or not (fitted to ~0 it idles)
+            out += self.new(self.value(sympy.Add(*constant)), works=True)
         return out
 
     def scaled(self, arg: Any) -> Any:
@@ -284,6 +289,7 @@ def maximal_form(
         linear=tuple(builder.linear),
         arguments=_variable_arguments(out),
         skeleton=form.xreplace(dict.fromkeys(builder.symbols, SKELETON_CONSTANT)),
+        additive=builder.additive,
     )
 
 

@@ -369,6 +369,8 @@ def _idle_constant(
             change = np.abs(without[ok] - got[ok]) / np.abs(got[ok])
             change = np.where(np.isfinite(change), change, np.inf)
             idle = change.size and float(np.quantile(change, PROBE_QUANTILE)) <= WORK_TOL
+        if idle and _held_by_the_additive(form, i, fitted, probe_X, got, ok):
+            continue
         if idle:
             return (
                 "a term of the proposal is fitted to ~0 (the proposal holds the ground truth only "
@@ -380,6 +382,29 @@ def _idle_constant(
         if values.size and float(np.ptp(values)) < LINEAR_SPREAD * max(1.0, float(np.median(np.abs(values)))):
             return "a function of the proposal is fitted into its linear part (an approximation)"
     return ""
+
+
+def _held_by_the_additive(
+    form: MaximalForm,
+    i: int,
+    fitted: np.ndarray,
+    probe_X: Mapping[str, np.ndarray],
+    got: np.ndarray,
+    ok: np.ndarray,
+) -> bool:
+    """Whether constant `i` at ~0 is the fit's choice, not the form's: set to one instead, what it
+    adds is a constant (`c1*(c2 + exp(u))` beside a free `c3`), which the top's free additive
+    constant takes back, so the form holds the term either way."""
+    if form.additive is None or form.additive in form.works or i == form.additive:
+        return False
+    moved = fitted.copy()
+    moved[i] = 1.0
+    with np.errstate(all="ignore"):
+        shift = _values(form.program, probe_X, moved)[ok] - got[ok]
+        if not shift.size or not np.isfinite(shift).all():
+            return False
+        spread = np.abs(shift - np.median(shift)) / np.abs(got[ok])
+    return bool(float(np.quantile(spread, PROBE_QUANTILE)) <= WORK_TOL) and bool(np.any(shift != 0))
 
 
 def _truth_holds_proposal(
