@@ -146,7 +146,9 @@ def dry_run_lines(run: SuiteRun, selection: set[tuple[str, int]] | None, workers
     cases = [c for c in run.cases if selection is None or c.key in selection]
     if not cases:
         return ["lsrb: dry run: no attempt selected"]
-    adapter = create_adapter(run.adapter_config())
+    # No run folder: the server's outage state stays in this process (a failed call would
+    # otherwise make the folder to note it in, and a dry run writes nothing).
+    adapter = create_adapter(dataclasses.replace(run.adapter_config(), outage_dir=None))
     try:
         adapter.check()
         asked = in_flight(adapter, run.config.concurrency) * max(1, workers)

@@ -143,6 +143,22 @@ def test_a_dry_run_measures_one_call_estimates_and_writes_nothing(
     assert not result.out_dir.exists()  # nothing written
 
 
+def test_a_dry_run_whose_call_fails_writes_nothing_either(tmp_path: Path, run_suite_here: Any) -> None:
+    """A server that answers 503 to every chat: the measured call fails, and the run's folder was
+    made anyway, holding the server's outage state (`.lsrb-outage`)."""
+    with FakeOllama(fault_rate=1.0, faults=("busy_503",)) as fake:
+        result = run_suite_here(
+            "--lsrb-adapter=openai",
+            f"--lsrb-base-url={fake.url}/v1",
+            "--lsrb-model=qwen2.5:7b",
+            "--lsrb-max-items=2",
+            "--lsrb-retry-time=0.2",
+            "--lsrb-dry-run",
+        )
+    assert "lsrb: the first call" in result.stdout and "failed" in result.stdout, result.stdout
+    assert not result.out_dir.exists()  # nothing written
+
+
 def test_the_estimate_is_calls_times_the_measured_call() -> None:
     lines = estimate_lines(12, 5, FirstCall(42.0, 300, 700, None), 2, 1024, "p#s0")
     assert lines[0] == "lsrb: dry run: 12 attempts x at most 5 model call(s) = at most 60 model calls"
