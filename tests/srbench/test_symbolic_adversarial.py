@@ -215,6 +215,8 @@ def test_a_constant_is_in_the_form_only_where_a_side_writes_it() -> None:
         ("sqrt(1 + x)", "c0*sqrt(c1 + x)", True),
         # ...unless what it adds is a constant the top's free one holds anyway
         ("3*x + 2*(1 - exp(-x))", "c0*x + c1*(1 - exp(c2*x))", True),
+        # ...and in an exponential's argument it is a scale (`exp(u + c)` is `e**c * exp(u)`)
+        ("x*exp(-y)", "c0*x*exp(c1*y + c2)", True),
     ],
 )
 def test_a_constant_term_inside_an_argument_is_there_or_not(truth: str, proposal: str, same: bool) -> None:

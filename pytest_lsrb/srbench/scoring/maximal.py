@@ -176,18 +176,21 @@ class _Builder:
         coeff, rest = expr.as_independent(*self.variables, as_Add=False)
         return self.new(self.value(coeff), works=True, linear=linear) * self.body(rest)
 
-    def inner_sum(self, expr: Any) -> Any:
+    def inner_sum(self, expr: Any, shift: bool = True) -> Any:
+        """A sum inside the form, each term with its coefficient; its constant term a term, free
+        in value but there or not (`shift`; fitted to ~0 it idles), or, in an exponential's
+        argument, a scale like any other (`exp(u + c)` is `e**c * exp(u)`)."""
         terms = sympy.Add.make_args(expr)
         constant = [t for t in terms if not self.has_var(t)]
         out = sympy.Add(*[self.term(t) for t in terms if self.has_var(t)])
-        if constant:  # a term: free in value, but there or not (fitted to ~0 it idles)
-            out += self.new(self.value(sympy.Add(*constant)), works=True)
+        if constant:
+            out += self.new(self.value(sympy.Add(*constant)), works=shift)
         return out
 
-    def scaled(self, arg: Any) -> Any:
+    def scaled(self, arg: Any, shift: bool = True) -> Any:
         """A function's argument with its own scale (a sum: each term's coefficient is one)."""
         if arg.is_Add:
-            return self.inner_sum(arg)
+            return self.inner_sum(arg, shift)
         return self.term(arg)
 
     # -- bodies: a variable-bearing expression without its constant factor --------------------------
@@ -215,13 +218,13 @@ class _Builder:
                 return self.body(base) ** snap_exponent(float(exp), self.other.exponents)
             return self.body(base) ** self.new(self.value(exp), works=False)
         if not self.has_var(base):  # a**u is exp(u*log(a)): a scale of the exponent's argument
-            return sympy.exp(self.scaled(exp))
+            return sympy.exp(self.scaled(exp, shift=False))
         return self.body(base) ** self.body(exp)
 
     def function(self, expr: Any) -> Any:
         func, args = expr.func, expr.args
         if func is sympy.exp and len(args) == 1:
-            return sympy.exp(self.scaled(args[0]))
+            return sympy.exp(self.scaled(args[0], shift=False))
         if func in PHASED:
             arg = self.scaled(args[0])
             unphased = not args[0].is_Add or all(self.has_var(t) for t in args[0].args)
