@@ -492,17 +492,22 @@ class ControllerSession(LsrbSession):
 
     def write_dry_run(self, terminalreporter: Any) -> None:
         """`--lsrb-dry-run`: one model call measured, and what the selection would cost."""
-        from pytest_lsrb.session.dryrun import dry_run_lines
+        from pytest_lsrb.session.dryrun import DryRun, dry_run
 
         assert self.run is not None
         xdist_on = self.config.pluginmanager.hasplugin("xdist")
         workers = self.config.getoption("numprocesses", None) if xdist_on else None
+        status = None
         try:
-            lines = dry_run_lines(self.run, self.selection, workers if isinstance(workers, int) else 1)
+            done = dry_run(self.run, self.selection, workers if isinstance(workers, int) else 1)
         except LsrbUsageError as exc:  # a wrong URL, model or key: one sentence, as for a run
-            lines = [f"lsrb: error: {exc}"]
-        for line in lines:
+            done, status = DryRun([f"lsrb: error: {exc}"]), pytest.ExitCode.USAGE_ERROR
+        for line in done.lines:
             terminalreporter.write_line(line)
+        if done.failed:  # the measured call failed: a smoke test of the server must not pass
+            status = pytest.ExitCode.TESTS_FAILED
+        if status is not None and self.pytest_session is not None:
+            self.pytest_session.exitstatus = status
 
     def write_next_step(self) -> None:
         """The session's last line, after pytest's own: the command that finishes the run. The

@@ -139,13 +139,22 @@ def estimate_lines(
     return lines
 
 
-def dry_run_lines(run: SuiteRun, selection: set[tuple[str, int]] | None, workers: int) -> list[str]:
-    """The dry run's lines: plan, measure the first selected attempt's first call, estimate."""
+@dataclasses.dataclass(frozen=True)
+class DryRun:
+    """What a dry run prints, and whether its one measured call failed (then the estimate says
+    nothing and the exit status says so: a CI job's smoke test must not pass on a down server)."""
+
+    lines: list[str]
+    failed: bool = False
+
+
+def dry_run(run: SuiteRun, selection: set[tuple[str, int]] | None, workers: int) -> DryRun:
+    """Plan, measure the first selected attempt's first call, estimate."""
     from pytest_lsrb.adapters import create_adapter
 
     cases = [c for c in run.cases if selection is None or c.key in selection]
     if not cases:
-        return ["lsrb: dry run: no attempt selected"]
+        return DryRun(["lsrb: dry run: no attempt selected"])
     # No run folder: the server's outage state stays in this process (a failed call would
     # otherwise make the folder to note it in, and a dry run writes nothing).
     adapter = create_adapter(dataclasses.replace(run.adapter_config(), outage_dir=None))
@@ -160,7 +169,7 @@ def dry_run_lines(run: SuiteRun, selection: set[tuple[str, int]] | None, workers
     calls_each = run.task.calls_per_attempt(run.config.values)
     where = f"{cases[0].item_id}#s{cases[0].sample_index}"
     timeout = run.config.values.get("timeout")
-    return estimate_lines(
+    lines = estimate_lines(
         len(cases),
         calls_each,
         first,
@@ -169,3 +178,4 @@ def dry_run_lines(run: SuiteRun, selection: set[tuple[str, int]] | None, workers
         where,
         float(timeout) if isinstance(timeout, (int, float)) else None,
     )
+    return DryRun(lines, failed=first is not None and first.error is not None)

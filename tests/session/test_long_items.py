@@ -157,6 +157,7 @@ def test_a_dry_run_whose_call_fails_writes_nothing_either(tmp_path: Path, run_su
         )
     assert "lsrb: the first call" in result.stdout and "failed" in result.stdout, result.stdout
     assert not result.out_dir.exists()  # nothing written
+    assert result.returncode == 1  # a CI job's smoke test of the server fails (rv46's review)
 
 
 def test_the_estimate_is_calls_times_the_measured_call() -> None:
