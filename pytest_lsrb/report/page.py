@@ -82,7 +82,7 @@ class Page:
     # -- the page ------------------------------------------------------------------------------
 
     def html(self) -> str:
-        script = asset("report.js")
+        script = asset("durations.js") + asset("report.js")  # one inline script, one CSP hash
         cur = self.cur
         title = f"lsrb report · {cur.suite} · {cur.model}"
         sections = [

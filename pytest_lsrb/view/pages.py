@@ -15,7 +15,8 @@ SHOWN_ROWS = 1000  # attempts listed on the comparison page (the JSON has up to 
 
 
 def page(title: str, body: str, script: bool = False) -> str:
-    js = "<script src='/static/view.js'></script>" if script else ""
+    scripts = ("/static/durations.js", "/static/view.js")  # durations.js: the report's, shared
+    js = "".join(f"<script src='{src}'></script>" for src in scripts) if script else ""
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"

@@ -30,9 +30,12 @@ from pytest_lsrb.view.data import RunCache, comparison_state, run_listing
 from pytest_lsrb.view.runs import find_runs, run_named
 
 ASSETS: Final = Path(__file__).parent / "assets"
+REPORT_ASSETS: Final = ASSETS.parent.parent / "report" / "assets"
 STATIC: Final = {
-    "/static/view.js": ("view.js", "text/javascript"),
-    "/static/view.css": ("view.css", "text/css"),
+    "/static/view.js": (ASSETS / "view.js", "text/javascript"),
+    "/static/view.css": (ASSETS / "view.css", "text/css"),
+    # the report's: durations read the same on both pages
+    "/static/durations.js": (REPORT_ASSETS / "durations.js", "text/javascript"),
 }
 LOOPBACK: Final = ("127.0.0.1", "localhost", "[::1]")
 CSP: Final = (
@@ -109,8 +112,8 @@ class Handler(BaseHTTPRequestHandler):
     def route(self, path: str, query: dict[str, str]) -> None:
         server, root = self.server, self.server.root
         if path in STATIC:
-            name, kind = STATIC[path]
-            return self._send(200, (ASSETS / name).read_bytes(), kind)
+            file, kind = STATIC[path]
+            return self._send(200, file.read_bytes(), kind)
         if path.startswith("/api/") and server.on_api is not None:
             server.on_api(path)
         if path in ("/", "/api/runs"):

@@ -22,17 +22,6 @@
 
   function pct(v) { return (v === null || v === undefined) ? "–" : (v * 100).toFixed(1) + "%"; }
 
-  // core/durations.py's `latency`: 0.04 ms, 412 ms, 2.41 s, 3m34s
-  function latency(v) {
-    if (v === null || v === undefined) { return "–"; }
-    if (v < 1) { return Number(v.toPrecision(2)) + " ms"; }
-    if (v < 10) { return v.toFixed(1) + " ms"; }
-    if (v < 1000) { return v.toFixed(0) + " ms"; }
-    if (v < 60000) { return (v / 1000).toFixed(2) + " s"; }
-    var s = Math.round(v / 1000);
-    return Math.floor(s / 60) + "m" + String(s % 60).padStart(2, "0") + "s";
-  }
-
   function card(box, label, value, note) {
     var c = el("div", "card");
     c.appendChild(el("div", "l", label));
@@ -87,7 +76,7 @@
       tr.appendChild(out);
       tr.appendChild(el("td", "answer", r[col.answer]));
       tr.appendChild(el("td", null, r[col.verdict]));
-      tr.appendChild(el("td", "num", latency(r[col.latency])));
+      tr.appendChild(el("td", "num", lsrbLatency(r[col.latency])));
       tr.appendChild(el("td", "num", r[col.tokens] === null ? "–" : r[col.tokens]));
       tbody.appendChild(tr);
     });
