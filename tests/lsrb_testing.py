@@ -4,6 +4,9 @@ conftest.py, so `from conftest import ...` would pick whichever was imported fir
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +37,20 @@ class SuiteResult:
 
 
 RunSuite = Callable[..., SuiteResult]
+
+
+def lsrb(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """`lsrb ARGS` in a child process (`python -m pytest_lsrb`), as a user types it in `cwd`; the
+    tests' own PYTEST_ADDOPTS is not passed on to the runs it starts."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_lsrb", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+    )
 
 
 def pytest_verdict(stdout: str) -> str:

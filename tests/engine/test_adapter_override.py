@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lsrb_testing import SCRIPTED_ADAPTER, TACTIC_SUITE, RunSuite
+from lsrb_testing import SCRIPTED_ADAPTER, TACTIC_SUITE, RunSuite, lsrb
 
 
 def suite_with(tmp_path: Path, conftest: str | None) -> Path:
@@ -26,12 +26,6 @@ def suite_with(tmp_path: Path, conftest: str | None) -> Path:
 def header(out: Path) -> dict:
     data: dict = json.loads((out / "run.json").read_text("utf-8"))
     return data
-
-
-def lsrb(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_lsrb", *args], capture_output=True, text=True, cwd=cwd, timeout=300
-    )
 
 
 def test_a_conftest_adapter_names_the_run_by_its_class_and_settings(

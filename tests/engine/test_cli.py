@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from lsrb_testing import RunSuite
-
-
-def lsrb(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_lsrb", *args], capture_output=True, text=True, cwd=cwd, timeout=300
-    )
+from lsrb_testing import RunSuite, lsrb
 
 
 def test_import_sorrydb_then_run_the_mock_suite_over_it(

@@ -19,7 +19,7 @@ import pytest
 from hostile_kit import any_character, assert_one_sentence
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from lsrb_testing import REPO, SUITES, TACTIC_SUITE, RunSuite
+from lsrb_testing import REPO, SUITES, TACTIC_SUITE, RunSuite, lsrb
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.core.textfiles import lone_surrogate
@@ -47,14 +47,6 @@ def prepared_message(suite: Path, index: Path) -> str:
     with pytest.raises(LsrbUsageError) as err:
         prepare_suite_run(suite, values.get, REPO)
     return str(err.value)
-
-
-def lsrb(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_lsrb", *args], capture_output=True, text=True, cwd=cwd, env=env,
-        timeout=300,
-    )  # fmt: skip
 
 
 def test_lone_surrogate_finds_the_field_and_leaves_pairs_alone() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsrb_testing import TACTIC_SUITE
+from lsrb_testing import TACTIC_SUITE, lsrb
 
 from pytest_lsrb.core.errors import LsrbUsageError
 from pytest_lsrb.tactic.sorrydb_results import read_bounded, read_experiment
@@ -114,18 +114,6 @@ def experiment(folder: Path, results: list[dict[str, Any]], logs: dict[str, str]
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(text, encoding="utf-8")
     return folder
-
-
-def lsrb(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_lsrb", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=300,
-    )
 
 
 def run_here(index: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
