@@ -206,6 +206,35 @@ def served_slots(adapter: object) -> int | None:
     return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
 
 
+class WrappingAdapter(Adapter):
+    """An adapter in front of another (the engine's budget and its watch of an attempt's calls):
+    it is the inner one in every respect but `generate`, which a subclass writes around
+    `self.inner.generate`."""
+
+    def __init__(self, inner: Adapter) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.model = inner.model
+        self.default_concurrency = inner.default_concurrency
+        self.runs_ahead = runs_ahead(inner)
+        self.cacheable = inner.cacheable if isinstance(inner, Adapter) else True
+
+    def served_slots(self) -> int | None:
+        return served_slots(self.inner)
+
+    def check(self) -> None:
+        self.inner.check()
+
+    def identity(self) -> Mapping[str, Any]:
+        return self.inner.identity()
+
+    def interrupt(self) -> None:
+        interrupt(self.inner)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 def in_flight(adapter: Adapter, asked: int | None) -> int:
     """Attempts a process keeps in flight: `--lsrb-concurrency` when given; else the adapter's
     default, raised to the server's slot count when it reports more (so a server with 16 slots

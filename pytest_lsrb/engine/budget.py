@@ -48,10 +48,8 @@ from pytest_lsrb.adapters.base import (
     Adapter,
     GenerationRequest,
     GenerationResult,
+    WrappingAdapter,
     admits_budget,
-    interrupt,
-    runs_ahead,
-    served_slots,
 )
 from pytest_lsrb.adapters.concurrency import ADMISSION
 from pytest_lsrb.adapters.usage import reported_tokens
@@ -349,25 +347,14 @@ class Admission:
 REFUSED: Final = "stopped: the run's budget is spent"
 
 
-class BudgetedAdapter(Adapter):
+class BudgetedAdapter(WrappingAdapter):
     """The run's adapter with the budget asked before each request (cache hits pass free)."""
 
     def __init__(self, inner: Adapter, guard: BudgetGuard, on_stop: Any = None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.guard = guard
         self.on_stop = on_stop
-        self.name = inner.name
-        self.model = inner.model
-        self.default_concurrency = inner.default_concurrency
         self._inside = admits_budget(inner)  # (a cache in front says what its adapter does)
-        self.runs_ahead = runs_ahead(inner)
-        self.cacheable = inner.cacheable if isinstance(inner, Adapter) else True
-
-    def served_slots(self) -> int | None:
-        return served_slots(self.inner)
-
-    def check(self) -> None:
-        self.inner.check()
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
         admission = Admission(self.guard, worst_case(request))
@@ -396,15 +383,6 @@ class BudgetedAdapter(Adapter):
         if self.on_stop is not None:
             self.on_stop(stop.sentence())
         return GenerationResult.failure("connection", f"{REFUSED} ({stop.sentence()})", 0.0, 0)
-
-    def identity(self) -> Mapping[str, Any]:
-        return self.inner.identity()
-
-    def interrupt(self) -> None:
-        interrupt(self.inner)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def budget_note(limits: Limits, spent: Spent, now: float | SessionClock) -> str | None:

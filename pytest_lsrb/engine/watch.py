@@ -23,8 +23,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_lsrb.adapters.base import Adapter, GenerationRequest, GenerationResult, interrupt, served_slots
-from pytest_lsrb.adapters.base import runs_ahead as runs_ahead_of
+from pytest_lsrb.adapters.base import GenerationRequest, GenerationResult, WrappingAdapter
 
 
 @dataclass
@@ -106,16 +105,8 @@ def _tokens(usage: Mapping[str, Any] | None, key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-class WatchedAdapter(Adapter):
+class WatchedAdapter(WrappingAdapter):
     """The run's adapter with each answered call counted on the attempt that made it."""
-
-    def __init__(self, inner: Adapter) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.model = inner.model
-        self.default_concurrency = inner.default_concurrency
-        self.runs_ahead = runs_ahead_of(inner)
-        self.cacheable = inner.cacheable if isinstance(inner, Adapter) else True
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
         result = self.inner.generate(request)
@@ -127,18 +118,3 @@ class WatchedAdapter(Adapter):
             watch.prompt_tokens += _tokens(result.usage, "prompt_tokens")
             watch.completion_tokens += _tokens(result.usage, "completion_tokens")
         return result
-
-    def served_slots(self) -> int | None:
-        return served_slots(self.inner)
-
-    def check(self) -> None:
-        self.inner.check()
-
-    def identity(self) -> Mapping[str, Any]:
-        return self.inner.identity()
-
-    def interrupt(self) -> None:
-        interrupt(self.inner)
-
-    def close(self) -> None:
-        self.inner.close()
